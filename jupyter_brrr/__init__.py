@@ -1,0 +1,109 @@
+"""jupyter_brrr: where the GPU time of PyTorch code goes — compute, memory bandwidth, or overhead.
+
+Public API::
+
+    %load_ext jupyter_brrr        # then %%brrr on a cell
+    jupyter_brrr.profile(fn, *args, warmup=0, repeat=1, **kwargs) -> Report
+    jupyter_brrr.load("trace.json.gz") -> Report
+    jupyter_brrr.measure_peaks() -> Peaks
+    jupyter_brrr.Report.from_json(text) -> Report
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .events import TraceError
+    from .peaks import Peaks, measure_peaks
+    from .report import Report, SchemaError
+
+# Imported on first use, so that `%load_ext jupyter_brrr` stays instant.
+_LAZY = {
+    "TraceError": "events",
+    "Peaks": "peaks",
+    "measure_peaks": "peaks",
+    "Report": "report",
+    "SchemaError": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'jupyter_brrr' has no attribute {name!r}")
+
+__all__ = [
+    "Peaks",
+    "Report",
+    "SchemaError",
+    "TraceError",
+    "load",
+    "load_ipython_extension",
+    "measure_peaks",
+    "profile",
+]
+__version__ = "0.1.0"
+
+
+def profile(fn: Any, *args: Any, warmup: int = 0, repeat: int = 1, cpu: bool = False, **kwargs: Any) -> Report:
+    """Profile ``fn(*args, **kwargs)`` and return its Report.
+
+    ``warmup`` unprofiled runs come first; with ``warmup`` or ``repeat`` > 1, ``repeat`` runs are
+    timed with CUDA events without the profiler (the span the report trusts), then one run is
+    profiled. So ``fn`` runs ``warmup + repeat + 1`` times in that case, once by default.
+    An error in ``fn`` propagates after the profiler has stopped.
+    """
+    __tracebackhide__ = True
+    from .capture import capture
+
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    result = capture(lambda: fn(*args, **kwargs), warmup=warmup, repeat=repeat, cpu=cpu, name=name)
+    if result.error is not None:
+        raise result.error
+    return result.report
+
+
+def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None = None) -> Report:  # noqa: F821
+    """Analyse a PyTorch profiler trace (Kineto JSON, optionally gzipped) from any machine.
+
+    ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
+    table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
+    """
+    from . import analysis
+    from . import peaks as peak_table
+    from .events import read_trace
+    from .report import Report
+
+    trace = read_trace(path)
+    notes = []
+    if peaks is None and len(trace.kernels):
+        props = trace.devices[0] if trace.devices else {}
+        peaks, note = peak_table.peaks_for(
+            device or analysis.device_name(trace),
+            measure_if_unknown=False,
+            memory_bytes=props.get("totalGlobalMem"),
+            multiprocessors=props.get("numSms"),
+        )
+        notes.append(note)
+    result = analysis.analyze(trace, peaks, notes=notes)
+    steps = trace.annotations["name"].astype(str).str.startswith("ProfilerStep#").sum()
+    if steps > 1:
+        result.notes.append(f"The trace holds {steps} profiler steps: figures cover all of them together.")
+    result.summary["runs"] = {"warmup": 0, "timed": 0, "profiled": int(max(steps, 1)), "total": int(max(steps, 1))}
+    result.summary["warm"] = None
+    return Report.from_analysis(result, name=str(path), source="trace", trace_path=str(path))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_brrr``: registers the ``%%brrr`` cell magic."""
+    from .magic import BrrrMagics
+
+    ipython.register_magics(BrrrMagics)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "jupyter-brrr"}]

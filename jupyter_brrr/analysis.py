@@ -1,0 +1,476 @@
+"""Where the time went: per-op and per-kernel roofline figures, the span split, recommendations.
+
+Input: the event tables of a trace (``events.Trace``), the device peaks, and optionally the true
+span of one run measured with CUDA events. Output: the frames and summary of a ``Report``.
+
+How a number is made:
+- Costs (FLOPs, bytes) come from ``costs`` per op call. An op that has a model but also has a
+  modelled op below it (``aten::linear`` over ``aten::addmm``) is not counted, so no FLOP is
+  counted twice: the innermost modelled op "owns" the cost.
+- Each GPU event (kernel, copy, set) is attributed to the nearest op that owns a cost, walking up
+  from the op that launched it; events with no such op keep their launching op and count as
+  "other" work.
+- An op call's bound: "overhead" when its ideal roofline time is under ``LAUNCH_FLOOR_S`` (a
+  launch costs more than the work), else "compute" when its intensity reaches the ridge point
+  of its dtype, else "memory".
+- The span splits into compute, memory and other GPU time by interval union with priority
+  compute > memory > other, and idle time = span - busy: overlapping kernels count once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import costs, intervals
+from .events import Trace
+from .peaks import Peaks
+
+# Below this ideal time a kernel cannot fill the GPU: a launch costs a few microseconds.
+LAUNCH_FLOOR_S = 2e-6
+# Gaps and kernels shorter than this are the signature of launch overhead.
+SHORT_S = 10e-6
+
+_COMMUNICATION = ("nccl", "rccl", "allreduce", "all_reduce", "allgather", "reducescatter", "sendrecv")
+_HOST_COPY_MARKERS = ("HtoD", "DtoH", "Host", "Pageable", "Pinned", "HtoH")
+
+
+@dataclass
+class Analysis:
+    """Everything ``Report`` holds, before it is wrapped."""
+
+    summary: dict
+    ops: pd.DataFrame
+    kernels: pd.DataFrame
+    cpu_ops: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    recommendations: list[dict] = field(default_factory=list)
+
+
+def analyze(
+    trace: Trace,
+    peaks: Peaks | None,
+    *,
+    span_s: float | None = None,
+    span_source: str = "trace",
+    runs: dict | None = None,
+    peak_memory_bytes: float | None = None,
+    memory_capacity_bytes: float | None = None,
+    device: str | None = None,
+    notes: list[str] | None = None,
+) -> Analysis:
+    """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span."""
+    notes = list(notes or [])
+    ops = _op_costs(trace.ops)
+    gpu = trace.gpu_events
+    gpu_work = len(gpu) > 0
+    owner = _owners(gpu["op"].to_numpy(), ops)
+    gpu["owner"] = owner
+    ops["gpu_s"] = np.bincount(owner[owner >= 0], weights=gpu["dur_s"].to_numpy()[owner >= 0], minlength=len(ops))
+    ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
+    ops["kernel_count"] = np.bincount(owner[owner >= 0], minlength=len(ops))
+    _roofline(ops, peaks, per_call=True)
+
+    kernels = _kernel_table(gpu, ops)
+    if gpu_work:
+        origin = float(gpu["start_s"].min())
+        trace_span = float(gpu["end_s"].max()) - origin
+    else:
+        origin = float(trace.ops["start_s"].min()) if len(trace.ops) else 0.0
+        trace_span = float(trace.ops["end_s"].max()) - origin if len(trace.ops) else 0.0
+    kernels["start_s"] -= origin
+
+    split = _split(kernels, gpu_work, trace.ops)
+    span = span_s if span_s is not None else trace_span
+    if gpu_work and span < split["busy_s"]:
+        # CUDA events bracket the launches, so they cannot see less than the kernels ran;
+        # a smaller figure means the two clocks disagree by rounding: trust the busy time.
+        span = split["busy_s"]
+    summary = {
+        "span_s": span,
+        **split,
+        "idle_s": max(span - split["busy_s"], 0.0),
+        "trace_span_s": trace_span,
+        "span_source": span_source if span_s is not None else "trace",
+        "device": device or device_name(trace),
+        "gpu": gpu_work,
+        "peaks": peaks.to_dict() if peaks is not None else None,
+        "runs": runs or {"warmup": 0, "timed": 0, "profiled": 1, "total": 1},
+        "peak_memory_bytes": peak_memory_bytes if peak_memory_bytes is not None else _trace_peak_memory(trace),
+        "memory_capacity_bytes": memory_capacity_bytes
+        if memory_capacity_bytes is not None
+        else _trace_capacity(trace),
+        "flops": float(ops["flops"].sum()),
+        "bytes": float(ops["bytes"].sum()),
+        "kernel_count": len(trace.kernels),
+        "copy_count": len(trace.copies),
+        "short_kernel_count": int((trace.kernels["dur_s"] < SHORT_S).sum()),
+    }
+    busy = summary["busy_s"]
+    summary["achieved_flops_per_s"] = summary["flops"] / busy if busy > 0 else None
+    summary["achieved_bytes_per_s"] = summary["bytes"] / busy if busy > 0 else None
+    summary["unmodelled_s"] = float(kernels.loc[kernels["category"] == "unmodelled", "dur_s"].sum())
+
+    op_table = _op_table(ops, peaks)
+    if gpu_work and peaks is None:
+        notes.append(
+            f"No peak figures are known for '{summary['device']}', so kernels are not classified as "
+            "compute- or memory-bound. Pass peaks (jupyter_brrr.load(..., device='H100')) or run "
+            "jupyter_brrr.measure_peaks() on that GPU."
+        )
+    if not gpu_work:
+        notes.append(
+            "No GPU work was recorded: the times shown are CPU op times."
+            if len(trace.ops)
+            else "No PyTorch ops were recorded: the code ran no torch operations."
+        )
+    return Analysis(
+        summary=summary,
+        ops=op_table,
+        kernels=kernels,
+        cpu_ops=_cpu_lane(trace.ops, origin),
+        notes=notes,
+        recommendations=recommend(summary, op_table),
+    )
+
+
+# --- costs and ownership -------------------------------------------------------------------------
+
+
+def _op_costs(trace_ops: pd.DataFrame) -> pd.DataFrame:
+    ops = costs.add_costs(trace_ops.copy())
+    modelled = ops["flops"].notna().to_numpy()
+    # An op whose subtree holds another modelled op leaves the cost to it.
+    parent = ops["parent"].to_numpy()
+    has_modelled_below = np.zeros(len(ops), dtype=bool)
+    cursor = np.where(modelled, parent, -1)
+    while (alive := cursor >= 0).any():
+        has_modelled_below[cursor[alive]] = True
+        cursor = np.where(alive, parent[np.maximum(cursor, 0)], -1)
+    ops["counted"] = modelled & ~has_modelled_below
+    ops.loc[~ops["counted"], ["flops", "bytes"]] = np.nan
+    return ops
+
+
+def _owners(launching: np.ndarray, ops: pd.DataFrame) -> np.ndarray:
+    """For each GPU event: the nearest op at or above its launcher that owns a cost, else the
+    launcher itself (-1 when the launcher is unknown)."""
+    counted = ops["counted"].to_numpy()
+    parent = ops["parent"].to_numpy()
+    found = launching.copy()
+    climbing = found >= 0
+    climbing[climbing] = ~counted[found[climbing]]
+    while climbing.any():
+        found[climbing] = parent[found[climbing]]
+        climbing &= found >= 0
+        climbing[climbing] = ~counted[found[climbing]]
+    return np.where(found >= 0, found, launching)
+
+
+def _total_gpu_time(gpu: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    """GPU time of the events launched by each op or any op below it."""
+    total = np.zeros(len(ops))
+    parent = ops["parent"].to_numpy()
+    cursor = gpu["op"].to_numpy().copy()
+    dur = gpu["dur_s"].to_numpy()
+    while (alive := cursor >= 0).any():
+        total += np.bincount(cursor[alive], weights=dur[alive], minlength=len(ops))
+        cursor = np.where(alive, parent[np.maximum(cursor, 0)], -1)
+    return total
+
+
+def _roofline(frame: pd.DataFrame, peaks: Peaks | None, *, per_call: bool) -> None:
+    """Add intensity, achieved rates, fraction of the roof and the bound label, in place."""
+    flops, nbytes = frame["flops"].to_numpy(float), frame["bytes"].to_numpy(float)
+    seconds = frame["gpu_s"].to_numpy(float)
+    calls = np.ones(len(frame)) if per_call else frame["calls"].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frame["intensity"] = np.where(nbytes > 0, flops / nbytes, np.nan)
+        frame["flops_per_s"] = np.where(seconds > 0, flops / seconds, np.nan)
+        frame["bytes_per_s"] = np.where(seconds > 0, nbytes / seconds, np.nan)
+    modelled = ~np.isnan(flops) & (seconds > 0)
+    bound = np.where(seconds > 0, "other", "cpu").astype(object)
+    roof = np.full(len(frame), np.nan)
+    if peaks is not None and modelled.any():
+        dtype = frame["dtype"].fillna("").to_numpy()
+        peak = np.array([peaks.flops_for(d or None) for d in dtype])
+        intensity = frame["intensity"].to_numpy()
+        attainable = np.minimum(peak, np.nan_to_num(intensity, nan=np.inf) * peaks.bandwidth)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            roof = np.where(modelled, frame["flops_per_s"].to_numpy() / attainable, np.nan)
+            # Ops that move bytes but do no arithmetic (copies) are judged by bandwidth.
+            no_flops = modelled & (flops == 0)
+            roof[no_flops] = frame["bytes_per_s"].to_numpy()[no_flops] / peaks.bandwidth
+            ideal = np.maximum(flops / peak, nbytes / peaks.bandwidth) / calls
+        compute = intensity >= peak / peaks.bandwidth
+        bound[modelled] = np.where(compute[modelled], "compute", "memory")
+        bound[modelled & (ideal < LAUNCH_FLOOR_S)] = "overhead"
+    frame["roof_fraction"] = roof
+    frame["bound"] = bound
+
+
+def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
+    owner = gpu["owner"].to_numpy()
+    known = owner >= 0
+    safe = np.maximum(owner, 0)
+    op_names = ops["name"].to_numpy()
+    category = np.where(known, ops["category"].fillna("").to_numpy()[safe], "")
+    bound = np.where(known, ops["bound"].to_numpy()[safe], "other").astype(object)
+    counted = known & ops["counted"].to_numpy()[safe]
+    category = np.where(counted, category, "unmodelled").astype(object)
+    bound[~counted] = "other"
+    names = gpu["name"].astype(str)
+    is_comm = names.str.lower().str.contains("|".join(_COMMUNICATION)).to_numpy()
+    host_copy = (gpu["kind"] == "memcpy").to_numpy() & names.str.contains("|".join(_HOST_COPY_MARKERS)).to_numpy()
+    category[is_comm] = "communication"
+    category[host_copy] = "host copy"
+    bound[is_comm | host_copy] = "other"
+    # An op's cost is shared among its kernels by their share of its GPU time.
+    dur = gpu["dur_s"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(known, dur / ops["gpu_s"].to_numpy()[safe], np.nan)
+    flops = np.where(counted, ops["flops"].to_numpy()[safe] * share, np.nan)
+    nbytes = np.where(counted, ops["bytes"].to_numpy()[safe] * share, np.nan)
+    kernels = pd.DataFrame(
+        {
+            "name": names.to_numpy(),
+            "op": np.where(known, op_names[safe], ""),
+            "category": category,
+            "stream": gpu["stream"].to_numpy(),
+            "device": gpu["device"].to_numpy(),
+            "kind": gpu["kind"].to_numpy(),
+            "start_s": gpu["start_s"].to_numpy(),
+            "dur_s": dur,
+            "count": 1,
+            "flops": flops,
+            "bytes": nbytes,
+            "bound": bound,
+            "op_row": owner,
+        }
+    )
+    return kernels.sort_values("start_s", kind="stable").reset_index(drop=True)
+
+
+# --- the split -------------------------------------------------------------------------------------
+
+
+def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> dict:
+    if not gpu_work:
+        top = trace_ops[trace_ops["parent"] < 0]
+        busy = intervals.union_length(top["start_s"].to_numpy(), top["end_s"].to_numpy())
+        return {"busy_s": busy, "compute_s": 0.0, "memory_s": 0.0, "other_s": busy, "overhead_kernels_s": 0.0}
+    start = kernels["start_s"].to_numpy()
+    end = start + kernels["dur_s"].to_numpy()
+    bound = kernels["bound"].to_numpy()
+    compute = bound == "compute"
+    roofline_bound = compute | (bound == "memory")
+    busy = intervals.union_length(start, end)
+    compute_s = intervals.union_length(start[compute], end[compute])
+    compute_or_memory = intervals.union_length(start[roofline_bound], end[roofline_bound])
+    overhead = bound == "overhead"
+    return {
+        "busy_s": busy,
+        "compute_s": compute_s,
+        "memory_s": compute_or_memory - compute_s,
+        "other_s": busy - compute_or_memory,
+        # Part of other_s: kernels too small for their bound to matter (launch-sized).
+        "overhead_kernels_s": float(kernels.loc[overhead, "dur_s"].sum()),
+        "idle_gap_count": int(np.sum(intervals.gaps(start, end) > 0)),
+    }
+
+
+# --- the op table ----------------------------------------------------------------------------------
+
+
+def _shape_text(value: object) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
+    """One row per op name and input shapes, summed over calls."""
+    frame = pd.DataFrame(
+        {
+            "name": ops["name"].astype(str),
+            "shapes": ops["dims"].map(_shape_text),
+            "dtypes": ops["types"].map(_shape_text),
+            "category": ops["category"].fillna(""),
+            "module": ops["module"],
+            "calls": 1,
+            "gpu_s": ops["gpu_s"],
+            "total_gpu_s": ops["total_gpu_s"],
+            "cpu_time_s": ops["dur_s"],
+            "self_cpu_time_s": ops["self_cpu_s"],
+            "kernels": ops["kernel_count"],
+            "flops": ops["flops"],
+            "bytes": ops["bytes"],
+            "dtype": ops["dtype"].fillna(""),
+        }
+    )
+    table = frame.groupby(["name", "shapes", "dtypes"], sort=False, dropna=False).agg(
+        category=("category", "first"),
+        module=("module", "first"),
+        calls=("calls", "sum"),
+        gpu_s=("gpu_s", "sum"),
+        total_gpu_s=("total_gpu_s", "sum"),
+        cpu_time_s=("cpu_time_s", "sum"),
+        self_cpu_time_s=("self_cpu_time_s", "sum"),
+        kernels=("kernels", "sum"),
+        flops=("flops", lambda s: s.sum(min_count=1)),
+        bytes=("bytes", lambda s: s.sum(min_count=1)),
+        dtype=("dtype", "first"),
+    )
+    table = table.reset_index()
+    _roofline(table, peaks, per_call=False)
+    table = table.rename(columns={"gpu_s": "gpu_time_s", "total_gpu_s": "total_gpu_time_s"})
+    order = ["gpu_time_s", "total_gpu_time_s", "cpu_time_s"]
+    table = table.sort_values(order, ascending=False, kind="stable").reset_index(drop=True)
+    from .schema import OPS_COLUMNS
+
+    return table[list(OPS_COLUMNS)]
+
+
+def _cpu_lane(trace_ops: pd.DataFrame, origin: float) -> pd.DataFrame:
+    top = trace_ops[trace_ops["parent"] < 0]
+    return pd.DataFrame(
+        {
+            "name": top["name"].astype(str).to_numpy(),
+            "tid": top["tid"].astype(str).to_numpy(),
+            "start_s": top["start_s"].to_numpy() - origin,
+            "dur_s": top["dur_s"].to_numpy(),
+        }
+    )
+
+
+# --- device facts from the trace ------------------------------------------------------------------
+
+
+def device_name(trace: Trace) -> str:
+    """The name of the GPU most kernels ran on, from the trace's device properties."""
+    if not len(trace.kernels) and not len(trace.copies):
+        return "CPU"
+    used = trace.gpu_events["device"].mode()
+    device_id = int(used.iloc[0]) if len(used) else 0
+    for props in trace.devices:
+        if props.get("id") == device_id and props.get("name"):
+            return str(props["name"])
+    return str(trace.devices[0].get("name", "unknown GPU")) if trace.devices else "unknown GPU"
+
+
+def _trace_capacity(trace: Trace) -> float | None:
+    memory = [p.get("totalGlobalMem") for p in trace.devices if p.get("totalGlobalMem")]
+    return float(memory[0]) if memory else None
+
+
+def _trace_peak_memory(trace: Trace) -> float | None:
+    on_gpu = trace.memory[pd.to_numeric(trace.memory["device"], errors="coerce") >= 0]
+    return float(on_gpu["allocated_bytes"].max()) if len(on_gpu) else None
+
+
+# --- advice ---------------------------------------------------------------------------------------
+
+
+def amdahl(share: float, factor: float) -> float:
+    """Overall speed-up when a part with this share of the time gets ``factor`` times faster."""
+    return 1.0 / ((1.0 - share) + share / factor)
+
+
+def what_if(summary: dict, ops: pd.DataFrame, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
+    """Amdahl projections for each part of the span and for the top ops by GPU time."""
+    span = summary["span_s"]
+    parts = [("category", name, summary[f"{name}_s"]) for name in ("compute", "memory", "other", "idle")]
+    top = ops.nlargest(5, "gpu_time_s")
+    parts += [("op", f"{r.name} {r.shapes}".strip(), r.gpu_time_s) for r in top.itertuples()]
+    rows = []
+    for kind, name, seconds in parts:
+        share = seconds / span if span > 0 else 0.0
+        row = {"kind": kind, "part": name, "time_s": seconds, "share": share}
+        for factor in factors:
+            row[f"speedup_at_{factor:g}x"] = amdahl(share, factor)
+            row[f"span_at_{factor:g}x_s"] = span / amdahl(share, factor)
+        row["limit"] = 1.0 / (1.0 - share) if share < 1 else float("inf")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
+    """Plain-language advice tied to the three bottlenecks, biggest share first."""
+    span = summary["span_s"]
+    if not summary["gpu"] or span <= 0:
+        return []
+    advice = []
+    idle = summary["idle_s"] / span
+    if idle >= 0.2:
+        short = summary["short_kernel_count"]
+        advice.append(
+            {
+                "bottleneck": "overhead",
+                "share": idle,
+                "title": f"The GPU is idle {_percent(idle)} of the span",
+                "detail": (
+                    f"The GPU waits for the CPU between {summary['kernel_count']:,} kernels "
+                    f"({short:,} shorter than {SHORT_S * 1e6:.0f} us): launch and Python overhead. "
+                    "Try CUDA Graphs or torch.compile(mode='reduce-overhead'), or give each launch "
+                    f"more work (a larger batch). At best this removes {_percent(idle)} of the time: "
+                    f"up to {1 / max(1 - idle, 1e-9):.1f}x."
+                ),
+            }
+        )
+    memory = summary["memory_s"] / span
+    if memory >= 0.1:
+        top = ops[ops["bound"] == "memory"].nlargest(3, "gpu_time_s")
+        names = ", ".join(top["name"].astype(str).unique()[:3])
+        bandwidth = summary.get("achieved_bytes_per_s")
+        advice.append(
+            {
+                "bottleneck": "memory",
+                "share": memory,
+                "title": f"Memory-bound kernels take {_percent(memory)} of the span",
+                "detail": (
+                    f"They wait on device memory, not arithmetic (largest: {names}). Move fewer bytes: "
+                    "fuse elementwise and normalisation ops with torch.compile, keep activations in "
+                    "bf16, use fused attention (scaled_dot_product_attention)."
+                    + (f" Achieved over all work: {bandwidth / 1e12:.2f} TB/s." if bandwidth else "")
+                ),
+            }
+        )
+    compute = summary["compute_s"] / span
+    if compute >= 0.1:
+        top = ops[ops["bound"] == "compute"].nlargest(3, "gpu_time_s")
+        fraction = top["roof_fraction"].dropna()
+        names = ", ".join(top["name"].astype(str).unique()[:3])
+        advice.append(
+            {
+                "bottleneck": "compute",
+                "share": compute,
+                "title": f"Compute-bound kernels take {_percent(compute)} of the span",
+                "detail": (
+                    f"The arithmetic units are the limit (largest: {names}"
+                    + (f", at {_percent(float(fraction.iloc[0]))} of peak" if len(fraction) else "")
+                    + "). Use lower precision on tensor cores (bf16, or TF32 for float32 matmuls via "
+                    "torch.set_float32_matmul_precision('high')), shapes that are multiples of 8/64, "
+                    "or less arithmetic (a better algorithm)."
+                ),
+            }
+        )
+    other = summary["other_s"] / span
+    if other >= 0.2:
+        advice.append(
+            {
+                "bottleneck": "other",
+                "share": other,
+                "title": f"Other GPU work takes {_percent(other)} of the span",
+                "detail": (
+                    "Copies, communication, launch-sized kernels and kernels without a cost model "
+                    f"(unmodelled: {summary['unmodelled_s'] * 1e3:.2f} ms). Look at the top kernels "
+                    "in the operator table; host-device copies can often be avoided or overlapped "
+                    "(pin_memory, non_blocking=True)."
+                ),
+            }
+        )
+    return sorted(advice, key=lambda a: -a["share"])

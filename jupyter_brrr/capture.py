@@ -1,0 +1,238 @@
+"""Run code under the PyTorch profiler, time it honestly, and turn what it recorded into a Report.
+
+The protocol, and why:
+- ``warmup`` runs first, unprofiled, so module loading, cuBLAS handles, allocator growth and
+  compilation stay out of the numbers.
+- With ``warmup`` or ``repeat`` > 1, ``repeat`` runs are timed WITHOUT the profiler, each
+  bracketed by CUDA events: the profiler slows the host side and inflates idle time, so the
+  median of these is the span the report calls the truth.
+- One run is profiled (CPU + CUDA activities, shapes), bracketed by CUDA events too, with the
+  peak-memory counter reset before it. Its kernels give the busy time and the split.
+With the defaults (no warm-up, one run) the code runs exactly once, profiled, and the report says
+that its numbers include first-run costs and profiler overhead.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import analysis, peaks
+from .events import read_trace
+from .report import Report
+
+
+@dataclass
+class Capture:
+    """The outcome of profiling some code: its report, its return value, or its error."""
+
+    report: Report | None
+    value: Any = None
+    error: BaseException | None = None
+    run_spans_s: list[float] = field(default_factory=list)
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def capture(
+    fn: Callable[[], Any],
+    *,
+    warmup: int = 0,
+    repeat: int = 1,
+    cpu: bool = False,
+    name: str = "",
+    source: str = "profile",
+) -> Capture:
+    """Run ``fn`` as the module docstring describes. Never raises the code's own error: it comes
+    back in ``Capture.error``, with a partial report when the profiled run had recorded something."""
+    __tracebackhide__ = True
+    import torch
+
+    if warmup < 0 or repeat < 1:
+        raise ValueError(f"warmup must be >= 0 and repeat >= 1 (got warmup={warmup}, repeat={repeat}).")
+    gpu = torch.cuda.is_available() and not cpu
+    steady = warmup > 0 or repeat > 1
+    runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}
+    spans: list[float] = []
+    try:
+        for _ in range(warmup):
+            fn()
+            runs["warmup"] += 1
+        if gpu:
+            torch.cuda.synchronize()
+        if steady:
+            for _ in range(repeat):
+                span, _value = _timed(fn, gpu)
+                spans.append(span)
+                runs["timed"] += 1
+    except BaseException as error:  # the user's code failed (or Ctrl-C): report, then re-raise
+        runs["total"] = runs["warmup"] + runs["timed"]
+        _release(error)
+        return Capture(None, error=error)
+    runs["total"] = runs["warmup"] + runs["timed"]
+
+    workdir = tempfile.mkdtemp(prefix="jupyter_brrr_")
+    trace_path = os.path.join(workdir, "trace.json")
+    value, error = None, None
+    profiled_span = None
+    wall = None
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if gpu:
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+        torch.cuda.reset_peak_memory_stats()
+    profiler = torch.profiler.profile(activities=activities, record_shapes=True)
+    try:
+        with profiler:
+            try:
+                start_wall = time.perf_counter()
+                profiled_span, value = _timed(fn, gpu)
+                wall = time.perf_counter() - start_wall
+            except BaseException as e:
+                error = e
+                if gpu:
+                    _quiet_synchronize()
+    finally:
+        runs["profiled"] = 1
+        runs["total"] += 1
+    try:
+        profiler.export_chrome_trace(trace_path)
+        report = _report(
+            trace_path,
+            gpu=gpu,
+            steady=steady,
+            spans=spans,
+            profiled_span=profiled_span,
+            wall=wall,
+            runs=runs,
+            name=name,
+            source=source,
+            failed=error is not None,
+        )
+    except Exception as analysis_error:  # a partial trace may be unreadable: keep the user's error
+        if error is None:
+            raise
+        report = None
+        error.__notes__ = [*getattr(error, "__notes__", []), f"(jupyter_brrr: no partial report: {analysis_error})"]
+    finally:
+        del profiler
+    if error is not None:
+        _release(error)
+    return Capture(report, value=value, error=error, run_spans_s=spans)
+
+
+def _timed(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
+    """One run's span: CUDA events on a GPU (kernels finish after the host returns), else the
+    host clock."""
+    __tracebackhide__ = True
+    if gpu:
+        import torch
+
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        value = fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e-3, value
+    start_time = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start_time, value
+
+
+def _quiet_synchronize() -> None:
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+    except Exception:  # a device error has already been raised to the user
+        pass
+
+
+def _release(error: BaseException) -> None:
+    """After a failure, drop what the failed frames hold so their GPU memory can be reused."""
+    import torch
+
+    traceback.clear_frames(error.__traceback__)
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _device_facts(gpu: bool) -> tuple[str, float | None, float | None]:
+    import torch
+
+    if not gpu:
+        return "CPU", None, None
+    device = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(device)
+    return props.name, float(torch.cuda.max_memory_allocated(device)), float(props.total_memory)
+
+
+def _report(
+    trace_path: str,
+    *,
+    gpu: bool,
+    steady: bool,
+    spans: list[float],
+    profiled_span: float | None,
+    wall: float | None,
+    runs: dict,
+    name: str,
+    source: str,
+    failed: bool,
+) -> Report:
+    device, peak_memory, capacity = _device_facts(gpu)
+    device_peaks, peaks_note = peaks.peaks_for(device) if gpu else (None, "")
+    notes = []
+    if failed:
+        notes.append("The code raised an error: this report covers only what ran before it.")
+    if steady and spans:
+        span = statistics.median(spans)
+        span_source = "cuda_events_unprofiled" if gpu else "host_clock_unprofiled"
+        if profiled_span:
+            notes.append(
+                f"Span per run: median of {len(spans)} unprofiled runs timed with "
+                f"{'CUDA events' if gpu else 'the host clock'}; the profiled run took "
+                f"{profiled_span * 1e3:.3g} ms ({profiled_span / span:.2f}x): that much the profiler inflated it."
+            )
+    else:
+        span = profiled_span
+        span_source = "cuda_events_profiled" if gpu else "host_clock_profiled"
+        notes.append(
+            "One profiled run: its numbers include first-run costs (module loading, allocator growth, "
+            "compilation) and its idle time includes profiler overhead. Use --warmup 1 --repeat 5 for "
+            "steady-state numbers."
+        )
+    if gpu and peaks_note:
+        notes.append(peaks_note)
+    trace = read_trace(trace_path)
+    result = analysis.analyze(
+        trace,
+        device_peaks,
+        span_s=span if gpu else None,
+        span_source=span_source,
+        runs=runs,
+        peak_memory_bytes=peak_memory,
+        memory_capacity_bytes=capacity,
+        device=device,
+        notes=notes,
+    )
+    result.summary["warm"] = runs["warmup"] > 0
+    result.summary["wall_s"] = wall
+    result.summary["profiled_span_s"] = profiled_span
+    result.summary["run_spans_s"] = spans
+    if not gpu and steady and spans:
+        result.summary["span_s"] = span
+        result.summary["span_source"] = span_source
+    return Report.from_analysis(result, name=name, source=source, trace_path=trace_path)

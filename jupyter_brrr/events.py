@@ -1,0 +1,497 @@
+"""Tidy event tables from a PyTorch profiler (Kineto / Chrome-trace JSON) trace.
+
+A trace becomes one pandas frame per kind of event: host ops, GPU kernels, memory copies and sets,
+runtime calls, annotations. Each kernel is linked to the op that launched it (through the
+External id, or the runtime call's correlation id), and each op to its parent op and its
+``nn.Module`` scope. The same code serves a live profile (its exported trace) and a file.
+
+Big traces are the norm, so the hot path is vectorised: the JSON is decoded straight into typed
+structs by msgspec in chunks of events (a Kineto file is streamed, never held whole), and the
+hierarchy is computed with numpy pointer jumping rather than a per-event loop.
+
+All times are seconds from the first event of the trace.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+__all__ = ["Trace", "TraceError", "parse_trace", "read_trace"]
+
+
+class TraceError(ValueError):
+    """A file that is not a readable PyTorch profiler trace."""
+
+
+# --- decoding -------------------------------------------------------------------------------------
+
+
+class _Args(msgspec.Struct, gc=False):
+    external_id: Any = msgspec.field(default=None, name="External id")
+    correlation: Any = None
+    stream: Any = None
+    device: Any = None
+    bytes: Any = None
+    dims: Any = msgspec.field(default=None, name="Input Dims")
+    types: Any = msgspec.field(default=None, name="Input type")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+    total_allocated: Any = msgspec.field(default=None, name="Total Allocated")
+    device_id: Any = msgspec.field(default=None, name="Device Id")
+
+
+class _Event(msgspec.Struct, gc=False):
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    dur: Any = None
+    args: _Args | None = None
+
+
+class _File(msgspec.Struct, gc=False):
+    traceEvents: list[_Event] = []  # noqa: N815 (the file's own key)
+    deviceProperties: Any = None  # noqa: N815
+    distributedInfo: Any = None  # noqa: N815
+    displayTimeUnit: Any = None  # noqa: N815
+    baseTimeNanoseconds: Any = None  # noqa: N815
+    traceName: Any = None  # noqa: N815
+    schemaVersion: Any = None  # noqa: N815
+
+
+_EVENTS_DECODER = msgspec.json.Decoder(list[_Event])
+_FILE_DECODER = msgspec.json.Decoder(_File)
+
+# Kineto writes one event per object at two spaces of indent; these patterns let a file be cut
+# into chunks of whole events without parsing it. Any other layout is decoded in one piece.
+_EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
+_EVENT_SEPARATOR = b"\n  },\n  {"
+_EVENTS_END = re.compile(rb"\n  \}\s*\]")
+_BLOCK_BYTES = 32 << 20
+
+# Event categories, normalised: old traces use capitalised names.
+_CATEGORY_ALIASES = {
+    "operator": "cpu_op",
+    "runtime": "cuda_runtime",
+    "kernel": "kernel",
+    "memcpy": "gpu_memcpy",
+    "memset": "gpu_memset",
+    "cuda_driver": "cuda_runtime",
+    "cuda_sync": "cuda_runtime",
+}
+_HOST_CATEGORIES = ("cpu_op", "user_annotation", "python_function")
+_MODULE_PREFIX = "nn.Module: "
+
+
+class _Columns:
+    """Column lists for the complete ('X') events and memory samples, filled chunk by chunk."""
+
+    names = ("cat", "name", "pid", "tid", "ts", "dur")
+    arg_names = ("external_id", "correlation", "stream", "device", "bytes", "dims", "types", "concrete")
+
+    def __init__(self) -> None:
+        self.frames: list[pd.DataFrame] = []
+        self.memory: list[tuple[float, Any, float]] = []
+
+    def add(self, events: list[_Event]) -> None:
+        complete = [e for e in events if e.ph == "X"]
+        args = [e.args or _NO_ARGS for e in complete]
+        columns: dict[str, list] = {name: [getattr(e, name) for e in complete] for name in self.names}
+        for name in self.arg_names:
+            columns[name] = [getattr(a, name) for a in args]
+        frame = pd.DataFrame(columns)
+        # Names repeat endlessly (kernel names run to hundreds of characters): categories keep
+        # memory near the size of the distinct names.
+        frame["name"] = frame["name"].astype("category")
+        frame["cat"] = frame["cat"].astype("category")
+        self.frames.append(frame)
+        self.memory.extend(
+            (e.ts, e.args.device_id, e.args.total_allocated)
+            for e in events
+            if e.ph == "i" and e.args is not None and e.args.total_allocated is not None
+        )
+
+    def frame(self) -> pd.DataFrame:
+        if not self.frames:
+            return pd.DataFrame({name: [] for name in self.names + self.arg_names})
+        frame = pd.concat(self.frames, ignore_index=True) if len(self.frames) > 1 else self.frames[0]
+        for column in ("name", "cat"):
+            frame[column] = frame[column].astype(str)
+        return frame
+
+
+_NO_ARGS = _Args()
+
+
+def _blocks(path: Path) -> Iterator[bytes]:
+    """Decompressed blocks of a (possibly gzipped) file, never the whole file at once."""
+    with path.open("rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gzipped else open
+    with opener(path, "rb") as f:  # type: ignore[operator]
+        while block := f.read(_BLOCK_BYTES):
+            yield block
+
+
+def _decode(blocks: Iterator[bytes], columns: _Columns) -> _File:
+    """Decode a trace from its blocks, event chunk by event chunk where the layout allows."""
+    pending = b""
+    header: bytes | None = None
+    for block in blocks:
+        pending += block
+        if header is None:
+            start = _EVENTS_START.search(pending)
+            if start is None:
+                continue
+            header, pending = pending[: start.start()], b"\n" + pending[start.end() :]
+        cut = pending.rfind(_EVENT_SEPARATOR)
+        if cut > 0:
+            columns.add(_EVENTS_DECODER.decode(b"[" + pending[: cut + 4] + b"]"))
+            pending = pending[cut + 5 :]
+    if header is None:
+        # No traceEvents array found by the fast path: decode whole for a precise error.
+        meta = _FILE_DECODER.decode(pending)
+        columns.add(meta.traceEvents)
+        return meta
+    end = _EVENTS_END.search(pending)
+    if end is None:
+        if pending.strip().startswith(b"]"):  # no events at all
+            return _FILE_DECODER.decode(header + b'"traceEvents": [' + pending)
+        # Not Kineto's layout: fall back to decoding what is left in one piece.
+        rest = _FILE_DECODER.decode(header + b'"traceEvents": [' + pending)
+        columns.add(rest.traceEvents)
+        return rest
+    columns.add(_EVENTS_DECODER.decode(b"[" + pending[: end.start() + 4] + b"]"))
+    return _FILE_DECODER.decode(header + b'"traceEvents": [' + pending[end.start() + 4 :])
+
+
+# --- the tables -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Trace:
+    """The events of one trace, as tidy frames. Times in seconds from the trace's first event.
+
+    Attributes:
+        ops: host ops (``cpu_op``), with ``parent`` (row of the enclosing op, -1 at top level),
+            ``depth``, ``top`` (row of the outermost op), ``module`` (``nn.Module`` scope or "").
+        kernels: GPU kernels, with ``op`` (row in ``ops`` of the launching op, -1 if unknown).
+        copies: GPU memory copies and sets (``kind``: "memcpy" / "memset"), linked like kernels.
+        runtime: CUDA/HIP runtime and driver calls on the host.
+        annotations: ``record_function`` ranges on the host and their GPU projections.
+        memory: allocator samples (``device``, ``allocated_bytes``) when memory was profiled.
+        devices: the ``deviceProperties`` of the trace (name, memory, SMs ...).
+    """
+
+    ops: pd.DataFrame
+    kernels: pd.DataFrame
+    copies: pd.DataFrame
+    runtime: pd.DataFrame
+    annotations: pd.DataFrame
+    memory: pd.DataFrame
+    devices: list[dict] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    origin_us: float = 0.0
+    path: str | None = None
+
+    @property
+    def event_count(self) -> int:
+        return sum(
+            len(f) for f in (self.ops, self.kernels, self.copies, self.runtime, self.annotations)
+        )
+
+    @property
+    def gpu_events(self) -> pd.DataFrame:
+        """Kernels and copies together: everything that occupies the GPU."""
+        columns = ["name", "start_s", "end_s", "dur_s", "stream", "device", "op"]
+        return pd.concat(
+            [self.kernels[columns].assign(kind="kernel"), self.copies[columns + ["kind"]]],
+            ignore_index=True,
+        )
+
+
+def read_trace(path: str | PathLike) -> Trace:
+    """Read a Kineto / Chrome-trace JSON file, gzipped or not."""
+    path = Path(path)
+    if not path.exists():
+        raise TraceError(f"{path}: no such file.")
+    if path.is_dir():
+        raise TraceError(f"{path} is a folder; give the path of one trace file (.json or .json.gz).")
+    try:
+        return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
+    except TraceError as e:
+        raise TraceError(f"{path}: {e}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise TraceError(
+            f"{path}: the gzip stream is damaged or truncated ({e}). Copy the file again."
+        ) from None
+    except msgspec.DecodeError as e:
+        raise TraceError(f"{path}: {_describe_decode_error(e)}") from None
+    except UnicodeDecodeError as e:
+        raise TraceError(f"{path}: not a JSON text file ({e}).") from None
+
+
+def parse_trace(data: bytes | str | dict, name: str = "<trace>") -> Trace:
+    """Parse a trace held in memory: JSON bytes or text, or the already-decoded dict."""
+    if isinstance(data, dict):
+        data = msgspec.json.encode(data)
+    if isinstance(data, str):
+        data = data.encode()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.GzipFile(fileobj=io.BytesIO(data)).read()
+    try:
+        return _build(_decode(iter([data]), columns := _Columns()), columns, None)
+    except msgspec.DecodeError as e:
+        raise TraceError(f"{name}: {_describe_decode_error(e)}") from None
+    except TraceError as e:
+        raise TraceError(f"{name}: {e}") from None
+
+
+def _describe_decode_error(error: Exception) -> str:
+    text = str(error)
+    if "truncated" in text.lower():
+        return f"the JSON ends early ({text}): the file is truncated. Export or copy it again."
+    return (
+        f"not a PyTorch profiler trace ({text}). Expected the JSON that "
+        "torch.profiler's export_chrome_trace() writes (a top-level object with 'traceEvents')."
+    )
+
+
+def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
+    events = columns.frame()
+    for column in ("ts", "dur", "external_id", "correlation"):
+        events[column] = pd.to_numeric(events[column], errors="coerce")
+    events = events[events["ts"].notna()]
+    if not len(events):
+        raise TraceError("the trace holds no timed events ('traceEvents' is empty or missing).")
+    events["dur"] = events["dur"].fillna(0.0).clip(lower=0.0)
+    origin = float(events["ts"].min())
+    events["start_s"] = (events["ts"] - origin) * 1e-6
+    events["dur_s"] = events["dur"] * 1e-6
+    events["end_s"] = events["start_s"] + events["dur_s"]
+    category = events["cat"].str.lower()
+    events["cat"] = category.map(_CATEGORY_ALIASES).fillna(category)
+
+    host = events[events["cat"].isin(_HOST_CATEGORIES)].reset_index(drop=True)
+    ops, annotations = _host_hierarchy(host)
+    runtime = _select(events, events["cat"] == "cuda_runtime", ["pid", "tid", "external_id", "correlation"])
+    kernels = _select(events, events["cat"] == "kernel", ["pid", "tid", "stream", "device", "external_id", "correlation"])
+    copies = _select(
+        events,
+        events["cat"].isin(["gpu_memcpy", "gpu_memset"]),
+        ["pid", "tid", "stream", "device", "external_id", "correlation", "bytes"],
+    )
+    copies.insert(1, "kind", np.where(copies["cat"] == "gpu_memset", "memset", "memcpy"))
+    copies = copies.drop(columns="cat")
+    copies["bytes"] = pd.to_numeric(copies["bytes"], errors="coerce")
+    gpu_annotations = _select(events, events["cat"] == "gpu_user_annotation", ["pid", "tid", "external_id"])
+    annotations = pd.concat(
+        [annotations.assign(where="host"), gpu_annotations.drop(columns="cat").assign(where="gpu")],
+        ignore_index=True,
+    )
+    kernels["op"] = _launching_op(kernels, ops, runtime)
+    copies["op"] = _launching_op(copies, ops, runtime)
+    kernels, copies = _normalise_gpu_ids(kernels), _normalise_gpu_ids(copies)
+    kernels = kernels.drop(columns="cat")
+
+    memory = pd.DataFrame(columns.memory, columns=["ts", "device", "allocated_bytes"])
+    memory["start_s"] = (pd.to_numeric(memory["ts"], errors="coerce") - origin) * 1e-6
+    memory["allocated_bytes"] = pd.to_numeric(memory["allocated_bytes"], errors="coerce")
+    memory = memory.drop(columns="ts")
+    devices = meta.deviceProperties if isinstance(meta.deviceProperties, list) else []
+    metadata = {
+        key: getattr(meta, key)
+        for key in ("distributedInfo", "displayTimeUnit", "baseTimeNanoseconds", "traceName", "schemaVersion")
+        if getattr(meta, key) is not None
+    }
+    return Trace(
+        ops=ops,
+        kernels=kernels,
+        copies=copies,
+        runtime=runtime.drop(columns="cat"),
+        annotations=annotations,
+        memory=memory,
+        devices=devices,
+        metadata=metadata,
+        origin_us=origin,
+        path=path,
+    )
+
+
+def _select(events: pd.DataFrame, mask: pd.Series, extra: list[str]) -> pd.DataFrame:
+    columns = ["cat", "name", "start_s", "dur_s", "end_s", *extra]
+    return events.loc[mask, columns].reset_index(drop=True)
+
+
+def _normalise_gpu_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    """Stream and device as integers: ROCm and old traces differ from CUDA's layout."""
+    stream = pd.to_numeric(frame["stream"], errors="coerce")
+    frame["stream"] = stream.fillna(pd.to_numeric(frame["tid"], errors="coerce")).fillna(-1).astype(np.int64)
+    device = pd.to_numeric(frame["device"], errors="coerce")
+    frame["device"] = device.fillna(pd.to_numeric(frame["pid"], errors="coerce")).fillna(0).astype(np.int64)
+    return frame.drop(columns=["pid", "tid"])
+
+
+# --- the host hierarchy ------------------------------------------------------------------------------
+
+
+def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Parent, depth, outermost op and module scope of each host event.
+
+    Host events on one thread nest. Sorted by (thread, start, longest first), the parent of an
+    event is the nearest earlier event that ends no earlier than it does: a 'previous greater
+    element' search, done for all events at once by pointer jumping.
+    """
+    thread = host["pid"].astype(str) + ":" + host["tid"].astype(str)
+    order = np.lexsort((-host["dur_s"].to_numpy(), host["start_s"].to_numpy(), thread.to_numpy()))
+    host = host.iloc[order].reset_index(drop=True)
+    thread_codes = pd.factorize(thread.iloc[order])[0]
+    end = host["end_s"].to_numpy()
+    n = len(host)
+    parent = np.arange(n) - 1
+    same_thread = np.zeros(n, dtype=bool)
+    same_thread[1:] = thread_codes[1:] == thread_codes[:-1]
+    parent[~same_thread] = -1
+    # Tolerate rounding: a child may end a hair after its parent in float microseconds.
+    slack = 1e-9
+    while True:
+        active = parent >= 0
+        not_enclosing = np.zeros(n, dtype=bool)
+        not_enclosing[active] = end[parent[active]] + slack < end[active]
+        if not not_enclosing.any():
+            break
+        parent[not_enclosing] = parent[parent[not_enclosing]]
+
+    is_op = (host["cat"] == "cpu_op").to_numpy()
+    names = host["name"].to_numpy()
+    is_module = ((host["cat"] == "python_function") & host["name"].str.startswith(_MODULE_PREFIX)).to_numpy()
+    op_parent = _nearest_ancestor(parent, is_op)
+    module_row = _nearest_ancestor(parent, is_module)
+    depth = _depth(op_parent)
+    top = _outermost(op_parent)
+
+    # Renumber: ops keep their own row numbers, links point into the ops frame.
+    op_rows = np.flatnonzero(is_op)
+    new_index = np.full(n, -1)
+    new_index[op_rows] = np.arange(len(op_rows))
+    module = pd.Series(np.where(module_row >= 0, names[np.maximum(module_row, 0)], ""), dtype=str)
+    module = module.str.removeprefix(_MODULE_PREFIX).to_numpy()
+    ops = host.loc[is_op, ["name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id", "dims", "types", "concrete"]]
+    ops = ops.reset_index(drop=True)
+    ops["parent"] = _remap(new_index, op_parent[op_rows])
+    ops["top"] = _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows))
+    ops["depth"] = depth[op_rows]
+    ops["module"] = module[op_rows]
+    ops["self_cpu_s"] = _self_time(ops)
+    annotations = host.loc[host["cat"] == "user_annotation", ["name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id"]]
+    return ops, annotations.reset_index(drop=True)
+
+
+def _remap(new_index: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return np.where(rows >= 0, new_index[np.maximum(rows, 0)], -1)
+
+
+def _nearest_ancestor(parent: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """For each row, the nearest ancestor (not itself) for which ``wanted`` is true, else -1."""
+    found = parent.copy()
+    while True:
+        climbing = found >= 0
+        climbing[climbing] = ~wanted[found[climbing]]
+        if not climbing.any():
+            return found
+        found[climbing] = parent[found[climbing]]
+
+
+def _depth(parent: np.ndarray) -> np.ndarray:
+    depth = np.zeros(len(parent), dtype=np.int64)
+    cursor = parent.copy()
+    while (alive := cursor >= 0).any():
+        depth[alive] += 1
+        cursor[alive] = parent[cursor[alive]]
+    return depth
+
+
+def _outermost(parent: np.ndarray) -> np.ndarray:
+    """The top-level ancestor of each row (-1 for rows that are top level themselves)."""
+    top = parent.copy()
+    while True:
+        has_parent = top >= 0
+        step = np.zeros(len(top), dtype=bool)
+        step[has_parent] = parent[top[has_parent]] >= 0
+        if not step.any():
+            return top
+        top[step] = parent[top[step]]
+
+
+def _self_time(ops: pd.DataFrame) -> np.ndarray:
+    """Host time of each op minus the time of its direct child ops."""
+    children = ops.loc[ops["parent"] >= 0].groupby("parent")["dur_s"].sum()
+    self_time = ops["dur_s"].to_numpy().copy()
+    self_time[children.index.to_numpy()] -= children.to_numpy()
+    return np.maximum(self_time, 0.0)
+
+
+def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -> np.ndarray:
+    """Row in ``ops`` of the op that launched each GPU event, or -1.
+
+    The launch is the runtime call with the kernel's correlation id; the innermost op around
+    that call on its thread launched the kernel. Where the runtime call is missing, the
+    kernel's External id names the op (older traces reuse it for the correlation id, so it is
+    only the fallback).
+    """
+    rows = np.full(len(gpu), -1, dtype=np.int64)
+    if len(runtime) and len(ops):
+        launches = runtime.dropna(subset=["correlation"]).drop_duplicates("correlation", keep="last")
+        launch_row = pd.Series(np.arange(len(launches)), index=launches["correlation"].to_numpy())
+        matched = pd.to_numeric(gpu["correlation"], errors="coerce").map(launch_row)
+        has_launch = matched.notna().to_numpy()
+        if has_launch.any():
+            launch = launches.iloc[matched[has_launch].astype(np.int64).to_numpy()]
+            rows[has_launch] = _enclosing_op(ops, launch)
+    missing = rows < 0
+    if missing.any():
+        op_ids = pd.to_numeric(ops["external_id"], errors="coerce")
+        valid = op_ids.notna() & ~op_ids.duplicated(keep="last")
+        row_of_id = pd.Series(np.flatnonzero(valid.to_numpy()), index=op_ids[valid].astype(np.int64).to_numpy())
+        external = pd.to_numeric(gpu["external_id"], errors="coerce")[missing]
+        rows[missing] = external.map(row_of_id).fillna(-1).astype(np.int64).to_numpy()
+    return rows
+
+
+def _enclosing_op(ops: pd.DataFrame, calls: pd.DataFrame) -> np.ndarray:
+    """The innermost op on the same thread whose interval holds each call's start, or -1."""
+    thread_codes, threads = pd.factorize(
+        pd.concat([ops["pid"], calls["pid"]]).astype(str) + ":" + pd.concat([ops["tid"], calls["tid"]]).astype(str)
+    )
+    op_thread, call_thread = thread_codes[: len(ops)], thread_codes[len(ops) :]
+    # ops are sorted by (thread, start): the last op starting at or before the call is the
+    # innermost candidate; climb its parents until one still runs at the call's time.
+    key_scale = float(max(ops["end_s"].max(), calls["start_s"].max()) + 1.0)
+    op_key = op_thread * key_scale + ops["start_s"].to_numpy()
+    order = np.argsort(op_key, kind="stable")
+    call_key = call_thread * key_scale + calls["start_s"].to_numpy()
+    found = order[np.maximum(np.searchsorted(op_key[order], call_key, side="right") - 1, 0)]
+    found = np.where(np.searchsorted(op_key[order], call_key, side="right") > 0, found, -1)
+    found[(found >= 0) & (op_thread[np.maximum(found, 0)] != call_thread)] = -1
+    parent = ops["parent"].to_numpy()
+    end = ops["end_s"].to_numpy()
+    t = calls["start_s"].to_numpy()
+    while True:
+        outside = found >= 0
+        outside[outside] = end[found[outside]] < t[outside]
+        if not outside.any():
+            return found
+        found[outside] = parent[found[outside]]

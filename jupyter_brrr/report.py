@@ -1,0 +1,240 @@
+"""The report: a plain data object (pandas frames and a summary) with a versioned JSON form.
+
+It is what every layer above the analysis consumes: the notebook display, the CLI, the browser
+renderer (through ``to_json``) and the A/B actions. It holds no UI code; views render it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import shutil
+from datetime import datetime, timezone
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import analysis
+from .schema import (
+    CPU_OP_COLUMNS,
+    KERNEL_COLUMNS,
+    MIME_TYPE,
+    OPS_COLUMNS,
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+)
+
+# Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
+# list stays in the frame and in the saved trace.
+KERNEL_LIMIT = 20_000
+CPU_OP_LIMIT = 5_000
+
+
+class SchemaError(ValueError):
+    """A report document this version cannot read."""
+
+
+class Report:
+    """One profiled run (or loaded trace): where the time went.
+
+    Attributes:
+        summary: span and its split (``span_s``, ``busy_s``, ``compute_s``, ``memory_s``,
+            ``other_s``, ``idle_s``), ``device``, ``peaks``, ``runs``, memory figures, totals.
+        ops: one row per op name and input shapes (see ``schema.OPS_COLUMNS``).
+        kernels: one row per GPU kernel, copy or set (see ``schema.KERNEL_COLUMNS``).
+        cpu_ops: top-level host ops, for the timeline.
+        notes: caveats that qualify the numbers.
+        recommendations: what to try first, biggest share first.
+        ab: the A/B comparison, once one has run.
+    """
+
+    def __init__(
+        self,
+        *,
+        summary: dict,
+        ops: pd.DataFrame,
+        kernels: pd.DataFrame,
+        cpu_ops: pd.DataFrame | None = None,
+        notes: list[str] | None = None,
+        recommendations: list[dict] | None = None,
+        name: str = "",
+        source: str = "profile",
+        created: str | None = None,
+        ab: dict | None = None,
+        trace_path: str | None = None,
+    ) -> None:
+        self.summary = summary
+        self.ops = ops
+        self.kernels = kernels
+        self.cpu_ops = cpu_ops if cpu_ops is not None else pd.DataFrame(columns=list(CPU_OP_COLUMNS))
+        self.notes = list(notes or [])
+        self.recommendations = list(recommendations or [])
+        self.name = name
+        self.source = source
+        self.created = created or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.ab = ab
+        self.trace_path = trace_path
+
+    @classmethod
+    def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
+        return cls(
+            summary=result.summary,
+            ops=result.ops,
+            kernels=result.kernels,
+            cpu_ops=result.cpu_ops,
+            notes=result.notes,
+            recommendations=result.recommendations,
+            **kwargs,
+        )
+
+    # --- questions a user asks --------------------------------------------------------------
+
+    def what_if(self, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
+        """Amdahl projections: the span if one part (a category or a top op) got faster."""
+        return analysis.what_if(self.summary, self.ops, factors)
+
+    def split(self) -> pd.Series:
+        """The span split, in seconds: compute, memory, other, idle."""
+        return pd.Series({k: self.summary[f"{k}_s"] for k in ("compute", "memory", "other", "idle")})
+
+    @property
+    def empty(self) -> bool:
+        return len(self.ops) == 0 and len(self.kernels) == 0
+
+    # --- JSON ---------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        kernels, aggregated = _kernels_for_json(self.kernels)
+        cpu_ops = self.cpu_ops.nlargest(CPU_OP_LIMIT, "dur_s") if len(self.cpu_ops) > CPU_OP_LIMIT else self.cpu_ops
+        return _clean(
+            {
+                "schema": SCHEMA_NAME,
+                "version": SCHEMA_VERSION,
+                "name": self.name,
+                "source": self.source,
+                "created": self.created,
+                "summary": self.summary,
+                "notes": self.notes,
+                "recommendations": self.recommendations,
+                "ops": _table(self.ops, OPS_COLUMNS),
+                "kernels": {
+                    **_table(kernels, KERNEL_COLUMNS),
+                    "aggregated": aggregated,
+                    "total": len(self.kernels),
+                },
+                "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
+                "ab": self.ab,
+            }
+        )
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The versioned JSON form (see ``jupyter_brrr.schema``)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes | dict) -> Report:
+        """Read a report written by ``to_json`` (this schema version or older)."""
+        doc = json.loads(text) if isinstance(text, (str, bytes)) else text
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME:
+            raise SchemaError("Not a jupyter_brrr report: the document has no 'schema': 'jupyter_brrr.report'.")
+        version = doc.get("version")
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise SchemaError(
+                f"This report has schema version {version}; this jupyter_brrr reads up to "
+                f"version {SCHEMA_VERSION}. Update jupyter_brrr (pip install -U jupyter-brrr)."
+            )
+        return cls(
+            summary=doc["summary"],
+            ops=_frame(doc["ops"]),
+            kernels=_frame(doc["kernels"]),
+            cpu_ops=_frame(doc.get("cpu_ops")),
+            notes=doc.get("notes", []),
+            recommendations=doc.get("recommendations", []),
+            name=doc.get("name", ""),
+            source=doc.get("source", "profile"),
+            created=doc.get("created"),
+            ab=doc.get("ab"),
+        )
+
+    def save(self, path: str | PathLike) -> list[Path]:
+        """Write the report JSON to ``path`` and, when there is one, the raw trace beside it
+        (``<stem>.trace.json.gz``, for Perfetto or chrome://tracing). Returns the files."""
+        path = Path(path)
+        path.write_text(self.to_json())
+        written = [path]
+        if self.trace_path and Path(self.trace_path).exists():
+            stem = path.name.removesuffix(".json")
+            trace_out = path.with_name(f"{stem}.trace.json.gz")
+            source = Path(self.trace_path)
+            if source.suffix == ".gz":
+                shutil.copyfile(source, trace_out)
+            else:
+                with source.open("rb") as f, gzip.open(trace_out, "wb") as out:
+                    shutil.copyfileobj(f, out)
+            written.append(trace_out)
+        return written
+
+    # --- display --------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        from .views import text
+
+        return text.render(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        from .views import bundle
+
+        return bundle.mimebundle(self)
+
+    mime_type = MIME_TYPE
+
+
+def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+    present = [c for c in columns if c in frame.columns]
+    sub = frame[present]
+    data = [[_scalar(v) for v in row] for row in sub.itertuples(index=False, name=None)]
+    return {"columns": present, "data": data}
+
+
+def _frame(table: dict | None) -> pd.DataFrame:
+    if not table:
+        return pd.DataFrame()
+    return pd.DataFrame(table["data"], columns=table["columns"])
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: numpy scalars to Python, NaN and infinities to null."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return _scalar(value)
+
+
+def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    if len(kernels) <= KERNEL_LIMIT:
+        return kernels, False
+    grouped = kernels.groupby(["name", "op", "stream"], sort=False).agg(
+        category=("category", "first"),
+        start_s=("start_s", "min"),
+        dur_s=("dur_s", "sum"),
+        count=("count", "sum"),
+        flops=("flops", lambda s: s.sum(min_count=1)),
+        bytes=("bytes", lambda s: s.sum(min_count=1)),
+        bound=("bound", "first"),
+    )
+    return grouped.reset_index().sort_values("dur_s", ascending=False), True

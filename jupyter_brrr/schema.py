@@ -1,0 +1,87 @@
+"""The report's JSON form: the contract between Python and the browser.
+
+One schema module on each side: this one, and ``js/src/schema.ts``. Both are tested against the
+example files in ``tests/data/reports/``. Bump ``SCHEMA_VERSION`` on any change that an older
+reader would misread; readers refuse a newer major version with a clear message.
+
+Layout of a report document (all times in seconds, all sizes in bytes, rates per second)::
+
+    {
+      "schema": "jupyter_brrr.report",
+      "version": 1,
+      "name": "cell [3]",             # what was profiled
+      "source": "magic" | "profile" | "trace",
+      "created": "2026-11-29T15:50:00+00:00",
+      "summary": {...},               # SUMMARY_KEYS below, plus optional extras
+      "notes": ["..."],               # plain-language caveats (first-run costs, profiler overhead)
+      "recommendations": [{"bottleneck": "overhead" | "memory" | "compute" | "other",
+                           "title": "...", "detail": "...", "share": 0.62}],
+      "ops":     {"columns": OPS_COLUMNS, "data": [[...], ...]},
+      "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
+                  "aggregated": false, "total": 1234},
+      "cpu_ops": {"columns": CPU_OP_COLUMNS, "data": [[...], ...]},
+      "ab": null | {...}              # the A/B comparison, when one ran
+    }
+
+Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
+"""
+
+from __future__ import annotations
+
+SCHEMA_NAME = "jupyter_brrr.report"
+SCHEMA_VERSION = 1
+MIME_TYPE = "application/vnd.jupyter-brrr.report+json"
+
+# Bottleneck labels for ops and kernels.
+BOUNDS = ("compute", "memory", "overhead", "other", "cpu")
+
+SUMMARY_KEYS = (
+    "span_s",  # wall-clock span of the GPU work of ONE run (the truth: CUDA events when timed)
+    "busy_s",  # time at least one kernel/copy ran, per run (interval union over streams)
+    "compute_s",  # of busy_s: compute-bound kernels
+    "memory_s",  # of busy_s: memory-bound kernels
+    "other_s",  # of busy_s: copies, communication, unmodelled and launch-sized kernels
+    "idle_s",  # span_s - busy_s: the GPU ran nothing (overhead)
+    "device",  # device name, e.g. "NVIDIA H200", or "CPU"
+    "peaks",  # {"device", "source", "measured", "flops": {dtype: FLOP/s}, "bandwidth": B/s}
+    "runs",  # {"warmup", "timed", "profiled", "total"}: how many times the code ran
+    "peak_memory_bytes",
+    "memory_capacity_bytes",
+)
+
+OPS_COLUMNS = (
+    "name",  # aten::addmm
+    "shapes",  # input shapes as text, "[[8, 64], [64, 64]]"
+    "dtypes",  # input dtypes as text
+    "category",  # matmul, conv, attention, elementwise, reduction, norm, softmax, copy, ...
+    "module",  # nn.Module scope, when the trace has one
+    "calls",
+    "gpu_time_s",  # self GPU time: kernels this op launched itself (sums to kernel time)
+    "total_gpu_time_s",  # including the kernels of its child ops
+    "cpu_time_s",  # host time, including children
+    "self_cpu_time_s",
+    "kernels",  # kernel launches
+    "flops",  # null where there is no cost model
+    "bytes",  # minimum traffic: each input read once, each output written once
+    "intensity",  # flops / bytes
+    "flops_per_s",
+    "bytes_per_s",
+    "roof_fraction",  # achieved / attainable (min(peak, intensity * bandwidth))
+    "bound",  # one of BOUNDS
+    "dtype",  # compute dtype used to pick the peak: fp32, bf16, ...
+)
+
+KERNEL_COLUMNS = (
+    "name",
+    "op",  # the op that launched it
+    "category",
+    "stream",
+    "start_s",  # from the start of the span
+    "dur_s",  # when aggregated: total time of "count" launches
+    "count",  # 1 unless aggregated
+    "flops",
+    "bytes",
+    "bound",
+)
+
+CPU_OP_COLUMNS = ("name", "tid", "start_s", "dur_s")

@@ -1,0 +1,53 @@
+"""Number formatting shared by the text and HTML views."""
+
+from __future__ import annotations
+
+import math
+
+
+def seconds(value: float | None) -> str:
+    """1.23 s, 4.56 ms, 7.8 us."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if value >= 1:
+        return f"{value:.3g} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} us"
+
+
+def rate(value: float | None, unit: str) -> str:
+    """A per-second figure with an SI prefix: 787 TFLOP/s, 4.24 TB/s."""
+    if value is None or (isinstance(value, float) and (math.isnan(value) or value <= 0)):
+        return "-"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def size(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    for prefix, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}"
+    return f"{value:.0f} B"
+
+
+def percent(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+
+
+def runs(runs: dict) -> str:
+    """How many times the code ran, in words."""
+    total = runs.get("total", 1)
+    parts = []
+    if runs.get("warmup"):
+        parts.append(f"{runs['warmup']} warm-up")
+    if runs.get("timed"):
+        parts.append(f"{runs['timed']} timed")
+    if runs.get("profiled"):
+        parts.append(f"{runs['profiled']} profiled")
+    times = "once" if total == 1 else f"{total} times"
+    return f"ran {times}" + (f" ({', '.join(parts)})" if len(parts) > 1 else "")

@@ -1,0 +1,71 @@
+"""Plain-text rendering: the CLI, ``repr(report)`` and the ``text/plain`` fallback."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import format as fmt
+
+if TYPE_CHECKING:
+    from ..report import Report
+
+
+def summary_lines(report: Report) -> list[str]:
+    s = report.summary
+    span = s["span_s"]
+    title = f"jupyter_brrr report{': ' + report.name if report.name else ''} — {s['device']}"
+    lines = [title]
+    if s.get("gpu"):
+        lines.append(
+            f"span {fmt.seconds(span)} per run ({s.get('span_source', 'trace')}), "
+            f"GPU busy {fmt.percent(s['busy_s'], span)}; {fmt.runs(s['runs'])}"
+        )
+        parts = ", ".join(
+            f"{name} {fmt.seconds(s[f'{name}_s'])} ({fmt.percent(s[f'{name}_s'], span)})"
+            for name in ("compute", "memory", "other", "idle")
+        )
+        lines.append(f"  {parts}")
+        peaks = s.get("peaks")
+        if peaks:
+            lines.append(
+                f"  achieved {fmt.rate(s.get('achieved_flops_per_s'), 'FLOP/s')} and "
+                f"{fmt.rate(s.get('achieved_bytes_per_s'), 'B/s')} while busy; peaks used: {peaks['source']}"
+            )
+        if s.get("peak_memory_bytes") is not None:
+            lines.append(
+                f"  peak memory {fmt.size(s['peak_memory_bytes'])} of {fmt.size(s.get('memory_capacity_bytes'))}"
+            )
+    else:
+        lines.append(f"CPU op time {fmt.seconds(s['busy_s'])} over {fmt.seconds(span)}; {fmt.runs(s['runs'])}")
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    for advice in report.recommendations[:3]:
+        lines.append(f"* {advice['title']}: {advice['detail']}")
+    return lines
+
+
+def ops_lines(report: Report, top: int = 10) -> list[str]:
+    ops = report.ops
+    if not len(ops):
+        return []
+    gpu = report.summary.get("gpu")
+    key = "gpu_time_s" if gpu else "self_cpu_time_s"
+    rows = ops.nlargest(top, key)
+    header = f"{'op':<44} {'calls':>6} {'time':>10} {'share':>6} {'FLOP/s':>12} {'B/s':>11} {'bound':>9}"
+    total = report.summary["span_s"] if gpu else max(ops[key].sum(), 1e-12)
+    lines = [header, "-" * len(header)]
+    for r in rows.itertuples():
+        name = r.name if len(r.name) <= 44 else r.name[:41] + "..."
+        lines.append(
+            f"{name:<44} {r.calls:>6} {fmt.seconds(getattr(r, key)):>10} "
+            f"{fmt.percent(getattr(r, key), total):>6} {fmt.rate(r.flops_per_s, 'FLOP/s'):>12} "
+            f"{fmt.rate(r.bytes_per_s, 'B/s'):>11} {r.bound:>9}"
+        )
+    return lines
+
+
+def render(report: Report, top: int = 10) -> str:
+    lines = summary_lines(report)
+    if len(report.ops):
+        lines += ["", *ops_lines(report, top)]
+    return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""The analysis on the real H200 traces, against the CUDA-event ground truth in meta.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jupyter_brrr
+from jupyter_brrr import analysis, intervals
+
+DATA = Path(__file__).parent / "data"
+META = json.loads((DATA / "meta.json").read_text())
+H200_TRACES = [k for k in META if isinstance(META[k], dict)]
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, jupyter_brrr.Report]:
+    return {name: jupyter_brrr.load(DATA / f"{name}.json.gz") for name in H200_TRACES}
+
+
+@pytest.mark.parametrize("name", H200_TRACES)
+def test_parts_sum_to_span_and_busy_never_exceeds_truth(reports: dict, name: str) -> None:
+    s = reports[name].summary
+    parts = s["compute_s"] + s["memory_s"] + s["other_s"] + s["idle_s"]
+    assert parts == pytest.approx(s["span_s"], rel=1e-9)
+    assert s["compute_s"] + s["memory_s"] + s["other_s"] == pytest.approx(s["busy_s"], rel=1e-9)
+    # Kernel busy time per iteration cannot exceed the CUDA-event time of an iteration.
+    busy_per_iter = s["busy_s"] / META[name]["iters"]
+    assert busy_per_iter <= META[name]["event_median_ms_per_iter"] * 1e-3
+    assert s["device"] == "NVIDIA H200"
+    assert "datasheet" in s["peaks"]["source"].lower() or s["peaks"]["measured"]
+
+
+def test_coscos_busy_matches_cuda_events(reports: dict) -> None:
+    s = reports["coscos_eager"].summary
+    busy_per_iter = s["busy_s"] / META["coscos_eager"]["iters"]
+    truth = META["coscos_eager"]["event_median_ms_per_iter"] * 1e-3
+    assert busy_per_iter == pytest.approx(truth, rel=0.10)
+
+
+def test_coscos_kernels_are_memory_bound(reports: dict) -> None:
+    report = reports["coscos_eager"]
+    assert set(report.kernels["bound"]) == {"memory"}
+    cos = report.ops[report.ops["name"] == "aten::cos"].iloc[0]
+    # 2**26 float32 values read and written: 4 bytes each way, 1 FLOP each.
+    assert cos["flops"] / cos["calls"] == 2**26
+    assert cos["bytes"] / cos["calls"] == 2 * 4 * 2**26
+    assert cos["bound"] == "memory"
+    assert 0.5 < cos["roof_fraction"] <= 1.05
+    assert report.summary["memory_s"] / report.summary["busy_s"] > 0.99
+
+
+def test_tiny_mlp_is_overhead_bound(reports: dict) -> None:
+    report = reports["tiny_mlp_eager"]
+    s = report.summary
+    assert s["idle_s"] / s["span_s"] >= 0.80
+    assert report.recommendations[0]["bottleneck"] == "overhead"
+    assert "CUDA Graph" in report.recommendations[0]["detail"]
+    addmm = report.ops[report.ops["name"] == "aten::addmm"]
+    assert set(addmm["bound"]) == {"overhead"}
+
+
+def test_gpt2_gemms_are_compute_bound_with_exact_flops(reports: dict) -> None:
+    report = reports["gpt2_fwd_bf16_b8_s1024"]
+    gemms = report.ops[report.ops["name"].isin(["aten::addmm", "aten::mm", "aten::bmm"])]
+    assert len(gemms) > 0
+    for row in gemms.itertuples():
+        dims = json.loads(row.shapes)
+        if row.name == "aten::addmm":
+            (m, k), (_, n) = dims[1], dims[2]
+        else:
+            (m, k), (_, n) = dims[0], dims[1]
+        per_call = row.flops / row.calls
+        assert per_call == pytest.approx(2 * m * n * k, rel=0.01), row
+    big = gemms[gemms["gpu_time_s"] > 50e-6]
+    assert len(big) > 0 and set(big["bound"]) == {"compute"}
+    assert report.summary["compute_s"] > 0.3 * report.summary["busy_s"]
+
+
+def test_compiled_trace_runs_fewer_kernels(reports: dict) -> None:
+    eager, compiled = reports["coscos_eager"], reports["coscos_compiled"]
+    assert len(compiled.kernels) < len(eager.kernels)
+    assert compiled.summary["busy_s"] < eager.summary["busy_s"]
+
+
+def test_ops_table_has_the_public_columns(reports: dict) -> None:
+    ops = reports["resnet50_train_amp_b64"].ops
+    for column in ("name", "calls", "gpu_time_s", "flops", "bytes", "intensity", "bound"):
+        assert column in ops.columns
+    # Self GPU times add up to the kernel time: nothing counted twice.
+    kernels = reports["resnet50_train_amp_b64"].kernels
+    assert ops["gpu_time_s"].sum() == pytest.approx(kernels["dur_s"].sum(), rel=1e-9)
+    assert (ops["total_gpu_time_s"] >= ops["gpu_time_s"] - 1e-12).all()
+    conv = ops[ops["name"].isin(["aten::cudnn_convolution", "aten::convolution_backward"])]
+    assert conv["flops"].notna().all()
+
+
+def test_kernels_table(reports: dict) -> None:
+    kernels = reports["gpt2_fwd_bf16_b8_s1024"].kernels
+    for column in ("name", "op", "stream", "start_s", "dur_s", "bound"):
+        assert column in kernels.columns
+    assert kernels["start_s"].min() == 0
+    assert (kernels["op"] != "").all()
+
+
+def test_rocm_trace_without_known_peaks_says_so() -> None:
+    report = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz")
+    assert report.summary["gpu"]
+    assert any("peak" in note.lower() for note in report.notes)
+    with_device = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz", device="AMD Instinct MI250X / MI250")
+    assert with_device.summary["peaks"] is not None
+    assert set(with_device.kernels["bound"]) - {"other"}
+
+
+def test_cpu_only_trace() -> None:
+    report = jupyter_brrr.load(DATA / "cpu_only.json.gz")
+    s = report.summary
+    assert s["device"] == "CPU" and not s["gpu"]
+    assert s["busy_s"] > 0
+    assert any("No GPU work" in note for note in report.notes)
+    assert report.recommendations == []
+
+
+def test_interval_union_counts_overlap_once() -> None:
+    start = np.array([0.0, 1.0, 5.0, 5.5])
+    end = np.array([2.0, 3.0, 6.0, 5.7])
+    assert intervals.union_length(start, end) == pytest.approx(4.0)
+    assert list(intervals.gaps(start, end)) == [2.0]
+
+
+def test_overlapping_streams_are_not_double_counted() -> None:
+    kernels = pd.DataFrame(
+        {
+            "start_s": [0.0, 0.5, 2.0],
+            "dur_s": [1.0, 1.0, 1.0],
+            "bound": ["compute", "memory", "memory"],
+        }
+    )
+    split = analysis._split(kernels, True, pd.DataFrame())
+    assert split["busy_s"] == pytest.approx(2.5)
+    assert split["compute_s"] == pytest.approx(1.0)
+    assert split["memory_s"] == pytest.approx(1.5)
+
+
+def test_amdahl() -> None:
+    assert analysis.amdahl(0.6, float("inf")) == pytest.approx(2.5)
+    assert analysis.amdahl(0.5, 2) == pytest.approx(1 / 0.75)
+    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    table = report.what_if()
+    idle = table[table["part"] == "idle"].iloc[0]
+    share = report.summary["idle_s"] / report.summary["span_s"]
+    assert idle["limit"] == pytest.approx(1 / (1 - share))
+    assert idle["speedup_at_2x"] == pytest.approx(1 / ((1 - share) + share / 2))

@@ -1,0 +1,140 @@
+"""Trace loading on the real traces in tests/data (copied from shared/traces), and bad files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jupyter_brrr import events
+from jupyter_brrr.events import TraceError, parse_trace, read_trace
+
+DATA = Path(__file__).parent / "data"
+TRACES = sorted(DATA.glob("*.json.gz"))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.removesuffix(".json.gz"))
+def test_every_trace_loads_and_links_kernels(path: Path) -> None:
+    trace = read_trace(path)
+    assert len(trace.ops) > 0
+    assert (trace.ops["end_s"] >= trace.ops["start_s"]).all()
+    assert trace.ops["start_s"].min() >= 0
+    if len(trace.kernels):
+        # Every kernel is tied to the op that launched it.
+        assert (trace.kernels["op"] >= 0).all(), trace.kernels.loc[trace.kernels["op"] < 0, "name"].head()
+        launched_by = trace.ops.iloc[trace.kernels["op"]]
+        # ... and that op was running when the launch happened, so it starts before the kernel.
+        assert (launched_by["start_s"].to_numpy() <= trace.kernels["start_s"].to_numpy() + 1e-6).all()
+
+
+def test_cpu_only_trace_has_no_gpu_events() -> None:
+    trace = read_trace(DATA / "cpu_only.json.gz")
+    assert len(trace.kernels) == 0 and len(trace.copies) == 0
+    assert len(trace.annotations) > 0
+
+
+def test_rocm_trace_reads_hip_fields() -> None:
+    trace = read_trace(DATA / "mi250_rocm_minitoy.json.gz")
+    assert len(trace.kernels) == 14
+    assert set(trace.copies["kind"]) == {"memcpy"}
+    assert (trace.kernels["device"] == 2).all()
+    assert set(trace.ops.iloc[trace.kernels["op"]]["name"]) >= {"aten::addmm"}
+
+
+def test_nanosecond_trace_keeps_microsecond_times() -> None:
+    # displayTimeUnit "ns" changes only how viewers display times: ts and dur stay microseconds.
+    trace = read_trace(DATA / "v100_resnet_ns.json.gz")
+    assert trace.metadata["displayTimeUnit"] == "ns"
+    assert 1e-6 < trace.kernels["dur_s"].median() < 1e-3
+    assert len(trace.kernels) == 4350
+
+
+def test_old_trace_links_through_runtime_call() -> None:
+    # In this A100 trace the kernels' External id is their correlation id, not the op's id.
+    trace = read_trace(DATA / "a100_alexnet.json.gz")
+    conv = trace.kernels[trace.kernels["name"].str.contains("scudnn")]
+    assert set(trace.ops.iloc[conv["op"]]["name"]) == {"aten::cudnn_convolution"}
+
+
+def test_hierarchy_parents_enclose_children() -> None:
+    trace = read_trace(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    ops = trace.ops
+    child = ops[ops["parent"] >= 0]
+    parent = ops.iloc[child["parent"]]
+    assert (parent["start_s"].to_numpy() <= child["start_s"].to_numpy() + 1e-9).all()
+    assert (parent["end_s"].to_numpy() >= child["end_s"].to_numpy() - 1e-9).all()
+    assert (child["depth"].to_numpy() == parent["depth"].to_numpy() + 1).all()
+    mlp = read_trace(DATA / "tiny_mlp_eager.json.gz").ops
+    addmm_parents = mlp.loc[mlp["name"] == "aten::addmm", "parent"]
+    assert (mlp.loc[addmm_parents, "name"] == "aten::linear").all()
+    assert (ops.loc[ops["top"] == ops.index, "parent"] == -1).all()
+    assert (ops["self_cpu_s"] <= ops["dur_s"] + 1e-12).all()
+
+
+def test_chunked_read_matches_whole_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = read_trace(DATA / "tiny_mlp_eager.json.gz")
+    # Blocks of 4 kB cut the file into hundreds of pieces, many mid-event.
+    monkeypatch.setattr(events, "_BLOCK_BYTES", 4096)
+    chunked = read_trace(DATA / "tiny_mlp_eager.json.gz")
+    for name in ("ops", "kernels", "runtime"):
+        pd.testing.assert_frame_equal(getattr(whole, name), getattr(chunked, name))
+
+
+def test_parse_compact_json_and_dict() -> None:
+    doc = json.loads(gzip.open(DATA / "coscos_eager.json.gz").read())
+    from_dict = parse_trace(doc)
+    compact = parse_trace(json.dumps(doc, separators=(",", ":")))
+    assert len(from_dict.kernels) == len(compact.kernels) == 6
+    assert from_dict.devices[0]["name"] == "NVIDIA H200"
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(TraceError, match="no such file"):
+        read_trace(tmp_path / "nope.json")
+
+
+def test_not_json(tmp_path: Path) -> None:
+    path = tmp_path / "notes.json"
+    path.write_text("hello, this is not JSON")
+    with pytest.raises(TraceError, match=r"notes\.json: not a PyTorch profiler trace"):
+        read_trace(path)
+
+
+def test_json_that_is_not_a_trace(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"learning_rate": 0.1}))
+    with pytest.raises(TraceError, match="no timed events"):
+        read_trace(path)
+
+
+def test_truncated_json(tmp_path: Path) -> None:
+    raw = gzip.open(DATA / "tiny_mlp_eager.json.gz").read()
+    path = tmp_path / "cut.json"
+    path.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(TraceError, match=r"cut\.json: .*truncated"):
+        read_trace(path)
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    raw = (DATA / "tiny_mlp_eager.json.gz").read_bytes()
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(TraceError, match=r"cut\.json\.gz: the gzip stream is damaged or truncated"):
+        read_trace(path)
+
+
+def test_events_without_fields(tmp_path: Path) -> None:
+    # Field-less events (no ts, no args) are skipped, not fatal, as long as some are usable.
+    doc = {"traceEvents": [{"ph": "X", "name": "x"}, {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 2}]}
+    trace = parse_trace(doc)
+    assert list(trace.ops["name"]) == ["aten::add"]
+    with pytest.raises(TraceError, match="no timed events"):
+        parse_trace({"traceEvents": [{"ph": "X", "name": "x"}]})
+
+
+def test_empty_events(tmp_path: Path) -> None:
+    with pytest.raises(TraceError, match="no timed events"):
+        parse_trace({"traceEvents": []})

@@ -1,0 +1,147 @@
+"""``%%brrr`` in a real IPython shell, with a real torch.profiler run (CPU here)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+import jupyter_brrr
+from jupyter_brrr.schema import MIME_TYPE
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "jupyter_brrr")
+    return shell
+
+
+def run(ip, code: str, line: str = "") -> tuple[object, object]:
+    with capture_output() as out:
+        value = ip.run_cell_magic("brrr", line, code)
+    return value, out
+
+
+def test_cell_runs_like_a_plain_cell(ip) -> None:
+    value, out = run(ip, "import torch\nx = torch.ones(64, 64)\ny = x @ x\ny.sum().item()")
+    assert value == 64.0 * 64 * 64
+    assert torch.equal(ip.user_ns["y"], torch.full((64, 64), 64.0))
+    report = ip.user_ns["_brrr"]
+    assert isinstance(report, jupyter_brrr.Report)
+    assert report.summary["runs"]["total"] == 1
+    assert "aten::mm" in set(report.ops["name"])
+    # The displayed output is one bundle with the renderer's data and the static fallbacks.
+    bundle = out.outputs[0].data
+    assert MIME_TYPE in bundle and "text/html" in bundle and "text/plain" in bundle
+    assert "No GPU work was recorded" in bundle["text/plain"]
+
+
+def test_trailing_semicolon_hides_the_value(ip) -> None:
+    value, _ = run(ip, "a = 3\na + 1;")
+    assert value is None and ip.user_ns["a"] == 3
+
+
+def test_warmup_and_repeat_count_runs(ip) -> None:
+    ip.user_ns["calls"] = []
+    run(ip, "calls.append(1)\ntorch.ones(8) * 2", "--warmup 2 --repeat 3 --quiet")
+    assert len(ip.user_ns["calls"]) == 2 + 3 + 1
+    runs = ip.user_ns["_brrr"].summary["runs"]
+    assert runs == {"warmup": 2, "timed": 3, "profiled": 1, "total": 6}
+    assert ip.user_ns["_brrr"].summary["warm"] is True
+    assert ip.user_ns["_brrr"].summary["span_source"] == "host_clock_unprofiled"
+
+
+def test_quiet_shows_nothing_and_name_is_kept(ip) -> None:
+    _, out = run(ip, "torch.ones(4) + 1", "--quiet --name mine")
+    assert out.outputs == []
+    assert ip.user_ns["_brrr"].name == "mine"
+
+
+def test_single_run_says_it_includes_first_run_costs(ip) -> None:
+    run(ip, "torch.ones(4) + 1", "--quiet")
+    assert any("first-run costs" in note for note in ip.user_ns["_brrr"].notes)
+
+
+def test_help_runs_nothing(ip) -> None:
+    ip.user_ns["ran"] = False
+    value, out = run(ip, "ran = True", "--help")
+    assert value is None and ip.user_ns["ran"] is False
+    assert "--warmup" in out.stdout and "--repeat" in out.stdout and "--cpu" in out.stdout
+
+
+@pytest.mark.parametrize("line", ["--bogus", "--warmup x", "--repeat 0", "--warmup -1"])
+def test_bad_flags_print_usage(ip, line: str) -> None:
+    with pytest.raises(UsageError, match="--warmup"):
+        ip.run_cell_magic("brrr", line, "1")
+
+
+def test_empty_cell(ip) -> None:
+    value, out = run(ip, "   \n")
+    assert value is None and "empty" in out.stdout
+
+
+def test_cell_without_torch_ops(ip) -> None:
+    value, out = run(ip, "z = sum(range(10))\nz")
+    assert value == 45
+    assert "no torch operations" in out.stdout
+
+
+def test_error_is_reraised_with_partial_report(ip) -> None:
+    code = "import torch\nw = torch.ones(8, 8) @ torch.ones(8, 8)\nraise ValueError('boom in cell')"
+    with capture_output() as out, pytest.raises(ValueError, match="boom in cell") as info:
+        ip.run_cell_magic("brrr", "", code)
+    # The traceback reaches the cell's own line.
+    frames = []
+    tb = info.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    assert frames[-1].startswith("<ipython-input") or "ipykernel" in frames[-1] or "/tmp" in frames[-1]
+    assert torch.equal(ip.user_ns["w"], torch.full((8, 8), 8.0))
+    report = ip.user_ns["_brrr"]
+    assert "aten::mm" in set(report.ops["name"])
+    assert any("raised an error" in note for note in report.notes)
+    assert out.outputs, "the partial report is shown"
+    assert not torch.autograd.profiler._is_profiler_enabled
+
+
+def test_error_in_shell_shows_the_cell_line(ip) -> None:
+    with capture_output() as out:
+        result = ip.run_cell("%%brrr\nimport torch\nq = torch.ones(2)\n1 / 0\n")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    assert "1 / 0" in out.stdout + out.stderr
+
+
+def test_keyboard_interrupt_stops_profiler(ip) -> None:
+    with capture_output(), pytest.raises(KeyboardInterrupt):
+        ip.run_cell_magic("brrr", "", "torch.ones(3) * 2\nraise KeyboardInterrupt")
+    assert not torch.autograd.profiler._is_profiler_enabled
+    value, _ = run(ip, "5 + 5", "--quiet")
+    assert value == 10
+
+
+def test_out_of_memory_error_explains_and_kernel_stays_usable(ip) -> None:
+    code = "big = torch.ones(16)\nraise torch.cuda.OutOfMemoryError('CUDA out of memory. Tried to allocate 80 GiB')"
+    with capture_output(), pytest.raises(torch.cuda.OutOfMemoryError) as info:
+        ip.run_cell_magic("brrr", "", code)
+    assert any("ran out of memory" in note for note in info.value.__notes__)
+    value, _ = run(ip, "6 * 7", "--quiet")
+    assert value == 42
+
+
+def test_hundred_runs_leave_no_profiler_active(ip) -> None:
+    for _ in range(100):
+        run(ip, "torch.ones(4) + 1", "--quiet")
+    assert not torch.autograd.profiler._is_profiler_enabled
+    # A fresh profiler can still start: none is left holding Kineto.
+    with torch.profiler.profile() as prof:
+        torch.ones(2) + 1
+    assert len(prof.events()) > 0
+
+
+def test_cpu_flag(ip) -> None:
+    run(ip, "torch.ones(4) + 1", "--cpu --quiet")
+    assert ip.user_ns["_brrr"].summary["device"] == "CPU"

@@ -1,0 +1,125 @@
+"""The report's public surface: JSON round trip, save, profile(), the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+import jupyter_brrr
+from jupyter_brrr import Report, SchemaError
+from jupyter_brrr.schema import KERNEL_COLUMNS, OPS_COLUMNS, SCHEMA_VERSION, SUMMARY_KEYS
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> Report:
+    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+
+
+def test_summary_has_the_public_keys(gpt2: Report) -> None:
+    for key in SUMMARY_KEYS:
+        assert key in gpt2.summary
+    assert set(gpt2.summary["peaks"]) >= {"device", "source", "flops", "bandwidth"}
+
+
+def test_json_round_trip(gpt2: Report) -> None:
+    text = gpt2.to_json()
+    doc = json.loads(text)
+    assert doc["version"] == SCHEMA_VERSION
+    assert doc["ops"]["columns"] == list(OPS_COLUMNS)
+    assert doc["kernels"]["columns"] == list(KERNEL_COLUMNS)
+    again = Report.from_json(text)
+    assert again.to_json() == text
+    pd.testing.assert_series_equal(again.ops["gpu_time_s"], gpt2.ops["gpu_time_s"], check_names=False)
+    assert again.summary == json.loads(json.dumps(gpt2.summary))
+
+
+def test_newer_schema_is_refused_clearly(gpt2: Report) -> None:
+    doc = gpt2.to_dict()
+    doc["version"] = SCHEMA_VERSION + 1
+    with pytest.raises(SchemaError, match="Update jupyter_brrr"):
+        Report.from_json(json.dumps(doc))
+    with pytest.raises(SchemaError, match="Not a jupyter_brrr report"):
+        Report.from_json('{"hello": 1}')
+
+
+def test_save_writes_report_and_trace(gpt2: Report, tmp_path: Path) -> None:
+    files = gpt2.save(tmp_path / "gpt2.json")
+    assert [f.name for f in files] == ["gpt2.json", "gpt2.trace.json.gz"]
+    assert Report.from_json(files[0].read_text()).summary["device"] == "NVIDIA H200"
+    # The trace beside it is the raw one, loadable by Perfetto and by us.
+    assert json.loads(gzip.open(files[1]).read())["traceEvents"]
+    assert len(jupyter_brrr.load(files[1]).kernels) == len(gpt2.kernels)
+
+
+def test_large_reports_aggregate_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_brrr import report as report_module
+
+    resnet = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    monkeypatch.setattr(report_module, "KERNEL_LIMIT", 100)
+    doc = resnet.to_dict()
+    assert doc["kernels"]["aggregated"] is True
+    assert doc["kernels"]["total"] == len(resnet.kernels)
+    counts = pd.DataFrame(doc["kernels"]["data"], columns=doc["kernels"]["columns"])
+    assert counts["count"].sum() == len(resnet.kernels)
+    assert counts["dur_s"].sum() == pytest.approx(resnet.kernels["dur_s"].sum())
+
+
+def test_resnet_report_json_stays_small() -> None:
+    resnet = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    assert len(resnet.to_json()) < 2_000_000
+
+
+def test_profile_a_function_on_cpu() -> None:
+    calls = []
+
+    def step(a: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        calls.append(1)
+        return (a @ a) * scale
+
+    report = jupyter_brrr.profile(step, torch.ones(32, 32), scale=2.0, warmup=1, repeat=2)
+    assert len(calls) == 1 + 2 + 1
+    assert report.summary["runs"]["total"] == 4
+    assert "aten::mm" in set(report.ops["name"])
+    mm = report.ops[report.ops["name"] == "aten::mm"].iloc[0]
+    assert mm["flops"] == 2 * 32**3
+    assert not torch.autograd.profiler._is_profiler_enabled
+
+
+def test_profile_reraises_errors() -> None:
+    def broken() -> None:
+        torch.ones(2) + 1
+        raise RuntimeError("broken step")
+
+    with pytest.raises(RuntimeError, match="broken step"):
+        jupyter_brrr.profile(broken)
+    assert not torch.autograd.profiler._is_profiler_enabled
+
+
+def test_cli_prints_summary_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "jupyter_brrr", str(DATA / "tiny_mlp_eager.json.gz"), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "NVIDIA H200" in result.stdout
+    assert "idle" in result.stdout and "aten::addmm" in result.stdout
+    assert Report.from_json(out.read_text()).summary["kernel_count"] == 100
+
+
+def test_cli_bad_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    result = subprocess.run([sys.executable, "-m", "jupyter_brrr", str(bad)], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "bad.json" in result.stderr and "truncated" in result.stderr
