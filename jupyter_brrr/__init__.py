@@ -75,6 +75,16 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
     """
     from . import analysis
     from . import peaks as peak_table
+    from .events import no_gc, read_trace
+    from .report import Report
+
+    with no_gc():
+        return _load(path, device, peaks)
+
+
+def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Report:  # noqa: F821
+    from . import analysis
+    from . import peaks as peak_table
     from .events import read_trace
     from .report import Report
 

@@ -222,8 +222,11 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     category = np.where(counted, category, "unmodelled").astype(object)
     bound[~counted] = "other"
     names = gpu["name"].astype(str)
-    is_comm = names.str.lower().str.contains("|".join(_COMMUNICATION)).to_numpy()
-    host_copy = (gpu["kind"] == "memcpy").to_numpy() & names.str.contains("|".join(_HOST_COPY_MARKERS)).to_numpy()
+    # Pattern tests on the distinct names only: a trace repeats a few hundred kernel names.
+    codes, distinct = pd.factorize(names)
+    distinct = pd.Series(distinct, dtype=object)
+    is_comm = distinct.str.lower().str.contains("|".join(_COMMUNICATION)).to_numpy()[codes]
+    host_copy = (gpu["kind"] == "memcpy").to_numpy() & distinct.str.contains("|".join(_HOST_COPY_MARKERS)).to_numpy()[codes]
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
     bound[is_comm | host_copy] = "other"
@@ -284,17 +287,13 @@ def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> di
 # --- the op table ----------------------------------------------------------------------------------
 
 
-def _shape_text(value: object) -> str:
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
-
-
 def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
     """One row per op name and input shapes, summed over calls."""
     frame = pd.DataFrame(
         {
             "name": ops["name"].astype(str),
-            "shapes": ops["dims"].map(_shape_text),
-            "dtypes": ops["types"].map(_shape_text),
+            "shapes": ops["shapes"],
+            "dtypes": ops["dtypes"],
             "category": ops["category"].fillna(""),
             "module": ops["module"],
             "calls": 1,
@@ -317,11 +316,11 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
         cpu_time_s=("cpu_time_s", "sum"),
         self_cpu_time_s=("self_cpu_time_s", "sum"),
         kernels=("kernels", "sum"),
-        flops=("flops", lambda s: s.sum(min_count=1)),
-        bytes=("bytes", lambda s: s.sum(min_count=1)),
         dtype=("dtype", "first"),
     )
-    table = table.reset_index()
+    # min_count=1 keeps "no model" (NaN) apart from "zero FLOPs".
+    sums = frame.groupby(["name", "shapes", "dtypes"], sort=False, dropna=False)[["flops", "bytes"]].sum(min_count=1)
+    table = table.join(sums).reset_index()
     _roofline(table, peaks, per_call=False)
     table = table.rename(columns={"gpu_s": "gpu_time_s", "total_gpu_s": "total_gpu_time_s"})
     order = ["gpu_time_s", "total_gpu_time_s", "cpu_time_s"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import analysis, peaks
-from .events import read_trace
+from .events import no_gc, read_trace
 from .report import Report
 
 
@@ -82,8 +82,7 @@ def capture(
         return Capture(None, error=error)
     runs["total"] = runs["warmup"] + runs["timed"]
 
-    workdir = tempfile.mkdtemp(prefix="jupyter_brrr_")
-    trace_path = os.path.join(workdir, "trace.json")
+    trace_path = _new_trace_path()
     value, error = None, None
     profiled_span = None
     wall = None
@@ -129,6 +128,23 @@ def capture(
     if error is not None:
         _release(error)
     return Capture(report, value=value, error=error, run_spans_s=spans)
+
+
+# Raw traces of this process, kept so that report.save() can write them next to the report; the
+# oldest go once there are more than TRACES_KEPT, and all of them when the process ends.
+TRACES_KEPT = 20
+_trace_dir: tempfile.TemporaryDirectory | None = None
+
+
+def _new_trace_path() -> str:
+    global _trace_dir
+    if _trace_dir is None:
+        _trace_dir = tempfile.TemporaryDirectory(prefix="jupyter_brrr_")
+    folder = _trace_dir.name
+    traces = sorted(os.scandir(folder), key=lambda entry: entry.stat().st_mtime)
+    for old in traces[: max(len(traces) - TRACES_KEPT + 1, 0)]:
+        os.remove(old.path)
+    return os.path.join(folder, f"trace-{time.time_ns()}.json")
 
 
 def _timed(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
@@ -216,18 +232,19 @@ def _report(
         )
     if gpu and peaks_note:
         notes.append(peaks_note)
-    trace = read_trace(trace_path)
-    result = analysis.analyze(
-        trace,
-        device_peaks,
-        span_s=span if gpu else None,
-        span_source=span_source,
-        runs=runs,
-        peak_memory_bytes=peak_memory,
-        memory_capacity_bytes=capacity,
-        device=device,
-        notes=notes,
-    )
+    with no_gc():
+        trace = read_trace(trace_path)
+        result = analysis.analyze(
+            trace,
+            device_peaks,
+            span_s=span if gpu else None,
+            span_source=span_source,
+            runs=runs,
+            peak_memory_bytes=peak_memory,
+            memory_capacity_bytes=capacity,
+            device=device,
+            notes=notes,
+        )
     result.summary["warm"] = runs["warmup"] > 0
     result.summary["wall_s"] = wall
     result.summary["profiled_span_s"] = profiled_span

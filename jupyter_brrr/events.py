@@ -14,11 +14,13 @@ All times are seconds from the first event of the trace.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 import re
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -44,9 +46,11 @@ class _Args(msgspec.Struct, gc=False):
     stream: Any = None
     device: Any = None
     bytes: Any = None
-    dims: Any = msgspec.field(default=None, name="Input Dims")
-    types: Any = msgspec.field(default=None, name="Input type")
-    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+    # Kept as raw JSON: a trace repeats the same few hundred shapes thousands of times, so only
+    # the distinct ones are decoded (see _shared_values).
+    dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Dims")
+    types: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
+    concrete: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Concrete Inputs")
     total_allocated: Any = msgspec.field(default=None, name="Total Allocated")
     device_id: Any = msgspec.field(default=None, name="Device Id")
 
@@ -80,7 +84,7 @@ _FILE_DECODER = msgspec.json.Decoder(_File)
 _EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
 _EVENT_SEPARATOR = b"\n  },\n  {"
 _EVENTS_END = re.compile(rb"\n  \}\s*\]")
-_BLOCK_BYTES = 32 << 20
+_BLOCK_BYTES = 4 << 20
 
 # Event categories, normalised: old traces use capitalised names.
 _CATEGORY_ALIASES = {
@@ -107,17 +111,26 @@ class _Columns:
         self.memory: list[tuple[float, Any, float]] = []
 
     def add(self, events: list[_Event]) -> None:
-        complete = [e for e in events if e.ph == "X"]
-        args = [e.args or _NO_ARGS for e in complete]
-        columns: dict[str, list] = {name: [getattr(e, name) for e in complete] for name in self.names}
-        for name in self.arg_names:
-            columns[name] = [getattr(a, name) for a in args]
-        frame = pd.DataFrame(columns)
-        # Names repeat endlessly (kernel names run to hundreds of characters): categories keep
-        # memory near the size of the distinct names.
-        frame["name"] = frame["name"].astype("category")
-        frame["cat"] = frame["cat"].astype("category")
-        self.frames.append(frame)
+        # Plain attribute reads in comprehensions: the cheapest way from structs to columns.
+        x = [e for e in events if e.ph == "X"]
+        a = [e.args or _NO_ARGS for e in x]
+        columns = {
+            "cat": [e.cat for e in x],
+            "name": [e.name for e in x],
+            "pid": [e.pid for e in x],
+            "tid": [e.tid for e in x],
+            "ts": _floats([e.ts for e in x]),
+            "dur": _floats([e.dur for e in x]),
+            "external_id": _floats([e.external_id for e in a]),
+            "correlation": _floats([e.correlation for e in a]),
+            "stream": [e.stream for e in a],
+            "device": [e.device for e in a],
+            "bytes": [e.bytes for e in a],
+            "dims": [bytes(e.dims) or None for e in a],
+            "types": [bytes(e.types) or None for e in a],
+            "concrete": [bytes(e.concrete) or None for e in a],
+        }
+        self.frames.append(pd.DataFrame(columns))
         self.memory.extend(
             (e.ts, e.args.device_id, e.args.total_allocated)
             for e in events
@@ -127,13 +140,18 @@ class _Columns:
     def frame(self) -> pd.DataFrame:
         if not self.frames:
             return pd.DataFrame({name: [] for name in self.names + self.arg_names})
-        frame = pd.concat(self.frames, ignore_index=True) if len(self.frames) > 1 else self.frames[0]
-        for column in ("name", "cat"):
-            frame[column] = frame[column].astype(str)
-        return frame
+        return pd.concat(self.frames, ignore_index=True) if len(self.frames) > 1 else self.frames[0]
 
 
 _NO_ARGS = _Args()
+
+
+def _floats(values: list) -> np.ndarray:
+    """Numbers as float64, with NaN for missing ones (and for the odd string a tool wrote)."""
+    try:
+        return np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(float)
 
 
 def _blocks(path: Path) -> Iterator[bytes]:
@@ -147,35 +165,45 @@ def _blocks(path: Path) -> Iterator[bytes]:
 
 
 def _decode(blocks: Iterator[bytes], columns: _Columns) -> _File:
-    """Decode a trace from its blocks, event chunk by event chunk where the layout allows."""
-    pending = b""
+    """Decode a trace from its blocks, event chunk by event chunk where the layout allows.
+
+    The buffer is decoded in place: the comma after a chunk's last event is swapped for the
+    closing bracket while msgspec reads the chunk, then for the opening bracket of the next
+    one, so no chunk is ever copied.
+    """
+    buffer = bytearray()
     header: bytes | None = None
+    start = 0  # index of the "[" that opens the next chunk
     for block in blocks:
-        pending += block
+        buffer += block
         if header is None:
-            start = _EVENTS_START.search(pending)
-            if start is None:
+            opening = _EVENTS_START.search(buffer)
+            if opening is None:
                 continue
-            header, pending = pending[: start.start()], b"\n" + pending[start.end() :]
-        cut = pending.rfind(_EVENT_SEPARATOR)
-        if cut > 0:
-            columns.add(_EVENTS_DECODER.decode(b"[" + pending[: cut + 4] + b"]"))
-            pending = pending[cut + 5 :]
+            header, start = bytes(buffer[: opening.start()]), opening.end() - 1
+        cut = buffer.rfind(_EVENT_SEPARATOR, start)
+        if cut > start:
+            comma = cut + 4
+            buffer[comma] = ord("]")
+            with memoryview(buffer) as view:
+                columns.add(_EVENTS_DECODER.decode(view[start : comma + 1]))
+            buffer[comma] = ord("[")
+            del buffer[:comma]
+            start = 0
     if header is None:
         # No traceEvents array found by the fast path: decode whole for a precise error.
-        meta = _FILE_DECODER.decode(pending)
+        meta = _FILE_DECODER.decode(buffer)
         columns.add(meta.traceEvents)
         return meta
-    end = _EVENTS_END.search(pending)
-    if end is None:
-        if pending.strip().startswith(b"]"):  # no events at all
-            return _FILE_DECODER.decode(header + b'"traceEvents": [' + pending)
-        # Not Kineto's layout: fall back to decoding what is left in one piece.
-        rest = _FILE_DECODER.decode(header + b'"traceEvents": [' + pending)
+    closing = _EVENTS_END.search(buffer, start)
+    if closing is None:
+        # Not Kineto's layout: decode what is left in one piece.
+        rest = _FILE_DECODER.decode(header + b'"traceEvents": ' + bytes(buffer[start:]))
         columns.add(rest.traceEvents)
         return rest
-    columns.add(_EVENTS_DECODER.decode(b"[" + pending[: end.start() + 4] + b"]"))
-    return _FILE_DECODER.decode(header + b'"traceEvents": [' + pending[end.start() + 4 :])
+    with memoryview(buffer) as view:
+        columns.add(_EVENTS_DECODER.decode(view[start : closing.end()]))
+    return _FILE_DECODER.decode(header + b'"traceEvents": []' + bytes(buffer[closing.end() :]))
 
 
 # --- the tables -------------------------------------------------------------------------------------
@@ -223,6 +251,19 @@ class Trace:
         )
 
 
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: decoding makes millions of tuples and strings that
+    cannot form cycles, and collections triggered by them cost a quarter of the parse time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_trace(path: str | PathLike) -> Trace:
     """Read a Kineto / Chrome-trace JSON file, gzipped or not."""
     path = Path(path)
@@ -231,7 +272,8 @@ def read_trace(path: str | PathLike) -> Trace:
     if path.is_dir():
         raise TraceError(f"{path} is a folder; give the path of one trace file (.json or .json.gz).")
     try:
-        return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
+        with no_gc():
+            return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
     except TraceError as e:
         raise TraceError(f"{path}: {e}") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
@@ -253,7 +295,8 @@ def parse_trace(data: bytes | str | dict, name: str = "<trace>") -> Trace:
     if data[:2] == b"\x1f\x8b":
         data = gzip.GzipFile(fileobj=io.BytesIO(data)).read()
     try:
-        return _build(_decode(iter([data]), columns := _Columns()), columns, None)
+        with no_gc():
+            return _build(_decode(iter([data]), columns := _Columns()), columns, None)
     except msgspec.DecodeError as e:
         raise TraceError(f"{name}: {_describe_decode_error(e)}") from None
     except TraceError as e:
@@ -272,8 +315,6 @@ def _describe_decode_error(error: Exception) -> str:
 
 def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     events = columns.frame()
-    for column in ("ts", "dur", "external_id", "correlation"):
-        events[column] = pd.to_numeric(events[column], errors="coerce")
     events = events[events["ts"].notna()]
     if not len(events):
         raise TraceError("the trace holds no timed events ('traceEvents' is empty or missing).")
@@ -282,8 +323,10 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     events["start_s"] = (events["ts"] - origin) * 1e-6
     events["dur_s"] = events["dur"] * 1e-6
     events["end_s"] = events["start_s"] + events["dur_s"]
-    category = events["cat"].str.lower()
-    events["cat"] = category.map(_CATEGORY_ALIASES).fillna(category)
+    # Normalise the few distinct category names, then map them back.
+    codes, names = pd.factorize(events["cat"])
+    names = [_CATEGORY_ALIASES.get(str(n).lower(), str(n).lower()) for n in names]
+    events["cat"] = np.asarray(names, dtype=object)[codes] if len(names) else events["cat"]
 
     host = events[events["cat"].isin(_HOST_CATEGORIES)].reset_index(drop=True)
     ops, annotations = _host_hierarchy(host)
@@ -355,10 +398,10 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     event is the nearest earlier event that ends no earlier than it does: a 'previous greater
     element' search, done for all events at once by pointer jumping.
     """
-    thread = host["pid"].astype(str) + ":" + host["tid"].astype(str)
-    order = np.lexsort((-host["dur_s"].to_numpy(), host["start_s"].to_numpy(), thread.to_numpy()))
+    thread = _thread_codes(host["pid"], host["tid"])
+    order = np.lexsort((-host["dur_s"].to_numpy(), host["start_s"].to_numpy(), thread))
     host = host.iloc[order].reset_index(drop=True)
-    thread_codes = pd.factorize(thread.iloc[order])[0]
+    thread_codes = thread[order]
     end = host["end_s"].to_numpy()
     n = len(host)
     parent = np.arange(n) - 1
@@ -396,8 +439,31 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     ops["depth"] = depth[op_rows]
     ops["module"] = module[op_rows]
     ops["self_cpu_s"] = _self_time(ops)
+    ops["shapes"], ops["dims"] = _shared_values(ops["dims"])
+    ops["dtypes"], ops["types"] = _shared_values(ops["types"])
+    ops["concrete"] = _shared_values(ops["concrete"])[1]
     annotations = host.loc[host["cat"] == "user_annotation", ["name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id"]]
     return ops, annotations.reset_index(drop=True)
+
+
+def _thread_codes(pid: pd.Series, tid: pd.Series) -> np.ndarray:
+    """One integer per distinct (pid, tid) pair; ids may be numbers or strings."""
+    pid_codes = pd.factorize(pid)[0].astype(np.int64)
+    tid_codes = pd.factorize(tid)[0].astype(np.int64)
+    return pid_codes * (int(tid_codes.max(initial=0)) + 1) + tid_codes
+
+
+def _shared_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Decode raw JSON values once per distinct value: (their text, the values). Rows with the
+    same text share one decoded object; missing values give "" and None."""
+    codes, uniques = pd.factorize(raw)
+    text = np.empty(len(uniques) + 1, dtype=object)
+    values = np.empty(len(uniques) + 1, dtype=object)
+    text[-1], values[-1] = "", None  # code -1: missing
+    for i, value in enumerate(uniques):
+        text[i] = value.decode()
+        values[i] = msgspec.json.decode(value)
+    return text[codes], values[codes]
 
 
 def _remap(new_index: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -473,9 +539,7 @@ def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -
 
 def _enclosing_op(ops: pd.DataFrame, calls: pd.DataFrame) -> np.ndarray:
     """The innermost op on the same thread whose interval holds each call's start, or -1."""
-    thread_codes, threads = pd.factorize(
-        pd.concat([ops["pid"], calls["pid"]]).astype(str) + ":" + pd.concat([ops["tid"], calls["tid"]]).astype(str)
-    )
+    thread_codes = _thread_codes(pd.concat([ops["pid"], calls["pid"]]), pd.concat([ops["tid"], calls["tid"]]))
     op_thread, call_thread = thread_codes[: len(ops)], thread_codes[len(ops) :]
     # ops are sorted by (thread, start): the last op starting at or before the call is the
     # innermost candidate; climb its parents until one still runs at the call's time.

@@ -233,8 +233,7 @@ def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
         start_s=("start_s", "min"),
         dur_s=("dur_s", "sum"),
         count=("count", "sum"),
-        flops=("flops", lambda s: s.sum(min_count=1)),
-        bytes=("bytes", lambda s: s.sum(min_count=1)),
         bound=("bound", "first"),
     )
-    return grouped.reset_index().sort_values("dur_s", ascending=False), True
+    sums = kernels.groupby(["name", "op", "stream"], sort=False)[["flops", "bytes"]].sum(min_count=1)
+    return grouped.join(sums).reset_index().sort_values("dur_s", ascending=False), True

@@ -1,0 +1,217 @@
+"""Every CUDA code path of jupyter_brrr, on a real GPU, in one run, checked against CUDA events.
+
+    python bench/gpu_check.py [--only peaks,capture,...] [--out DIR]
+
+Prints one table at the end: check, measured, reference, ratio, verdict. The reference of each
+row is an independent measurement made here with CUDA events, without the profiler, or a figure
+from the design brief. Results go into bench/RESULTS.md with the date and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import jupyter_brrr  # noqa: E402
+from jupyter_brrr.capture import capture  # noqa: E402
+
+ROWS: list[dict] = []
+
+
+def row(check: str, measured: float, reference: float, unit: str, ok: bool, detail: str = "") -> None:
+    ratio = measured / reference if reference else float("nan")
+    ROWS.append(
+        {"check": check, "measured": measured, "reference": reference, "unit": unit, "ratio": ratio, "ok": ok, "detail": detail}
+    )
+    print(f"  {check}: {measured:.4g} {unit} vs {reference:.4g} ({ratio:.3f}) {'OK' if ok else 'FAIL'} {detail}", flush=True)
+
+
+def event_median(fn: Callable[[], object], reps: int = 30, warmup: int = 3) -> float:
+    """Median seconds of one call by CUDA events, no profiler: the reference."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+# --- workloads ---------------------------------------------------------------------------------
+
+
+def tiny_mlp() -> Callable[[], object]:
+    model = nn.Sequential(*[nn.Linear(64, 64) for _ in range(20)]).cuda()
+    x = torch.randn(8, 64, device="cuda")
+
+    def run() -> object:
+        with torch.no_grad():
+            return model(x)
+
+    return run
+
+
+def gpt2_forward() -> Callable[[], object]:
+    """GPT-2 small sized: 12 pre-norm blocks of width 768, 12 heads, batch 8 x 1024, bf16."""
+    layer = nn.TransformerEncoderLayer(768, 12, 3072, batch_first=True, norm_first=True, activation="gelu")
+    model = nn.Sequential(nn.TransformerEncoder(layer, 12), nn.Linear(768, 50257, bias=False))
+    model = model.cuda().to(torch.bfloat16).eval()
+    x = torch.randn(8, 1024, 768, device="cuda", dtype=torch.bfloat16)
+
+    def run() -> object:
+        with torch.no_grad():
+            return model(x)
+
+    return run
+
+
+def resnet50_step() -> Callable[[], object]:
+    import torchvision
+
+    model = torchvision.models.resnet50().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(64, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (64,), device="cuda")
+
+    def run() -> object:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss
+
+    return run
+
+
+# --- checks ------------------------------------------------------------------------------------
+
+
+def check_peaks() -> None:
+    print("measure_peaks", flush=True)
+    t0 = time.perf_counter()
+    peaks = jupyter_brrr.measure_peaks(force=True)
+    took = time.perf_counter() - t0
+    bf16 = peaks.flops["bf16"]
+    row("measure_peaks bf16", bf16 / 1e12, 787, "TFLOP/s", abs(bf16 / 787e12 - 1) <= 0.05, f"{took:.1f} s")
+    row("measure_peaks copy", peaks.bandwidth / 1e12, 4.24, "TB/s", abs(peaks.bandwidth / 4.24e12 - 1) <= 0.05)
+
+
+def check_spans() -> None:
+    for name, make in (("tiny MLP", tiny_mlp), ("GPT-2 fwd bf16", gpt2_forward), ("ResNet-50 step", resnet50_step)):
+        print(name, flush=True)
+        fn = make()
+        result = capture(fn, warmup=1, repeat=5, name=name)
+        assert result.error is None, result.error
+        report = result.report
+        truth = event_median(fn)
+        span = report.summary["span_s"]
+        row(f"{name}: span/run", span * 1e3, truth * 1e3, "ms", abs(span / truth - 1) <= 0.05)
+        s = report.summary
+        print(
+            f"    busy {s['busy_s'] * 1e3:.3f} ms, compute {s['compute_s'] / span:.0%}, memory "
+            f"{s['memory_s'] / span:.0%}, other {s['other_s'] / span:.0%}, idle {s['idle_s'] / span:.0%}; "
+            f"profiled span {s['profiled_span_s'] * 1e3:.3f} ms; peak mem {s['peak_memory_bytes'] / 1e9:.2f} GB",
+            flush=True,
+        )
+        ok = s["busy_s"] <= span * 1.02
+        row(f"{name}: busy <= span", s["busy_s"] * 1e3, span * 1e3, "ms", ok)
+        if name == "tiny MLP":
+            idle = s["idle_s"] / span
+            row("tiny MLP: idle share", idle, 0.8, "", idle >= 0.5, report.recommendations[0]["bottleneck"])
+        del fn, result, report
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
+def check_matmul_and_copy() -> None:
+    print("matmul and copy", flush=True)
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    report = capture(lambda: a @ b, warmup=1, repeat=5).report
+    mm = report.ops[report.ops["name"] == "aten::mm"].iloc[0]
+    truth = 2 * 8192**3 / event_median(lambda: a @ b, reps=20)
+    row("bf16 8192^3 matmul", mm["flops_per_s"] / 1e12, truth / 1e12, "TFLOP/s", abs(mm["flops_per_s"] / truth - 1) <= 0.05, mm["bound"])
+    del a, b
+    src = torch.randn(2**29, device="cuda")  # 2 GiB of float32
+    dst = torch.empty_like(src)
+    report = capture(lambda: dst.copy_(src), warmup=1, repeat=3).report
+    copy = report.ops[report.ops["name"] == "aten::copy_"].iloc[0]
+    bandwidth = report.summary["peaks"]["bandwidth"]
+    share = copy["bytes_per_s"] / bandwidth
+    row("2 GiB copy vs copy peak", share, 0.85, "of peak", share >= 0.85, f"{copy['bytes_per_s'] / 1e12:.2f} TB/s, bound {copy['bound']}")
+    x = torch.randn(2**28, device="cuda")
+    report = capture(lambda: x.cos().cos(), warmup=1, repeat=3).report
+    row("cos().cos() memory-bound share", report.summary["memory_s"] / report.summary["busy_s"], 0.95, "", report.summary["memory_s"] / report.summary["busy_s"] >= 0.95)
+    del src, dst, x
+    torch.cuda.empty_cache()
+
+
+def check_faults() -> None:
+    print("faults", flush=True)
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_allocated()
+
+    def too_big() -> object:
+        keep = torch.empty(2**30, device="cuda")  # 4 GiB held by the frame when it fails
+        return keep, torch.empty(2**46, device="cuda")  # 256 TiB: out of memory
+
+    result = capture(too_big)
+    oom = isinstance(result.error, torch.cuda.OutOfMemoryError)
+    after = torch.cuda.memory_allocated()
+    row("OOM: memory freed after error", after / 1e9, before / 1e9, "GB", oom and after <= before + 1e6, type(result.error).__name__)
+    small = torch.randn(1024, 1024, device="cuda")
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    for _ in range(100):
+        capture(lambda: small @ small)
+    grown = torch.cuda.memory_allocated() - base
+    enabled = torch.autograd.profiler._is_profiler_enabled
+    row("100 captures: memory growth", grown / 1e6, 0.0, "MB", grown <= 1e6 and not enabled, f"profiler enabled after: {enabled}")
+    report = capture(lambda: small @ small, cpu=True).report
+    row("--cpu on a GPU machine", float(report.summary["gpu"]), 0.0, "gpu flag", not report.summary["gpu"])
+
+
+CHECKS = {"peaks": check_peaks, "spans": check_spans, "matmul": check_matmul_and_copy, "faults": check_faults}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", default=",".join(CHECKS))
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = parser.parse_args()
+    print(f"{torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
+    for name in args.only.split(","):
+        try:
+            CHECKS[name]()
+        except Exception as error:  # one failing check must not hide the others
+            ROWS.append({"check": name, "measured": float("nan"), "reference": float("nan"), "unit": "", "ratio": float("nan"), "ok": False, "detail": repr(error)[:200]})
+            import traceback
+
+            traceback.print_exc()
+    Path(args.out, "gpu_check.json").write_text(json.dumps(ROWS, indent=1))
+    print(f"\n| check | measured | reference | ratio | verdict |\n| --- | --- | --- | --- | --- |")
+    for r in ROWS:
+        print(f"| {r['check']} | {r['measured']:.4g} {r['unit']} | {r['reference']:.4g} | {r['ratio']:.3f} | {'OK' if r['ok'] else 'FAIL'} {r['detail']} |")
+    return 0 if all(r["ok"] for r in ROWS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
