@@ -24,18 +24,31 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import jupyter_brrr  # noqa: E402
-from jupyter_brrr.capture import capture  # noqa: E402
+import jupyter_brrr
+from jupyter_brrr.capture import capture
 
 ROWS: list[dict] = []
 
 
-def row(check: str, measured: float, reference: float, unit: str, ok: bool, detail: str = "") -> None:
+def row(
+    check: str, measured: float, reference: float, unit: str, ok: bool, detail: str = ""
+) -> None:
     ratio = measured / reference if reference else float("nan")
     ROWS.append(
-        {"check": check, "measured": measured, "reference": reference, "unit": unit, "ratio": ratio, "ok": ok, "detail": detail}
+        {
+            "check": check,
+            "measured": float(measured),
+            "reference": float(reference),
+            "unit": unit,
+            "ratio": float(ratio),
+            "ok": bool(ok),
+            "detail": detail,
+        }
     )
-    print(f"  {check}: {measured:.4g} {unit} vs {reference:.4g} ({ratio:.3f}) {'OK' if ok else 'FAIL'} {detail}", flush=True)
+    print(
+        f"  {check}: {measured:.4g} {unit} vs {reference:.4g} ({ratio:.3f}) {'OK' if ok else 'FAIL'} {detail}",
+        flush=True,
+    )
 
 
 def event_median(fn: Callable[[], object], reps: int = 30, warmup: int = 3) -> float:
@@ -70,7 +83,9 @@ def tiny_mlp() -> Callable[[], object]:
 
 def gpt2_forward() -> Callable[[], object]:
     """GPT-2 small sized: 12 pre-norm blocks of width 768, 12 heads, batch 8 x 1024, bf16."""
-    layer = nn.TransformerEncoderLayer(768, 12, 3072, batch_first=True, norm_first=True, activation="gelu")
+    layer = nn.TransformerEncoderLayer(
+        768, 12, 3072, batch_first=True, norm_first=True, activation="gelu"
+    )
     model = nn.Sequential(nn.TransformerEncoder(layer, 12), nn.Linear(768, 50257, bias=False))
     model = model.cuda().to(torch.bfloat16).eval()
     x = torch.randn(8, 1024, 768, device="cuda", dtype=torch.bfloat16)
@@ -110,20 +125,46 @@ def check_peaks() -> None:
     peaks = jupyter_brrr.measure_peaks(force=True)
     took = time.perf_counter() - t0
     bf16 = peaks.flops["bf16"]
-    row("measure_peaks bf16", bf16 / 1e12, 787, "TFLOP/s", abs(bf16 / 787e12 - 1) <= 0.05, f"{took:.1f} s")
-    row("measure_peaks copy", peaks.bandwidth / 1e12, 4.24, "TB/s", abs(peaks.bandwidth / 4.24e12 - 1) <= 0.05)
+    row(
+        "measure_peaks bf16",
+        bf16 / 1e12,
+        787,
+        "TFLOP/s",
+        abs(bf16 / 787e12 - 1) <= 0.05,
+        f"{took:.1f} s",
+    )
+    row(
+        "measure_peaks copy",
+        peaks.bandwidth / 1e12,
+        4.24,
+        "TB/s",
+        abs(peaks.bandwidth / 4.24e12 - 1) <= 0.05,
+    )
 
 
 def check_spans() -> None:
-    for name, make in (("tiny MLP", tiny_mlp), ("GPT-2 fwd bf16", gpt2_forward), ("ResNet-50 step", resnet50_step)):
+    for name, make in (
+        ("tiny MLP", tiny_mlp),
+        ("GPT-2 fwd bf16", gpt2_forward),
+        ("ResNet-50 step", resnet50_step),
+    ):
         print(name, flush=True)
         fn = make()
+        before = event_median(fn)  # the reference, taken before and after: clocks drift
         result = capture(fn, warmup=1, repeat=5, name=name)
         assert result.error is None, result.error
         report = result.report
         truth = event_median(fn)
         span = report.summary["span_s"]
-        row(f"{name}: span/run", span * 1e3, truth * 1e3, "ms", abs(span / truth - 1) <= 0.05)
+        runs = ", ".join(f"{x * 1e3:.3f}" for x in report.summary["run_spans_s"])
+        row(
+            f"{name}: span/run",
+            span * 1e3,
+            truth * 1e3,
+            "ms",
+            abs(span / truth - 1) <= 0.05,
+            f"runs [{runs}] ms; reference before {before * 1e3:.3f} ms",
+        )
         s = report.summary
         print(
             f"    busy {s['busy_s'] * 1e3:.3f} ms, compute {s['compute_s'] / span:.0%}, memory "
@@ -135,33 +176,62 @@ def check_spans() -> None:
         row(f"{name}: busy <= span", s["busy_s"] * 1e3, span * 1e3, "ms", ok)
         if name == "tiny MLP":
             idle = s["idle_s"] / span
-            row("tiny MLP: idle share", idle, 0.8, "", idle >= 0.5, report.recommendations[0]["bottleneck"])
+            row(
+                "tiny MLP: idle share",
+                idle,
+                0.8,
+                "",
+                idle >= 0.5,
+                report.recommendations[0]["bottleneck"],
+            )
         del fn, result, report
         gc.collect()
         torch.cuda.empty_cache()
 
 
-def check_matmul_and_copy() -> None:
+def check_matmul() -> None:
     print("matmul and copy", flush=True)
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     report = capture(lambda: a @ b, warmup=1, repeat=5).report
     mm = report.ops[report.ops["name"] == "aten::mm"].iloc[0]
-    truth = 2 * 8192**3 / event_median(lambda: a @ b, reps=20)
-    row("bf16 8192^3 matmul", mm["flops_per_s"] / 1e12, truth / 1e12, "TFLOP/s", abs(mm["flops_per_s"] / truth - 1) <= 0.05, mm["bound"])
-    del a, b
+    # The H200 holds its burst clock only ~30 ms under back-to-back GEMMs (power limit), so the
+    # reference follows the same protocol as the capture: 1 warm-up, 5 timed.
+    truth = 2 * 8192**3 / event_median(lambda: a @ b, reps=5, warmup=1)
+    row(
+        "bf16 8192^3 matmul",
+        mm["flops_per_s"] / 1e12,
+        truth / 1e12,
+        "TFLOP/s",
+        abs(mm["flops_per_s"] / truth - 1) <= 0.05,
+        mm["bound"],
+    )
+
+
+def check_copy_and_elementwise() -> None:
     src = torch.randn(2**29, device="cuda")  # 2 GiB of float32
     dst = torch.empty_like(src)
     report = capture(lambda: dst.copy_(src), warmup=1, repeat=3).report
     copy = report.ops[report.ops["name"] == "aten::copy_"].iloc[0]
     bandwidth = report.summary["peaks"]["bandwidth"]
     share = copy["bytes_per_s"] / bandwidth
-    row("2 GiB copy vs copy peak", share, 0.85, "of peak", share >= 0.85, f"{copy['bytes_per_s'] / 1e12:.2f} TB/s, bound {copy['bound']}")
+    row(
+        "2 GiB copy vs copy peak",
+        share,
+        0.85,
+        "of peak",
+        share >= 0.85,
+        f"{copy['bytes_per_s'] / 1e12:.2f} TB/s, bound {copy['bound']}",
+    )
     x = torch.randn(2**28, device="cuda")
     report = capture(lambda: x.cos().cos(), warmup=1, repeat=3).report
-    row("cos().cos() memory-bound share", report.summary["memory_s"] / report.summary["busy_s"], 0.95, "", report.summary["memory_s"] / report.summary["busy_s"] >= 0.95)
-    del src, dst, x
-    torch.cuda.empty_cache()
+    row(
+        "cos().cos() memory-bound share",
+        report.summary["memory_s"] / report.summary["busy_s"],
+        0.95,
+        "",
+        report.summary["memory_s"] / report.summary["busy_s"] >= 0.95,
+    )
 
 
 def check_faults() -> None:
@@ -176,7 +246,14 @@ def check_faults() -> None:
     result = capture(too_big)
     oom = isinstance(result.error, torch.cuda.OutOfMemoryError)
     after = torch.cuda.memory_allocated()
-    row("OOM: memory freed after error", after / 1e9, before / 1e9, "GB", oom and after <= before + 1e6, type(result.error).__name__)
+    row(
+        "OOM: memory freed after error",
+        after / 1e9,
+        before / 1e9,
+        "GB",
+        oom and after <= before + 1e6,
+        type(result.error).__name__,
+    )
     small = torch.randn(1024, 1024, device="cuda")
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
@@ -184,12 +261,31 @@ def check_faults() -> None:
         capture(lambda: small @ small)
     grown = torch.cuda.memory_allocated() - base
     enabled = torch.autograd.profiler._is_profiler_enabled
-    row("100 captures: memory growth", grown / 1e6, 0.0, "MB", grown <= 1e6 and not enabled, f"profiler enabled after: {enabled}")
+    row(
+        "100 captures: memory growth",
+        grown / 1e6,
+        0.0,
+        "MB",
+        grown <= 1e6 and not enabled,
+        f"profiler enabled after: {enabled}",
+    )
     report = capture(lambda: small @ small, cpu=True).report
-    row("--cpu on a GPU machine", float(report.summary["gpu"]), 0.0, "gpu flag", not report.summary["gpu"])
+    row(
+        "--cpu on a GPU machine",
+        float(report.summary["gpu"]),
+        0.0,
+        "gpu flag",
+        not report.summary["gpu"],
+    )
 
 
-CHECKS = {"peaks": check_peaks, "spans": check_spans, "matmul": check_matmul_and_copy, "faults": check_faults}
+CHECKS = {
+    "peaks": check_peaks,
+    "spans": check_spans,
+    "matmul": check_matmul,
+    "copy": check_copy_and_elementwise,
+    "faults": check_faults,
+}
 
 
 def main() -> int:
@@ -202,14 +298,26 @@ def main() -> int:
         try:
             CHECKS[name]()
         except Exception as error:  # one failing check must not hide the others
-            ROWS.append({"check": name, "measured": float("nan"), "reference": float("nan"), "unit": "", "ratio": float("nan"), "ok": False, "detail": repr(error)[:200]})
+            ROWS.append(
+                {
+                    "check": name,
+                    "measured": float("nan"),
+                    "reference": float("nan"),
+                    "unit": "",
+                    "ratio": float("nan"),
+                    "ok": False,
+                    "detail": repr(error)[:200],
+                }
+            )
             import traceback
 
             traceback.print_exc()
     Path(args.out, "gpu_check.json").write_text(json.dumps(ROWS, indent=1))
-    print(f"\n| check | measured | reference | ratio | verdict |\n| --- | --- | --- | --- | --- |")
+    print("\n| check | measured | reference | ratio | verdict |\n| --- | --- | --- | --- | --- |")
     for r in ROWS:
-        print(f"| {r['check']} | {r['measured']:.4g} {r['unit']} | {r['reference']:.4g} | {r['ratio']:.3f} | {'OK' if r['ok'] else 'FAIL'} {r['detail']} |")
+        print(
+            f"| {r['check']} | {r['measured']:.4g} {r['unit']} | {r['reference']:.4g} | {r['ratio']:.3f} | {'OK' if r['ok'] else 'FAIL'} {r['detail']} |"
+        )
     return 0 if all(r["ok"] for r in ROWS) else 1
 
 

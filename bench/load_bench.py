@@ -65,12 +65,15 @@ def median_of(python: str, code: str, repeat: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--hta-python", required=True, help="python of a venv with holistictraceanalysis")
+    parser.add_argument(
+        "--hta-python", required=True, help="python of a venv with holistictraceanalysis"
+    )
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     rows = []
     for label, path in TRACES.items():
-        raw = gzip.open(path).read()
+        with gzip.open(path) as f:
+            raw = f.read()
         events = len(json.loads(raw)["traceEvents"])
         with tempfile.TemporaryDirectory() as folder:
             # HTA reads a folder of rank traces.
@@ -78,7 +81,9 @@ def main() -> None:
             hta = median_of(args.hta_python, HTA.format(folder=folder), args.repeat)
         ours = median_of(sys.executable, OURS.format(root=str(ROOT), path=str(path)), args.repeat)
         rows.append((label, events, len(raw), ours, hta))
-    print("| trace | events | JSON MB | jupyter_brrr s | HTA s | speed-up | jupyter_brrr events/s | peak MB (ours / HTA) | ours peak / JSON |")
+    print(
+        "| trace | events | JSON MB | jupyter_brrr s | HTA s | speed-up | jupyter_brrr events/s | peak MB (ours / HTA) | ours peak / JSON |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, events, size, ours, hta in rows:
         print(

@@ -7,6 +7,7 @@ Public API::
     jupyter_brrr.load("trace.json.gz") -> Report
     jupyter_brrr.measure_peaks() -> Peaks
     jupyter_brrr.Report.from_json(text) -> Report
+    jupyter_brrr.compare(fn, *args, variants=("compile", "graph"), **kwargs) -> ABResult
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .actions.ab import ABResult, compare
     from .events import TraceError
     from .peaks import Peaks, measure_peaks
     from .report import Report, SchemaError
 
 # Imported on first use, so that `%load_ext jupyter_brrr` stays instant.
 _LAZY = {
+    "ABResult": "actions.ab",
+    "compare": "actions.ab",
     "TraceError": "events",
     "Peaks": "peaks",
     "measure_peaks": "peaks",
@@ -36,11 +40,14 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'jupyter_brrr' has no attribute {name!r}")
 
+
 __all__ = [
+    "ABResult",
     "Peaks",
     "Report",
     "SchemaError",
     "TraceError",
+    "compare",
     "load",
     "load_ipython_extension",
     "measure_peaks",
@@ -49,7 +56,9 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def profile(fn: Any, *args: Any, warmup: int = 0, repeat: int = 1, cpu: bool = False, **kwargs: Any) -> Report:
+def profile(
+    fn: Any, *args: Any, warmup: int = 0, repeat: int = 1, cpu: bool = False, **kwargs: Any
+) -> Report:
     """Profile ``fn(*args, **kwargs)`` and return its Report.
 
     ``warmup`` unprofiled runs come first; with ``warmup`` or ``repeat`` > 1, ``repeat`` runs are
@@ -67,22 +76,19 @@ def profile(fn: Any, *args: Any, warmup: int = 0, repeat: int = 1, cpu: bool = F
     return result.report
 
 
-def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None = None) -> Report:  # noqa: F821
+def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None = None) -> Report:
     """Analyse a PyTorch profiler trace (Kineto JSON, optionally gzipped) from any machine.
 
     ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
     table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
     """
-    from . import analysis
-    from . import peaks as peak_table
-    from .events import no_gc, read_trace
-    from .report import Report
+    from .events import no_gc
 
     with no_gc():
         return _load(path, device, peaks)
 
 
-def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Report:  # noqa: F821
+def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Report:
     from . import analysis
     from . import peaks as peak_table
     from .events import read_trace
@@ -102,8 +108,15 @@ def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Repo
     result = analysis.analyze(trace, peaks, notes=notes)
     steps = trace.annotations["name"].astype(str).str.startswith("ProfilerStep#").sum()
     if steps > 1:
-        result.notes.append(f"The trace holds {steps} profiler steps: figures cover all of them together.")
-    result.summary["runs"] = {"warmup": 0, "timed": 0, "profiled": int(max(steps, 1)), "total": int(max(steps, 1))}
+        result.notes.append(
+            f"The trace holds {steps} profiler steps: figures cover all of them together."
+        )
+    result.summary["runs"] = {
+        "warmup": 0,
+        "timed": 0,
+        "profiled": int(max(steps, 1)),
+        "total": int(max(steps, 1)),
+    }
     result.summary["warm"] = None
     return Report.from_analysis(result, name=str(path), source="trace", trace_path=str(path))
 
@@ -111,8 +124,10 @@ def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Repo
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jupyter_brrr``: registers the ``%%brrr`` cell magic."""
     from .magic import BrrrMagics
+    from .views import pictures
 
     ipython.register_magics(BrrrMagics)
+    pictures.preload()  # matplotlib's import, off the first report's path
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -33,7 +33,15 @@ LAUNCH_FLOOR_S = 2e-6
 # Gaps and kernels shorter than this are the signature of launch overhead.
 SHORT_S = 10e-6
 
-_COMMUNICATION = ("nccl", "rccl", "allreduce", "all_reduce", "allgather", "reducescatter", "sendrecv")
+_COMMUNICATION = (
+    "nccl",
+    "rccl",
+    "allreduce",
+    "all_reduce",
+    "allgather",
+    "reducescatter",
+    "sendrecv",
+)
 _HOST_COPY_MARKERS = ("HtoD", "DtoH", "Host", "Pageable", "Pinned", "HtoH")
 
 
@@ -68,7 +76,9 @@ def analyze(
     gpu_work = len(gpu) > 0
     owner = _owners(gpu["op"].to_numpy(), ops)
     gpu["owner"] = owner
-    ops["gpu_s"] = np.bincount(owner[owner >= 0], weights=gpu["dur_s"].to_numpy()[owner >= 0], minlength=len(ops))
+    ops["gpu_s"] = np.bincount(
+        owner[owner >= 0], weights=gpu["dur_s"].to_numpy()[owner >= 0], minlength=len(ops)
+    )
     ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
     ops["kernel_count"] = np.bincount(owner[owner >= 0], minlength=len(ops))
     _roofline(ops, peaks, per_call=True)
@@ -98,7 +108,9 @@ def analyze(
         "gpu": gpu_work,
         "peaks": peaks.to_dict() if peaks is not None else None,
         "runs": runs or {"warmup": 0, "timed": 0, "profiled": 1, "total": 1},
-        "peak_memory_bytes": peak_memory_bytes if peak_memory_bytes is not None else _trace_peak_memory(trace),
+        "peak_memory_bytes": peak_memory_bytes
+        if peak_memory_bytes is not None
+        else _trace_peak_memory(trace),
         "memory_capacity_bytes": memory_capacity_bytes
         if memory_capacity_bytes is not None
         else _trace_capacity(trace),
@@ -226,7 +238,9 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     codes, distinct = pd.factorize(names)
     distinct = pd.Series(distinct, dtype=object)
     is_comm = distinct.str.lower().str.contains("|".join(_COMMUNICATION)).to_numpy()[codes]
-    host_copy = (gpu["kind"] == "memcpy").to_numpy() & distinct.str.contains("|".join(_HOST_COPY_MARKERS)).to_numpy()[codes]
+    host_copy = (gpu["kind"] == "memcpy").to_numpy() & distinct.str.contains(
+        "|".join(_HOST_COPY_MARKERS)
+    ).to_numpy()[codes]
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
     bound[is_comm | host_copy] = "other"
@@ -263,7 +277,13 @@ def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> di
     if not gpu_work:
         top = trace_ops[trace_ops["parent"] < 0]
         busy = intervals.union_length(top["start_s"].to_numpy(), top["end_s"].to_numpy())
-        return {"busy_s": busy, "compute_s": 0.0, "memory_s": 0.0, "other_s": busy, "overhead_kernels_s": 0.0}
+        return {
+            "busy_s": busy,
+            "compute_s": 0.0,
+            "memory_s": 0.0,
+            "other_s": busy,
+            "overhead_kernels_s": 0.0,
+        }
     start = kernels["start_s"].to_numpy()
     end = start + kernels["dur_s"].to_numpy()
     bound = kernels["bound"].to_numpy()
@@ -319,7 +339,9 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
         dtype=("dtype", "first"),
     )
     # min_count=1 keeps "no model" (NaN) apart from "zero FLOPs".
-    sums = frame.groupby(["name", "shapes", "dtypes"], sort=False, dropna=False)[["flops", "bytes"]].sum(min_count=1)
+    sums = frame.groupby(["name", "shapes", "dtypes"], sort=False, dropna=False)[
+        ["flops", "bytes"]
+    ].sum(min_count=1)
     table = table.join(sums).reset_index()
     _roofline(table, peaks, per_call=False)
     table = table.rename(columns={"gpu_s": "gpu_time_s", "total_gpu_s": "total_gpu_time_s"})
@@ -376,14 +398,19 @@ def amdahl(share: float, factor: float) -> float:
 
 
 def what_if(summary: dict, ops: pd.DataFrame, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
-    """Amdahl projections for each part of the span and for the top ops by GPU time."""
+    """Amdahl projections for each part of the span and for the top ops by GPU time (by self
+    CPU time in a report without GPU work)."""
     span = summary["span_s"]
-    parts = [("category", name, summary[f"{name}_s"]) for name in ("compute", "memory", "other", "idle")]
-    top = ops.nlargest(5, "gpu_time_s")
-    parts += [("op", f"{r.name} {r.shapes}".strip(), r.gpu_time_s) for r in top.itertuples()]
+    parts = [
+        ("category", name, summary[f"{name}_s"]) for name in ("compute", "memory", "other", "idle")
+    ]
+    key = "gpu_time_s" if summary.get("gpu") else "self_cpu_time_s"
+    top = ops.nlargest(5, key) if len(ops) else ops
+    parts += [("op", f"{r.name} {r.shapes}".strip(), getattr(r, key)) for r in top.itertuples()]
     rows = []
     for kind, name, seconds in parts:
-        share = seconds / span if span > 0 else 0.0
+        # Host op times of a profiled run can exceed an unprofiled span: a share is at most 1.
+        share = min(seconds / span, 1.0) if span > 0 else 0.0
         row = {"kind": kind, "part": name, "time_s": seconds, "share": share}
         for factor in factors:
             row[f"speedup_at_{factor:g}x"] = amdahl(share, factor)
@@ -434,7 +461,11 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
                     f"They wait on device memory, not arithmetic (largest: {names}). Move fewer bytes: "
                     "fuse elementwise and normalisation ops with torch.compile, keep activations in "
                     "bf16, use fused attention (scaled_dot_product_attention)."
-                    + (f" Achieved over all work: {bandwidth / 1e12:.2f} TB/s." if bandwidth else "")
+                    + (
+                        f" Achieved over all work: {bandwidth / 1e12:.2f} TB/s."
+                        if bandwidth
+                        else ""
+                    )
                 ),
             }
         )

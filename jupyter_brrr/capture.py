@@ -14,13 +14,16 @@ that its numbers include first-run costs and profiler overhead.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import statistics
+import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +63,9 @@ def capture(
     import torch
 
     if warmup < 0 or repeat < 1:
-        raise ValueError(f"warmup must be >= 0 and repeat >= 1 (got warmup={warmup}, repeat={repeat}).")
+        raise ValueError(
+            f"warmup must be >= 0 and repeat >= 1 (got warmup={warmup}, repeat={repeat})."
+        )
     gpu = torch.cuda.is_available() and not cpu
     steady = warmup > 0 or repeat > 1
     runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}
@@ -91,17 +96,21 @@ def capture(
         activities.append(torch.profiler.ProfilerActivity.CUDA)
         torch.cuda.reset_peak_memory_stats()
     profiler = torch.profiler.profile(activities=activities, record_shapes=True)
+    with warnings.catch_warnings(), _quiet_native_stderr():
+        # torch warns that a profiler clears its events each cycle: true and harmless here.
+        warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
+        profiler.start()
     try:
-        with profiler:
-            try:
-                start_wall = time.perf_counter()
-                profiled_span, value = _timed(fn, gpu)
-                wall = time.perf_counter() - start_wall
-            except BaseException as e:
-                error = e
-                if gpu:
-                    _quiet_synchronize()
+        start_wall = time.perf_counter()
+        profiled_span, value = _timed(fn, gpu)
+        wall = time.perf_counter() - start_wall
+    except BaseException as e:
+        error = e
+        if gpu:
+            _quiet_synchronize()
     finally:
+        with _quiet_native_stderr():
+            profiler.stop()
         runs["profiled"] = 1
         runs["total"] += 1
     try:
@@ -122,7 +131,10 @@ def capture(
         if error is None:
             raise
         report = None
-        error.__notes__ = [*getattr(error, "__notes__", []), f"(jupyter_brrr: no partial report: {analysis_error})"]
+        error.__notes__ = [
+            *getattr(error, "__notes__", []),
+            f"(jupyter_brrr: no partial report: {analysis_error})",
+        ]
     finally:
         del profiler
     if error is not None:
@@ -147,6 +159,26 @@ def _new_trace_path() -> str:
     return os.path.join(folder, f"trace-{time.time_ns()}.json")
 
 
+@contextlib.contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 while the profiler starts or stops: some torch builds print a
+    Kineto log line there each time, which a notebook would show under every cell. Only our
+    own calls are wrapped, never the user's code."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real stderr (embedded, redirected)
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _timed(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
     """One run's span: CUDA events on a GPU (kernels finish after the host returns), else the
     host clock."""
@@ -169,10 +201,8 @@ def _timed(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
 def _quiet_synchronize() -> None:
     import torch
 
-    try:
+    with contextlib.suppress(Exception):  # a device error has already reached the user
         torch.cuda.synchronize()
-    except Exception:  # a device error has already been raised to the user
-        pass
 
 
 def _release(error: BaseException) -> None:
@@ -250,6 +280,9 @@ def _report(
     result.summary["profiled_span_s"] = profiled_span
     result.summary["run_spans_s"] = spans
     if not gpu and steady and spans:
-        result.summary["span_s"] = span
-        result.summary["span_source"] = span_source
+        # CPU op times come from the profiled run, slower than the unprofiled span: cap them.
+        s = result.summary
+        s["span_s"], s["span_source"] = span, span_source
+        s["busy_s"] = s["other_s"] = min(s["busy_s"], span)
+        s["idle_s"] = span - s["busy_s"]
     return Report.from_analysis(result, name=name, source=source, trace_path=trace_path)

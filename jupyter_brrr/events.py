@@ -67,13 +67,13 @@ class _Event(msgspec.Struct, gc=False):
 
 
 class _File(msgspec.Struct, gc=False):
-    traceEvents: list[_Event] = []  # noqa: N815 (the file's own key)
-    deviceProperties: Any = None  # noqa: N815
-    distributedInfo: Any = None  # noqa: N815
-    displayTimeUnit: Any = None  # noqa: N815
-    baseTimeNanoseconds: Any = None  # noqa: N815
-    traceName: Any = None  # noqa: N815
-    schemaVersion: Any = None  # noqa: N815
+    traceEvents: list[_Event] = []
+    deviceProperties: Any = None
+    distributedInfo: Any = None
+    displayTimeUnit: Any = None
+    baseTimeNanoseconds: Any = None
+    traceName: Any = None
+    schemaVersion: Any = None
 
 
 _EVENTS_DECODER = msgspec.json.Decoder(list[_Event])
@@ -104,7 +104,16 @@ class _Columns:
     """Column lists for the complete ('X') events and memory samples, filled chunk by chunk."""
 
     names = ("cat", "name", "pid", "tid", "ts", "dur")
-    arg_names = ("external_id", "correlation", "stream", "device", "bytes", "dims", "types", "concrete")
+    arg_names = (
+        "external_id",
+        "correlation",
+        "stream",
+        "device",
+        "bytes",
+        "dims",
+        "types",
+        "concrete",
+    )
 
     def __init__(self) -> None:
         self.frames: list[pd.DataFrame] = []
@@ -246,7 +255,7 @@ class Trace:
         """Kernels and copies together: everything that occupies the GPU."""
         columns = ["name", "start_s", "end_s", "dur_s", "stream", "device", "op"]
         return pd.concat(
-            [self.kernels[columns].assign(kind="kernel"), self.copies[columns + ["kind"]]],
+            [self.kernels[columns].assign(kind="kernel"), self.copies[[*columns, "kind"]]],
             ignore_index=True,
         )
 
@@ -270,7 +279,9 @@ def read_trace(path: str | PathLike) -> Trace:
     if not path.exists():
         raise TraceError(f"{path}: no such file.")
     if path.is_dir():
-        raise TraceError(f"{path} is a folder; give the path of one trace file (.json or .json.gz).")
+        raise TraceError(
+            f"{path} is a folder; give the path of one trace file (.json or .json.gz)."
+        )
     try:
         with no_gc():
             return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
@@ -330,8 +341,14 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
 
     host = events[events["cat"].isin(_HOST_CATEGORIES)].reset_index(drop=True)
     ops, annotations = _host_hierarchy(host)
-    runtime = _select(events, events["cat"] == "cuda_runtime", ["pid", "tid", "external_id", "correlation"])
-    kernels = _select(events, events["cat"] == "kernel", ["pid", "tid", "stream", "device", "external_id", "correlation"])
+    runtime = _select(
+        events, events["cat"] == "cuda_runtime", ["pid", "tid", "external_id", "correlation"]
+    )
+    kernels = _select(
+        events,
+        events["cat"] == "kernel",
+        ["pid", "tid", "stream", "device", "external_id", "correlation"],
+    )
     copies = _select(
         events,
         events["cat"].isin(["gpu_memcpy", "gpu_memset"]),
@@ -340,7 +357,9 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     copies.insert(1, "kind", np.where(copies["cat"] == "gpu_memset", "memset", "memcpy"))
     copies = copies.drop(columns="cat")
     copies["bytes"] = pd.to_numeric(copies["bytes"], errors="coerce")
-    gpu_annotations = _select(events, events["cat"] == "gpu_user_annotation", ["pid", "tid", "external_id"])
+    gpu_annotations = _select(
+        events, events["cat"] == "gpu_user_annotation", ["pid", "tid", "external_id"]
+    )
     annotations = pd.concat(
         [annotations.assign(where="host"), gpu_annotations.drop(columns="cat").assign(where="gpu")],
         ignore_index=True,
@@ -357,7 +376,13 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     devices = meta.deviceProperties if isinstance(meta.deviceProperties, list) else []
     metadata = {
         key: getattr(meta, key)
-        for key in ("distributedInfo", "displayTimeUnit", "baseTimeNanoseconds", "traceName", "schemaVersion")
+        for key in (
+            "distributedInfo",
+            "displayTimeUnit",
+            "baseTimeNanoseconds",
+            "traceName",
+            "schemaVersion",
+        )
         if getattr(meta, key) is not None
     }
     return Trace(
@@ -382,9 +407,13 @@ def _select(events: pd.DataFrame, mask: pd.Series, extra: list[str]) -> pd.DataF
 def _normalise_gpu_ids(frame: pd.DataFrame) -> pd.DataFrame:
     """Stream and device as integers: ROCm and old traces differ from CUDA's layout."""
     stream = pd.to_numeric(frame["stream"], errors="coerce")
-    frame["stream"] = stream.fillna(pd.to_numeric(frame["tid"], errors="coerce")).fillna(-1).astype(np.int64)
+    frame["stream"] = (
+        stream.fillna(pd.to_numeric(frame["tid"], errors="coerce")).fillna(-1).astype(np.int64)
+    )
     device = pd.to_numeric(frame["device"], errors="coerce")
-    frame["device"] = device.fillna(pd.to_numeric(frame["pid"], errors="coerce")).fillna(0).astype(np.int64)
+    frame["device"] = (
+        device.fillna(pd.to_numeric(frame["pid"], errors="coerce")).fillna(0).astype(np.int64)
+    )
     return frame.drop(columns=["pid", "tid"])
 
 
@@ -420,7 +449,9 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     is_op = (host["cat"] == "cpu_op").to_numpy()
     names = host["name"].to_numpy()
-    is_module = ((host["cat"] == "python_function") & host["name"].str.startswith(_MODULE_PREFIX)).to_numpy()
+    is_module = (
+        (host["cat"] == "python_function") & host["name"].str.startswith(_MODULE_PREFIX)
+    ).to_numpy()
     op_parent = _nearest_ancestor(parent, is_op)
     module_row = _nearest_ancestor(parent, is_module)
     depth = _depth(op_parent)
@@ -432,7 +463,21 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     new_index[op_rows] = np.arange(len(op_rows))
     module = pd.Series(np.where(module_row >= 0, names[np.maximum(module_row, 0)], ""), dtype=str)
     module = module.str.removeprefix(_MODULE_PREFIX).to_numpy()
-    ops = host.loc[is_op, ["name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id", "dims", "types", "concrete"]]
+    ops = host.loc[
+        is_op,
+        [
+            "name",
+            "start_s",
+            "dur_s",
+            "end_s",
+            "pid",
+            "tid",
+            "external_id",
+            "dims",
+            "types",
+            "concrete",
+        ],
+    ]
     ops = ops.reset_index(drop=True)
     ops["parent"] = _remap(new_index, op_parent[op_rows])
     ops["top"] = _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows))
@@ -442,7 +487,10 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     ops["shapes"], ops["dims"] = _shared_values(ops["dims"])
     ops["dtypes"], ops["types"] = _shared_values(ops["types"])
     ops["concrete"] = _shared_values(ops["concrete"])[1]
-    annotations = host.loc[host["cat"] == "user_annotation", ["name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id"]]
+    annotations = host.loc[
+        host["cat"] == "user_annotation",
+        ["name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id"],
+    ]
     return ops, annotations.reset_index(drop=True)
 
 
@@ -520,7 +568,9 @@ def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -
     """
     rows = np.full(len(gpu), -1, dtype=np.int64)
     if len(runtime) and len(ops):
-        launches = runtime.dropna(subset=["correlation"]).drop_duplicates("correlation", keep="last")
+        launches = runtime.dropna(subset=["correlation"]).drop_duplicates(
+            "correlation", keep="last"
+        )
         launch_row = pd.Series(np.arange(len(launches)), index=launches["correlation"].to_numpy())
         matched = pd.to_numeric(gpu["correlation"], errors="coerce").map(launch_row)
         has_launch = matched.notna().to_numpy()
@@ -531,7 +581,9 @@ def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -
     if missing.any():
         op_ids = pd.to_numeric(ops["external_id"], errors="coerce")
         valid = op_ids.notna() & ~op_ids.duplicated(keep="last")
-        row_of_id = pd.Series(np.flatnonzero(valid.to_numpy()), index=op_ids[valid].astype(np.int64).to_numpy())
+        row_of_id = pd.Series(
+            np.flatnonzero(valid.to_numpy()), index=op_ids[valid].astype(np.int64).to_numpy()
+        )
         external = pd.to_numeric(gpu["external_id"], errors="coerce")[missing]
         rows[missing] = external.map(row_of_id).fillna(-1).astype(np.int64).to_numpy()
     return rows
@@ -539,7 +591,9 @@ def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -
 
 def _enclosing_op(ops: pd.DataFrame, calls: pd.DataFrame) -> np.ndarray:
     """The innermost op on the same thread whose interval holds each call's start, or -1."""
-    thread_codes = _thread_codes(pd.concat([ops["pid"], calls["pid"]]), pd.concat([ops["tid"], calls["tid"]]))
+    thread_codes = _thread_codes(
+        pd.concat([ops["pid"], calls["pid"]]), pd.concat([ops["tid"], calls["tid"]])
+    )
     op_thread, call_thread = thread_codes[: len(ops)], thread_codes[len(ops) :]
     # ops are sorted by (thread, start): the last op starting at or before the call is the
     # innermost candidate; climb its parents until one still runs at the call's time.

@@ -70,7 +70,9 @@ class Report:
         self.summary = summary
         self.ops = ops
         self.kernels = kernels
-        self.cpu_ops = cpu_ops if cpu_ops is not None else pd.DataFrame(columns=list(CPU_OP_COLUMNS))
+        self.cpu_ops = (
+            cpu_ops if cpu_ops is not None else pd.DataFrame(columns=list(CPU_OP_COLUMNS))
+        )
         self.notes = list(notes or [])
         self.recommendations = list(recommendations or [])
         self.name = name
@@ -99,7 +101,9 @@ class Report:
 
     def split(self) -> pd.Series:
         """The span split, in seconds: compute, memory, other, idle."""
-        return pd.Series({k: self.summary[f"{k}_s"] for k in ("compute", "memory", "other", "idle")})
+        return pd.Series(
+            {k: self.summary[f"{k}_s"] for k in ("compute", "memory", "other", "idle")}
+        )
 
     @property
     def empty(self) -> bool:
@@ -109,7 +113,11 @@ class Report:
 
     def to_dict(self) -> dict:
         kernels, aggregated = _kernels_for_json(self.kernels)
-        cpu_ops = self.cpu_ops.nlargest(CPU_OP_LIMIT, "dur_s") if len(self.cpu_ops) > CPU_OP_LIMIT else self.cpu_ops
+        cpu_ops = (
+            self.cpu_ops.nlargest(CPU_OP_LIMIT, "dur_s")
+            if len(self.cpu_ops) > CPU_OP_LIMIT
+            else self.cpu_ops
+        )
         return _clean(
             {
                 "schema": SCHEMA_NAME,
@@ -140,7 +148,9 @@ class Report:
         """Read a report written by ``to_json`` (this schema version or older)."""
         doc = json.loads(text) if isinstance(text, (str, bytes)) else text
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME:
-            raise SchemaError("Not a jupyter_brrr report: the document has no 'schema': 'jupyter_brrr.report'.")
+            raise SchemaError(
+                "Not a jupyter_brrr report: the document has no 'schema': 'jupyter_brrr.report'."
+            )
         version = doc.get("version")
         if not isinstance(version, int) or version > SCHEMA_VERSION:
             raise SchemaError(
@@ -179,6 +189,20 @@ class Report:
         return written
 
     # --- display --------------------------------------------------------------------------------
+
+    def figure(self, kind: str = "roofline") -> Any:
+        """A bokeh figure (or layout) of one view, to restyle or embed: ``"split"``, ``"ops"``,
+        ``"roofline"``, ``"timeline"`` or ``"whatif"``. Needs bokeh."""
+        from .views import figures
+
+        return figures.figure(self, kind)
+
+    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
+        """Write the report as one self-contained interactive HTML file (BokehJS inlined: it
+        opens offline). Needs bokeh. Returns the path."""
+        from .views import figures
+
+        return figures.save_html(self, path, title=title)
 
     def __repr__(self) -> str:
         from .views import text
@@ -235,5 +259,7 @@ def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
         count=("count", "sum"),
         bound=("bound", "first"),
     )
-    sums = kernels.groupby(["name", "op", "stream"], sort=False)[["flops", "bytes"]].sum(min_count=1)
+    sums = kernels.groupby(["name", "op", "stream"], sort=False)[["flops", "bytes"]].sum(
+        min_count=1
+    )
     return grouped.join(sums).reset_index().sort_values("dur_s", ascending=False), True

@@ -111,7 +111,9 @@ def test_rocm_trace_without_known_peaks_says_so() -> None:
     report = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz")
     assert report.summary["gpu"]
     assert any("peak" in note.lower() for note in report.notes)
-    with_device = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz", device="AMD Instinct MI250X / MI250")
+    with_device = jupyter_brrr.load(
+        DATA / "mi250_rocm_minitoy.json.gz", device="AMD Instinct MI250X / MI250"
+    )
     assert with_device.summary["peaks"] is not None
     assert set(with_device.kernels["bound"]) - {"other"}
 

@@ -24,10 +24,14 @@ def test_every_trace_loads_and_links_kernels(path: Path) -> None:
     assert trace.ops["start_s"].min() >= 0
     if len(trace.kernels):
         # Every kernel is tied to the op that launched it.
-        assert (trace.kernels["op"] >= 0).all(), trace.kernels.loc[trace.kernels["op"] < 0, "name"].head()
+        assert (trace.kernels["op"] >= 0).all(), trace.kernels.loc[
+            trace.kernels["op"] < 0, "name"
+        ].head()
         launched_by = trace.ops.iloc[trace.kernels["op"]]
         # ... and that op was running when the launch happened, so it starts before the kernel.
-        assert (launched_by["start_s"].to_numpy() <= trace.kernels["start_s"].to_numpy() + 1e-6).all()
+        assert (
+            launched_by["start_s"].to_numpy() <= trace.kernels["start_s"].to_numpy() + 1e-6
+        ).all()
 
 
 def test_cpu_only_trace_has_no_gpu_events() -> None:
@@ -84,7 +88,8 @@ def test_chunked_read_matches_whole_read(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_parse_compact_json_and_dict() -> None:
-    doc = json.loads(gzip.open(DATA / "coscos_eager.json.gz").read())
+    with gzip.open(DATA / "coscos_eager.json.gz") as f:
+        doc = json.loads(f.read())
     from_dict = parse_trace(doc)
     compact = parse_trace(json.dumps(doc, separators=(",", ":")))
     assert len(from_dict.kernels) == len(compact.kernels) == 6
@@ -111,7 +116,8 @@ def test_json_that_is_not_a_trace(tmp_path: Path) -> None:
 
 
 def test_truncated_json(tmp_path: Path) -> None:
-    raw = gzip.open(DATA / "tiny_mlp_eager.json.gz").read()
+    with gzip.open(DATA / "tiny_mlp_eager.json.gz") as f:
+        raw = f.read()
     path = tmp_path / "cut.json"
     path.write_bytes(raw[: len(raw) // 2])
     with pytest.raises(TraceError, match=r"cut\.json: .*truncated"):
@@ -128,7 +134,12 @@ def test_truncated_gzip(tmp_path: Path) -> None:
 
 def test_events_without_fields(tmp_path: Path) -> None:
     # Field-less events (no ts, no args) are skipped, not fatal, as long as some are usable.
-    doc = {"traceEvents": [{"ph": "X", "name": "x"}, {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 2}]}
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "name": "x"},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 2},
+        ]
+    }
     trace = parse_trace(doc)
     assert list(trace.ops["name"]) == ["aten::add"]
     with pytest.raises(TraceError, match="no timed events"):

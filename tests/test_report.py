@@ -38,7 +38,9 @@ def test_json_round_trip(gpt2: Report) -> None:
     assert doc["kernels"]["columns"] == list(KERNEL_COLUMNS)
     again = Report.from_json(text)
     assert again.to_json() == text
-    pd.testing.assert_series_equal(again.ops["gpu_time_s"], gpt2.ops["gpu_time_s"], check_names=False)
+    pd.testing.assert_series_equal(
+        again.ops["gpu_time_s"], gpt2.ops["gpu_time_s"], check_names=False
+    )
     assert again.summary == json.loads(json.dumps(gpt2.summary))
 
 
@@ -56,7 +58,8 @@ def test_save_writes_report_and_trace(gpt2: Report, tmp_path: Path) -> None:
     assert [f.name for f in files] == ["gpt2.json", "gpt2.trace.json.gz"]
     assert Report.from_json(files[0].read_text()).summary["device"] == "NVIDIA H200"
     # The trace beside it is the raw one, loadable by Perfetto and by us.
-    assert json.loads(gzip.open(files[1]).read())["traceEvents"]
+    with gzip.open(files[1]) as f:
+        assert json.loads(f.read())["traceEvents"]
     assert len(jupyter_brrr.load(files[1]).kernels) == len(gpt2.kernels)
 
 
@@ -107,7 +110,14 @@ def test_profile_reraises_errors() -> None:
 def test_cli_prints_summary_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = subprocess.run(
-        [sys.executable, "-m", "jupyter_brrr", str(DATA / "tiny_mlp_eager.json.gz"), "--json", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "jupyter_brrr",
+            str(DATA / "tiny_mlp_eager.json.gz"),
+            "--json",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -120,6 +130,8 @@ def test_cli_prints_summary_and_writes_json(tmp_path: Path) -> None:
 def test_cli_bad_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    result = subprocess.run([sys.executable, "-m", "jupyter_brrr", str(bad)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "jupyter_brrr", str(bad)], capture_output=True, text=True
+    )
     assert result.returncode == 2
     assert "bad.json" in result.stderr and "truncated" in result.stderr

@@ -1,12 +1,20 @@
 """The notebook output bundle of a report: one output, several representations.
 
-The custom MIME type carries the data for the JupyterLab renderer (live and in saved notebooks);
-``text/html`` is static (tables and pictures, no script) for nbconvert and GitHub; ``text/plain``
-for terminals. Front-ends pick the richest one they can render.
+- the custom MIME type: the report JSON, for the JupyterLab renderer (live and in saved
+  notebooks, no kernel needed);
+- ``text/html``: static key figures, tables and PNG pictures as data URIs (no script, iframe or
+  style block), for nbconvert, GitHub and front-ends without our extension;
+- ``image/png``: the split bar above the roofline (or the top CPU ops), base64;
+- ``text/plain``: for terminals.
+
+Front-ends pick the richest one they can render. The pictures need matplotlib; without it the
+bundle has no ``image/png`` and the HTML only tables. Everything here runs after every ``%%brrr``
+cell, inside its overhead budget: pictures are drawn once per report and cached.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING
 
 from ..schema import MIME_TYPE
@@ -17,8 +25,12 @@ if TYPE_CHECKING:
 
 
 def mimebundle(report: Report) -> dict:
-    return {
+    pictures = html._pictures(report)
+    bundle = {
         MIME_TYPE: report.to_dict(),
-        "text/html": html.render(report),
+        "text/html": html.render(report, pictures),
         "text/plain": text.render(report),
     }
+    if pictures.combined:
+        bundle["image/png"] = base64.b64encode(pictures.combined).decode("ascii")
+    return bundle

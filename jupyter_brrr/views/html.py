@@ -1,63 +1,367 @@
-"""Static HTML: tables only, every string escaped, no script, iframe or style block.
+"""Static HTML: key figures, pictures and tables; no script, iframe or style block.
 
-It is what nbconvert and GitHub show; the JupyterLab renderer replaces it with the interactive
-report.
+It is what nbconvert and GitHub show (the JupyterLab renderer replaces it with the interactive
+report). Only inline ``style`` attributes are used, and the two pictures (the span split and the
+roofline, or the top CPU ops) are PNG data URIs, so the fragment survives HTML sanitizers and
+needs no JavaScript. Every string that comes from a report (op and kernel names, shapes, module
+paths, notes, variant names, error messages) is escaped.
 """
 
 from __future__ import annotations
 
+import base64
+import warnings
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import format as fmt
-from . import text
 
 if TYPE_CHECKING:
     from ..report import Report
+    from .pictures import Pictures
 
-_COLOURS = {"compute": "#4C72B0", "memory": "#DD8452", "other": "#8C8C8C", "idle": "#E5E5E5"}
+# One colour per bottleneck, the same as the JupyterLab renderer's (js/src/colors.ts).
+COLOURS = {
+    "compute": "#4c78c8",
+    "memory": "#e8833a",
+    "other": "#9467bd",
+    "idle": "#d65f5f",
+    "overhead": "#d65f5f",
+    "cpu": "#3fa36b",
+}
+LABELS = {
+    "compute": "Compute",
+    "memory": "Memory",
+    "other": "Other",
+    "idle": "Idle (overhead)",
+    "overhead": "Overhead",
+    "cpu": "CPU",
+}
+_COLOURS = {k: COLOURS[k] for k in ("compute", "memory", "other", "idle")}  # the span split
+
+_TABLE = 'style="border-collapse:collapse;font-size:12px;margin:4px 0"'
+_TH = 'style="text-align:left;padding:2px 8px;border-bottom:1px solid #999"'
+_TD = 'style="padding:2px 8px;border-bottom:1px solid #e5e5e5;text-align:left"'
+_TDR = 'style="padding:2px 8px;border-bottom:1px solid #e5e5e5;text-align:right;white-space:nowrap"'
+_MUTED = "color:#666"
 
 
-def _split_bar(report: Report) -> str:
-    s = report.summary
-    span = s["span_s"]
-    if not s.get("gpu") or span <= 0:
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number
+
+
+def _img(png: bytes | None, alt: str, width: int = 640) -> str:
+    if not png:
         return ""
-    cells = []
-    for name, colour in _COLOURS.items():
-        share = s[f"{name}_s"] / span
-        if share <= 0:
-            continue
-        cells.append(
-            f'<td style="width:{100 * share:.2f}%;background:{colour};padding:2px 4px;'
-            f'white-space:nowrap;overflow:hidden" title="{name}">{name} {100 * share:.0f}%</td>'
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<div><img src="data:image/png;base64,{data}" alt="{_e(alt)}" width="{width}" '
+        f'style="max-width:100%;height:auto"></div>'
+    )
+
+
+def _table(head: list[str], rows: list[list[str] | str], right: set[int] | None = None) -> str:
+    """A table; a row given as a string is one cell spanning all columns."""
+    right = right or set()
+    th = "".join(f"<th {_TH}>{h}</th>" for h in head)
+    body = "".join(
+        f'<tr><td {_TD} colspan="{len(head)}">{row}</td></tr>'
+        if isinstance(row, str)
+        else "<tr>"
+        + "".join(f"<td {_TDR if i in right else _TD}>{cell}</td>" for i, cell in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table {_TABLE}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _section(title: str) -> str:
+    return f'<div style="font-weight:bold;margin:10px 0 2px 0">{title}</div>'
+
+
+# --- key figures ---------------------------------------------------------------------------------
+
+
+def _main_dtype(report: Report) -> str | None:
+    ops = report.ops
+    if not len(ops) or "dtype" not in ops:
+        return None
+    with_flops = ops[(ops["flops"].fillna(0) > 0) & (ops["gpu_time_s"].fillna(0) > 0)]
+    if not len(with_flops):
+        return None
+    by_dtype = with_flops.groupby("dtype")["flops"].sum()
+    return str(by_dtype.idxmax()) if len(by_dtype) else None
+
+
+def _span_source(summary: dict) -> str:
+    source = summary.get("span_source", "trace")
+    timed = (summary.get("runs") or {}).get("timed", 0)
+    if source == "cuda_events":
+        return f"median of {timed} runs timed with CUDA events"
+    if source.startswith("host_clock"):
+        return f"median of {timed} unprofiled runs, host clock"
+    return "from the profiled run's trace"
+
+
+def _warm(summary: dict) -> str:
+    warm = summary.get("warm")
+    if warm is True:
+        return "warm: first-run costs excluded"
+    if warm is False:
+        return "includes first-run costs (use --warmup 1 --repeat 5 for steady-state numbers)"
+    return "unknown (loaded trace)"
+
+
+def key_figures(report: Report) -> list[tuple[str, str]]:
+    """The overview's figures as (label, value) pairs, plain text (escape before use)."""
+    s = report.summary
+    span = float(s.get("span_s") or 0.0)
+    rows: list[tuple[str, str]] = []
+    peaks = s.get("peaks") or None
+    device = str(s.get("device", ""))
+    if peaks and peaks.get("source"):
+        device += f" (peaks: {peaks['source']})"
+    rows.append(("device", device))
+    if s.get("gpu"):
+        busy = float(s.get("busy_s") or 0.0)
+        rows.append(("span", f"{fmt.seconds(span)} per run ({_span_source(s)})"))
+        gaps = s.get("idle_gap_count")
+        idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
+        rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
+        achieved = _number(s.get("achieved_flops_per_s"))
+        dtype = _main_dtype(report)
+        peak_flops = (peaks or {}).get("flops", {}).get(dtype) if dtype else None
+        value = f"{fmt.rate(achieved, 'FLOP/s')} while busy"
+        if achieved and peak_flops:
+            value += f" ({fmt.percent(achieved, peak_flops)} of the {dtype} peak, {fmt.rate(peak_flops, 'FLOP/s')})"
+        rows.append(("compute", value))
+        bandwidth = _number(s.get("achieved_bytes_per_s"))
+        peak_bw = _number((peaks or {}).get("bandwidth"))
+        value = f"{fmt.rate(bandwidth, 'B/s')} while busy"
+        if bandwidth and peak_bw:
+            value += f" ({fmt.percent(bandwidth, peak_bw)} of {fmt.rate(peak_bw, 'B/s')})"
+        rows.append(("memory traffic", value))
+        kernels = int(s.get("kernel_count") or 0)
+        copies = int(s.get("copy_count") or 0)
+        short = int(s.get("short_kernel_count") or 0)
+        rows.append(
+            (
+                "kernels",
+                f"{kernels:,} kernels, {copies:,} copies ({short:,} kernels shorter than 10 us)",
+            )
         )
-    return f'<table style="width:100%;border-collapse:collapse"><tr>{"".join(cells)}</tr></table>'
+    else:
+        rows.append(
+            ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
+        )
+        rows.append(("span", f"{fmt.seconds(span)} per run ({_span_source(s)})"))
+    peak_memory = _number(s.get("peak_memory_bytes"))
+    if peak_memory is not None:
+        capacity = _number(s.get("memory_capacity_bytes"))
+        value = fmt.size(peak_memory)
+        if capacity:
+            value += f" of {fmt.size(capacity)} ({fmt.percent(peak_memory, capacity)})"
+        rows.append(("peak memory", value))
+    rows.append(("runs", f"{fmt.runs(s.get('runs') or {})}; {_warm(s)}"))
+    return rows
+
+
+def _key_figures(report: Report) -> str:
+    rows = "".join(
+        f'<tr><td style="padding:1px 8px 1px 0;text-align:left;{_MUTED}">{_e(label)}</td>'
+        f'<td style="padding:1px 0;text-align:left">{_e(value)}</td></tr>'
+        for label, value in key_figures(report)
+    )
+    return f'<table style="border-collapse:collapse;font-size:12px">{rows}</table>'
+
+
+# --- lists and tables ----------------------------------------------------------------------------
+
+
+def _recommendations(report: Report, top: int = 3) -> str:
+    items = []
+    for advice in report.recommendations[:top]:
+        bottleneck = str(advice.get("bottleneck", "other"))
+        colour = COLOURS.get("idle" if bottleneck == "overhead" else bottleneck, COLOURS["other"])
+        share = _number(advice.get("share"))
+        tag = f"{bottleneck} {100 * share:.0f}%" if share is not None else bottleneck
+        items.append(
+            f'<li><span style="background:{colour};color:white;padding:0 4px;border-radius:3px;font-size:11px">'
+            f"{_e(tag)}</span> <b>{_e(advice.get('title', ''))}</b>: {_e(advice.get('detail', ''))}</li>"
+        )
+    if not items:
+        return ""
+    return (
+        _section("What to try first")
+        + f'<ul style="margin:2px 0;padding-left:20px">{"".join(items)}</ul>'
+    )
+
+
+def _notes(report: Report) -> str:
+    if not report.notes:
+        return ""
+    items = "".join(f"<li>{_e(note)}</li>" for note in report.notes)
+    return f'<ul style="margin:6px 0;padding-left:20px;font-size:11px;{_MUTED}">{items}</ul>'
 
 
 def _ops_table(report: Report, top: int = 15) -> str:
     ops = report.ops
     if not len(ops):
         return ""
-    key = "gpu_time_s" if report.summary.get("gpu") else "self_cpu_time_s"
+    gpu = bool(report.summary.get("gpu"))
+    key = "gpu_time_s" if gpu else "self_cpu_time_s"
     rows = ops.nlargest(top, key)
-    head = "".join(
-        f"<th>{h}</th>" for h in ("op", "shapes", "calls", "time", "FLOP/s", "bytes/s", "% of roof", "bound")
-    )
-    body = []
+    total = float(report.summary.get("span_s") or 0.0) if gpu else float(ops[key].sum())
+    head = ["op", "shapes", "calls", "GPU time" if gpu else "self CPU time", "share"]
+    if gpu:
+        head += ["FLOP/s", "bytes/s", "% of roof", "bound"]
+    body: list[list[str] | str] = []
     for r in rows.itertuples():
-        roof = "-" if r.roof_fraction != r.roof_fraction else f"{100 * r.roof_fraction:.0f}%"
-        body.append(
-            "<tr>"
-            f"<td>{escape(str(r.name))}</td><td>{escape(str(r.shapes))[:80]}</td><td>{r.calls}</td>"
-            f"<td>{fmt.seconds(getattr(r, key))}</td><td>{fmt.rate(r.flops_per_s, 'FLOP/s')}</td>"
-            f"<td>{fmt.rate(r.bytes_per_s, 'B/s')}</td><td>{roof}</td><td>{escape(str(r.bound))}</td>"
-            "</tr>"
+        seconds = _number(getattr(r, key)) or 0.0
+        shapes = str(r.shapes)
+        shapes = shapes if len(shapes) <= 80 else shapes[:79] + "…"
+        row = [
+            f"<code>{_e(r.name)}</code>",
+            f'<span style="font-size:11px">{_e(shapes)}</span>',
+            _e(r.calls),
+            fmt.seconds(seconds),
+            fmt.percent(seconds, total),
+        ]
+        if gpu:
+            roof = _number(r.roof_fraction)
+            bound = str(r.bound)
+            colour = COLOURS.get(bound)
+            bound_html = f'<span style="color:{colour}">{_e(bound)}</span>' if colour else _e(bound)
+            row += [
+                fmt.rate(_number(r.flops_per_s), "FLOP/s"),
+                fmt.rate(_number(r.bytes_per_s), "B/s"),
+                "-" if roof is None else f"{100 * roof:.0f}%",
+                bound_html,
+            ]
+        body.append(row)
+    title = f"Top {len(rows)} of {len(ops):,} ops by {'GPU' if gpu else 'self CPU'} time"
+    return _section(_e(title)) + _table(head, body, right={2, 3, 4, 5, 6, 7})
+
+
+def _ab_table(ab: dict) -> str:
+    variants = ab.get("variants") or []
+    if not variants:
+        return ""
+    body: list[list[str] | str] = []
+    for v in variants:
+        median = _number(v.get("median_s"))
+        iqr = _number(v.get("iqr_s"))
+        speedup = _number(v.get("speedup"))
+        low, high = _number(v.get("speedup_low")), _number(v.get("speedup_high"))
+        if speedup is None:
+            speed = "-"
+        elif low is not None and high is not None and (low, high) != (speedup, speedup):
+            speed = f"{speedup:.2f}x ({low:.2f}–{high:.2f})"
+        else:
+            speed = f"{speedup:.2f}x"
+        verdict = str(v.get("verdict") or "-")
+        colour = {"faster": "#2e7d32", "slower": "#c62828", "failed": "#c62828"}.get(verdict)
+        verdict_html = f'<b style="color:{colour}">{_e(verdict)}</b>' if colour else _e(verdict)
+        correct = v.get("correct")
+        err = _number(v.get("max_abs_err"))
+        if correct is True:
+            correctness = "same outputs" + (f" (max abs err {err:.2g})" if err else "")
+        elif correct is False:
+            correctness = '<b style="color:#c62828">outputs differ</b>' + (
+                f" (max abs err {_e(f'{err:.2g}')})" if err is not None else ""
+            )
+        else:
+            correctness = "-"
+        compile_s = _number(v.get("compile_s"))
+        row = [
+            _e(v.get("name", "")),
+            fmt.seconds(median) if median is not None else "-",
+            fmt.seconds(iqr) if iqr is not None else "-",
+            speed,
+            verdict_html,
+            correctness,
+            fmt.seconds(compile_s) if compile_s is not None else "-",
+        ]
+        body.append(row)
+        if v.get("error"):
+            error = " ".join(str(v["error"]).split())
+            error = error if len(error) <= 300 else error[:299] + "…"
+            body.append(
+                f'<span style="color:#c62828;font-size:11px">{_e(v.get("name", ""))}: {_e(error)}</span>'
+            )
+    head = [
+        "variant",
+        "median",
+        "IQR",
+        "speed-up (range)",
+        "verdict",
+        "correctness",
+        "compile time",
+    ]
+    notes = "".join(f"<li>{_e(n)}</li>" for n in ab.get("notes") or [])
+    notes_html = (
+        f'<ul style="margin:2px 0;padding-left:20px;font-size:11px;{_MUTED}">{notes}</ul>'
+        if notes
+        else ""
+    )
+    return _section("A/B comparison") + _table(head, body, right={1, 2, 3}) + notes_html
+
+
+# --- the fragment --------------------------------------------------------------------------------
+
+
+def render(report: Report, pictures: Pictures | None = None) -> str:
+    """The static HTML fragment. ``pictures`` are drawn here when not given (when matplotlib is
+    installed); ``Pictures(None, None, None)`` leaves them out."""
+    if pictures is None:
+        pictures = _pictures(report)
+    s = report.summary
+    title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
+    parts = [f'<div style="font-weight:bold;font-size:14px;margin-bottom:4px">{_e(title)}</div>']
+    if report.empty:
+        parts.append("<div>The code ran no torch operations: there is nothing to show.</div>")
+        parts.append(_notes(report))
+        return _wrap(parts)
+    parts.append(_key_figures(report))
+    if s.get("gpu"):
+        split_alt = "span split: " + ", ".join(
+            f"{name} {fmt.seconds(s.get(f'{name}_s'))} ({fmt.percent(s.get(f'{name}_s') or 0.0, s.get('span_s') or 0.0)})"
+            for name in ("compute", "memory", "other", "idle")
         )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        parts.append(_img(pictures.split, split_alt) or f"<div>{_e(split_alt)}</div>")
+    parts.append(_recommendations(report))
+    if report.ab:
+        parts.append(_ab_table(report.ab))
+    main_alt = "roofline of the ops on this GPU" if s.get("gpu") else "top ops by self CPU time"
+    parts.append(_img(pictures.main, main_alt))
+    parts.append(_ops_table(report))
+    parts.append(_notes(report))
+    return _wrap(parts)
 
 
-def render(report: Report) -> str:
-    lines = text.summary_lines(report)
-    summary = "".join(f"<div>{escape(line)}</div>" for line in lines)
-    return f'<div class="jupyter-brrr-static">{summary}{_split_bar(report)}{_ops_table(report)}</div>'
+def _wrap(parts: list[str]) -> str:
+    body = "".join(p for p in parts if p)
+    return f'<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">{body}</div>'
+
+
+def _pictures(report: Report) -> Pictures:
+    from . import pictures
+
+    if not pictures.available():
+        return pictures.Pictures(None, None, None)
+    try:
+        return pictures.pictures(report)
+    except Exception as error:
+        # A picture that fails to draw must not cost the user the report: show the tables.
+        warnings.warn(f"jupyter_brrr could not draw the report's pictures: {error!r}", stacklevel=2)
+        return pictures.Pictures(None, None, None)

@@ -36,7 +36,9 @@ def summary_lines(report: Report) -> list[str]:
                 f"  peak memory {fmt.size(s['peak_memory_bytes'])} of {fmt.size(s.get('memory_capacity_bytes'))}"
             )
     else:
-        lines.append(f"CPU op time {fmt.seconds(s['busy_s'])} over {fmt.seconds(span)}; {fmt.runs(s['runs'])}")
+        lines.append(
+            f"CPU op time {fmt.seconds(s['busy_s'])} over {fmt.seconds(span)}; {fmt.runs(s['runs'])}"
+        )
     for note in report.notes:
         lines.append(f"note: {note}")
     for advice in report.recommendations[:3]:
@@ -51,7 +53,9 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
     gpu = report.summary.get("gpu")
     key = "gpu_time_s" if gpu else "self_cpu_time_s"
     rows = ops.nlargest(top, key)
-    header = f"{'op':<44} {'calls':>6} {'time':>10} {'share':>6} {'FLOP/s':>12} {'B/s':>11} {'bound':>9}"
+    header = (
+        f"{'op':<44} {'calls':>6} {'time':>10} {'share':>6} {'FLOP/s':>12} {'B/s':>11} {'bound':>9}"
+    )
     total = report.summary["span_s"] if gpu else max(ops[key].sum(), 1e-12)
     lines = [header, "-" * len(header)]
     for r in rows.itertuples():

@@ -1,0 +1,1005 @@
+"""Interactive bokeh figures of a report, and the standalone HTML export.
+
+``figure(report, kind)`` returns a bokeh model that a user can restyle (``report.figure(...)``):
+
+- ``"split"``: the span split (compute / memory / other / idle) as one stacked bar; for a report
+  without GPU work, self CPU time by op category.
+- ``"ops"``: the top ops by time as bars coloured by bound, time by category, and a sortable
+  table of all ops.
+- ``"roofline"``: log-log, the bandwidth ceiling and compute ceilings per dtype with their ridge
+  points, one point per op row sized by time and coloured by bound; hover shows name, shapes,
+  time, FLOP/s, bytes/s and % of the roof. Without GPU work: the top ops by CPU time.
+- ``"timeline"``: kernels per stream over the span (idle gaps are the white space), top-level
+  CPU ops in lanes above; zoom and pan along time.
+- ``"whatif"``: Amdahl's law with a slider: the projected span if one part got N times faster
+  (computed in the browser by a CustomJS callback: this is the user's own export, not the
+  notebook's safe renderer).
+
+``save_html(report, path)`` writes all of them, in tabs under the key figures, into ONE HTML
+file with BokehJS inlined: it opens offline, from anywhere.
+
+Strings from the report reach the page only as data (tooltips, table cells, select options and
+canvas text, which bokeh escapes or draws as text) or through ``html.escape`` (the header).
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from . import format as fmt
+from .html import COLOURS, LABELS, key_figures
+
+if TYPE_CHECKING:
+    from ..report import Report
+
+KINDS = ("split", "ops", "roofline", "timeline", "whatif")
+WIDTH = 900
+_NAME_LIMIT = 200  # kernel names reach thousands of characters (templates): tooltips show this much
+_TOP_OPS = 25
+# Op categories of a report without GPU work (no bounds there, so any distinct colours).
+_CATEGORY_PALETTE = (
+    "#3fa36b",
+    "#4c78c8",
+    "#e8833a",
+    "#9467bd",
+    "#d65f5f",
+    "#8c564b",
+    "#e377c2",
+    "#8c8c8c",
+)
+
+
+def figure(report: Report, kind: str = "roofline") -> Any:
+    """A bokeh model of one view of the report (see the module docstring for the kinds)."""
+    builders = {
+        "split": split_figure,
+        "ops": ops_figure,
+        "roofline": roofline_figure,
+        "timeline": timeline_figure,
+        "whatif": whatif_figure,
+    }
+    if kind not in builders:
+        raise ValueError(f"Unknown figure kind {kind!r}: choose one of {', '.join(KINDS)}.")
+    return builders[kind](report)
+
+
+def save_html(report: Report, path: str | PathLike, title: str | None = None) -> Path:
+    """Write the report as one self-contained interactive HTML file (BokehJS inlined, no CDN)."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
+    path = Path(path)
+    title = title or f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
+    html = file_html(document(report), resources=INLINE, title=title)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def document(report: Report) -> Any:
+    """The whole report as one bokeh layout: a header with the key figures, then a tab per view."""
+    from bokeh.layouts import column
+    from bokeh.models import Div, TabPanel, Tabs
+
+    header = Div(text=_header_html(report), width=WIDTH)
+    if report.empty:
+        return column(header)
+    overview = [split_figure(report)]
+    if report.ab:
+        overview.append(_ab_table(report.ab))
+    tabs = [
+        TabPanel(child=column(*overview), title="Overview"),
+        TabPanel(child=ops_figure(report), title="Operators"),
+        TabPanel(
+            child=roofline_figure(report),
+            title="Roofline" if report.summary.get("gpu") else "Top CPU ops",
+        ),
+        TabPanel(child=timeline_figure(report), title="Timeline"),
+        TabPanel(child=whatif_figure(report), title="What-if"),
+    ]
+    return column(header, Tabs(tabs=tabs))
+
+
+# --- shared helpers ----------------------------------------------------------------------------
+
+
+def _plot(**kwargs: Any) -> Any:
+    from bokeh.plotting import figure as bokeh_figure
+
+    kwargs.setdefault("width", WIDTH)
+    kwargs.setdefault("toolbar_location", "right")
+    fig = bokeh_figure(**kwargs)
+    fig.title.text_font_size = "13px"
+    fig.xaxis.axis_label_text_font_style = "normal"
+    fig.yaxis.axis_label_text_font_style = "normal"
+    return fig
+
+
+def _short(text: Any, limit: int) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label(name: Any, shapes: Any, limit: int = 60) -> str:
+    name = str(name).removeprefix("aten::")
+    shapes = (
+        "" if shapes is None or (isinstance(shapes, float) and math.isnan(shapes)) else str(shapes)
+    )
+    return _short(f"{name} {shapes}".strip() if shapes and shapes != "[]" else name, limit)
+
+
+def _num(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number
+
+
+def _roof_text(value: Any) -> str:
+    number = _num(value)
+    return "-" if math.isnan(number) else f"{100 * number:.0f}%"
+
+
+def _gpu(report: Report) -> bool:
+    return bool(report.summary.get("gpu"))
+
+
+def _time_column(report: Report) -> str:
+    return "gpu_time_s" if _gpu(report) else "self_cpu_time_s"
+
+
+# --- split -------------------------------------------------------------------------------------
+
+
+def split_figure(report: Report) -> Any:
+    """The span split as one stacked bar (CPU reports: self CPU time by op category)."""
+    from bokeh.models import ColumnDataSource, HoverTool, LabelSet
+
+    s = report.summary
+    if _gpu(report):
+        span = float(s.get("span_s") or 0.0)
+        parts = [
+            (LABELS[p], float(s.get(f"{p}_s") or 0.0), COLOURS[p])
+            for p in ("compute", "memory", "other", "idle")
+        ]
+        total = span
+        title = f"GPU span {fmt.seconds(span)} per run: busy {fmt.percent(float(s.get('busy_s') or 0), span)}"
+    else:
+        ops = report.ops
+        by_category = (
+            ops.assign(
+                category=ops["category"].replace("", "uncategorised").fillna("uncategorised")
+            )
+            .groupby("category")["self_cpu_time_s"]
+            .sum()
+            .sort_values(ascending=False)
+            if len(ops)
+            else pd.Series(dtype=float)
+        )
+        if len(by_category) > len(_CATEGORY_PALETTE):
+            rest = by_category.iloc[len(_CATEGORY_PALETTE) - 1 :].sum()
+            by_category = pd.concat(
+                [
+                    by_category.iloc[: len(_CATEGORY_PALETTE) - 1],
+                    pd.Series({"other categories": rest}),
+                ]
+            )
+        parts = [
+            (str(name), float(value), _CATEGORY_PALETTE[i % len(_CATEGORY_PALETTE)])
+            for i, (name, value) in enumerate(by_category.items())
+        ]
+        total = sum(p[1] for p in parts)
+        title = f"No GPU work: self CPU time {fmt.seconds(total)} by op category"
+    left = np.cumsum([0.0] + [p[1] for p in parts[:-1]]) if parts else np.array([])
+    scale = 1e3  # milliseconds on the axis
+    data = {
+        "part": [p[0] for p in parts],
+        "left": list(left * scale),
+        "right": [(lft + p[1]) * scale for lft, p in zip(left, parts, strict=True)],
+        "colour": [p[2] for p in parts],
+        "time": [fmt.seconds(p[1]) for p in parts],
+        "share": [fmt.percent(p[1], total) for p in parts],
+        "label": [
+            fmt.percent(p[1], total) if total > 0 and p[1] / total >= 0.06 else "" for p in parts
+        ],
+        "y": [0.0] * len(parts),
+    }
+    data["middle"] = [(a + b) / 2 for a, b in zip(data["left"], data["right"], strict=True)]
+    source = ColumnDataSource(data)
+    fig = _plot(
+        height=170,
+        title=title,
+        tools="xpan,xwheel_zoom,reset,save",
+        y_range=(-0.6, 0.6),
+        x_range=(0, max(total, 1e-9) * 1e3),
+    )
+    bars = fig.hbar(
+        y="y",
+        left="left",
+        right="right",
+        height=0.8,
+        color="colour",
+        line_color="white",
+        source=source,
+        legend_field="part",
+    )
+    fig.add_layout(
+        LabelSet(
+            x="middle",
+            y="y",
+            text="label",
+            source=source,
+            text_align="center",
+            text_baseline="middle",
+            text_color="white",
+            text_font_size="12px",
+            text_font_style="bold",
+        )
+    )
+    fig.add_tools(
+        HoverTool(
+            renderers=[bars], tooltips=[("part", "@part"), ("time", "@time"), ("share", "@share")]
+        )
+    )
+    fig.yaxis.visible = False
+    fig.ygrid.visible = False
+    fig.xaxis.axis_label = "ms per run" if _gpu(report) else "ms of self CPU time (profiled run)"
+    fig.legend.orientation = "horizontal"
+    fig.legend.location = "bottom_center"
+    fig.legend.label_text_font_size = "11px"
+    fig.add_layout(fig.legend[0], "below")
+    return fig
+
+
+# --- ops ---------------------------------------------------------------------------------------
+
+
+def _ops_source_data(report: Report, rows: pd.DataFrame) -> dict:
+    key = _time_column(report)
+    total = (
+        float(report.summary.get("span_s") or 0.0) if _gpu(report) else float(report.ops[key].sum())
+    )
+    seconds = rows[key].to_numpy(float)
+    return {
+        "name": [_short(n, _NAME_LIMIT) for n in rows["name"].astype(str)],
+        "shapes": [_short(s, _NAME_LIMIT) for s in rows["shapes"].fillna("").astype(str)],
+        "dtype": rows["dtype"].fillna("").astype(str).tolist()
+        if "dtype" in rows
+        else [""] * len(rows),
+        "category": rows["category"].fillna("").astype(str).tolist(),
+        "module": rows["module"].fillna("").astype(str).tolist()
+        if "module" in rows
+        else [""] * len(rows),
+        "calls": rows["calls"].fillna(0).astype(int).tolist(),
+        "ms": list(seconds * 1e3),
+        "time": [fmt.seconds(v) for v in seconds],
+        "share": [fmt.percent(v, total) for v in seconds],
+        "flops_s": [fmt.rate(_num(v), "FLOP/s") for v in rows["flops_per_s"]],
+        "tflops": [_num(v) / 1e12 for v in rows["flops_per_s"]],
+        "gbytes": [_num(v) / 1e9 for v in rows["bytes_per_s"]],
+        "roof_fraction": [_num(v) for v in rows["roof_fraction"]],
+        "bytes_s": [fmt.rate(_num(v), "B/s") for v in rows["bytes_per_s"]],
+        "roof": [_roof_text(v) for v in rows["roof_fraction"]],
+        "bound": rows["bound"].fillna("").astype(str).tolist(),
+        "colour": [COLOURS.get(b, COLOURS["other"]) for b in rows["bound"].fillna("").astype(str)],
+    }
+
+
+def _ops_bar(report: Report, top: int = _TOP_OPS, title: str | None = None) -> Any:
+    from bokeh.models import ColumnDataSource, HoverTool
+
+    key = _time_column(report)
+    ops = report.ops
+    rows = ops.nlargest(top, key) if len(ops) else ops
+    rows = rows[rows[key] > 0] if len(rows) else rows
+    data = _ops_source_data(report, rows)
+    if not _gpu(report):
+        data["colour"] = [COLOURS["cpu"]] * len(rows)
+    # Factors must be unique: the rank keeps two shapes of one op apart.
+    factors = [
+        f"{i + 1}. {_label(n, s, 48)}"
+        for i, (n, s) in enumerate(zip(rows["name"], rows["shapes"], strict=True))
+    ]
+    data["factor"] = factors
+    source = ColumnDataSource(data)
+    fig = _plot(
+        height=max(220, 22 * len(factors) + 80),
+        y_range=list(reversed(factors)),
+        title=title or f"Top {len(factors)} ops by {'GPU' if _gpu(report) else 'self CPU'} time",
+        tools="xpan,xwheel_zoom,box_zoom,reset,save",
+    )
+    bars = fig.hbar(y="factor", right="ms", left=0, height=0.75, color="colour", source=source)
+    tooltips = [
+        ("op", "@name"),
+        ("shapes", "@shapes"),
+        ("calls", "@calls"),
+        ("time", "@time (@share)"),
+    ]
+    if _gpu(report):
+        tooltips += [
+            ("FLOP/s", "@flops_s"),
+            ("bytes/s", "@bytes_s"),
+            ("% of roof", "@roof"),
+            ("bound", "@bound"),
+        ]
+    tooltips.append(("module", "@module"))
+    fig.add_tools(HoverTool(renderers=[bars], tooltips=tooltips))
+    fig.x_range.start = 0
+    fig.xaxis.axis_label = "GPU time (ms)" if _gpu(report) else "self CPU time (ms)"
+    fig.yaxis.major_label_text_font_size = "11px"
+    fig.ygrid.visible = False
+    return fig
+
+
+def _category_bar(report: Report) -> Any:
+    from bokeh.models import ColumnDataSource, HoverTool
+
+    key = _time_column(report)
+    ops = report.ops
+    by = (
+        ops.assign(category=ops["category"].fillna("").replace("", "uncategorised"))
+        .groupby("category")[key]
+        .sum()
+    )
+    by = by[by > 0].sort_values(ascending=False)
+    total = float(by.sum())
+    factors = [str(c) for c in by.index]
+    source = ColumnDataSource(
+        {
+            "factor": factors,
+            "ms": list(by.to_numpy(float) * 1e3),
+            "time": [fmt.seconds(v) for v in by],
+            "share": [fmt.percent(v, total) for v in by],
+        }
+    )
+    fig = _plot(
+        height=max(180, 22 * len(factors) + 80),
+        y_range=list(reversed(factors)),
+        title="Time by op category",
+        tools="reset,save",
+    )
+    bars = fig.hbar(
+        y="factor",
+        right="ms",
+        left=0,
+        height=0.75,
+        color=COLOURS["cpu" if not _gpu(report) else "compute"],
+        source=source,
+    )
+    fig.add_tools(
+        HoverTool(renderers=[bars], tooltips=[("category", "@factor"), ("time", "@time (@share)")])
+    )
+    fig.x_range.start = 0
+    fig.xaxis.axis_label = "ms"
+    fig.ygrid.visible = False
+    return fig
+
+
+def _ops_table(report: Report, limit: int = 500) -> Any:
+    from bokeh.models import (
+        ColumnDataSource,
+        DataTable,
+        NumberFormatter,
+        StringFormatter,
+        TableColumn,
+    )
+
+    key = _time_column(report)
+    rows = report.ops.nlargest(limit, key) if len(report.ops) else report.ops
+    data = _ops_source_data(report, rows)
+    source = ColumnDataSource(data)
+    text = StringFormatter()
+    columns = [
+        TableColumn(field="name", title="op", width=200, formatter=text),
+        TableColumn(field="shapes", title="shapes", width=220, formatter=text),
+        TableColumn(field="category", title="category", width=80, formatter=text),
+        TableColumn(field="calls", title="calls", width=50),
+        TableColumn(
+            field="ms", title="time (ms)", width=70, formatter=NumberFormatter(format="0.000")
+        ),
+        TableColumn(field="share", title="share", width=50, formatter=text),
+    ]
+    if _gpu(report):
+        columns += [
+            TableColumn(
+                field="tflops",
+                title="TFLOP/s",
+                width=70,
+                formatter=NumberFormatter(format="0.00", nan_format="-"),
+            ),
+            TableColumn(
+                field="gbytes",
+                title="GB/s",
+                width=70,
+                formatter=NumberFormatter(format="0.0", nan_format="-"),
+            ),
+            TableColumn(
+                field="roof_fraction",
+                title="% of roof",
+                width=60,
+                formatter=NumberFormatter(format="0%", nan_format="-"),
+            ),
+            TableColumn(field="bound", title="bound", width=70, formatter=text),
+        ]
+    columns.append(TableColumn(field="module", title="module", width=120, formatter=text))
+    return DataTable(
+        source=source, columns=columns, width=WIDTH, height=320, sortable=True, index_position=None
+    )
+
+
+def ops_figure(report: Report) -> Any:
+    """Top ops as bars (coloured by bound), time by category, and a sortable table of the ops."""
+    from bokeh.layouts import column
+
+    if not len(report.ops):
+        return _message("No ops were recorded.")
+    return column(_ops_bar(report), _category_bar(report), _ops_table(report))
+
+
+# --- roofline ----------------------------------------------------------------------------------
+
+
+def roofline_figure(report: Report) -> Any:
+    """The roofline of the ops on this GPU (reports without GPU work: the top ops by CPU time)."""
+    from bokeh.models import ColumnDataSource, HoverTool, Label
+
+    if not _gpu(report):
+        if not len(report.ops):
+            return _message("No ops were recorded.")
+        return _ops_bar(
+            report, title="No GPU work was recorded: no roofline. Top ops by self CPU time"
+        )
+    ops = report.ops
+    peaks = report.summary.get("peaks") or {}
+    bw = _num(peaks.get("bandwidth"))
+    bw = bw if bw > 0 else None
+    from .pictures import _ceilings
+
+    ceilings = _ceilings(peaks)
+
+    flops = ops["flops"].to_numpy(float)
+    nbytes = ops["bytes"].to_numpy(float)
+    seconds = ops["gpu_time_s"].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plotted = (flops > 0) & (nbytes > 0) & (seconds > 0)
+    rows = ops[plotted]
+    x = flops[plotted] / nbytes[plotted]
+    y = flops[plotted] / seconds[plotted]
+    t = seconds[plotted]
+    xs = list(x) + [v / bw for v, _ in ceilings if bw]
+    ys = list(y) + [v for v, _ in ceilings]
+    xmin = min(xs) / 4 if xs else 0.01
+    xmax = max(xs) * 6 if xs else 1e4
+    ymax = max(ys) * 4 if ys else 1e15
+    ymin = max(min(ys) / 4 if ys else ymax / 1e6, ymax / 1e10)
+    if bw:
+        ymin = min(ymin, bw * xmin * 2)
+
+    device = report.summary.get("device", "GPU")
+    source_text = (
+        f" (peaks: {peaks['source']})" if peaks.get("source") else " (no peak figures known)"
+    )
+    fig = _plot(
+        height=480,
+        x_axis_type="log",
+        y_axis_type="log",
+        x_range=(xmin, xmax),
+        y_range=(ymin, ymax),
+        title=f"Roofline: {device}{source_text}",
+        tools="pan,wheel_zoom,box_zoom,reset,save",
+        active_scroll="wheel_zoom",
+    )
+    fig.xaxis.axis_label = "arithmetic intensity (FLOP / byte)"
+    fig.yaxis.axis_label = "achieved FLOP/s"
+    _decade_ticks(fig.xaxis, xmin, xmax)
+    _decade_ticks(fig.yaxis, ymin, ymax)
+    used = set(rows["dtype"].fillna("").astype(str)) if len(rows) else set()
+    labelled = [c for c in ceilings if used & set(c[1].split("/"))] or ceilings[:1]
+    if bw and ceilings:
+        top = ceilings[0][0]
+        fig.line([xmin / 100, top / bw], [bw * xmin / 100, top], line_color="#333333", line_width=2)
+        fig.add_layout(
+            Label(
+                x=math.sqrt(xmin * top / bw) / 2,
+                y=bw * math.sqrt(xmin * top / bw) / 2,
+                text=f"memory {fmt.rate(bw, 'B/s')}",
+                text_font_size="11px",
+                text_color="#333333",
+                y_offset=4,
+            )
+        )
+    for peak, dtypes in ceilings:
+        strong = (peak, dtypes) in labelled
+        ridge = peak / bw if bw else xmin
+        fig.line(
+            [ridge, xmax * 100],
+            [peak, peak],
+            line_color="#333333" if strong else "#aaaaaa",
+            line_width=2 if strong else 1,
+            line_dash="solid" if strong else "dashed",
+        )
+        if bw:
+            fig.scatter(
+                [ridge], [peak], marker="diamond", size=9, color="#333333" if strong else "#aaaaaa"
+            )
+        text = f"{dtypes} {fmt.rate(peak, 'FLOP/s')}" + (
+            f", ridge {ridge:.0f} FLOP/B" if bw else ""
+        )
+        fig.add_layout(
+            Label(
+                x=ridge,
+                y=peak,
+                text=text,
+                text_font_size="11px" if strong else "9px",
+                text_color="#222222" if strong else "#999999",
+                text_align="right",
+                x_offset=-6,
+                y_offset=2,
+            )
+        )
+    if len(rows):
+        data = _ops_source_data(report, rows)
+        tmax = float(t.max())
+        data.update(
+            {
+                "x": list(x),
+                "y": list(y),
+                "size": list(7 + 26 * np.sqrt(t / tmax)),
+                "intensity": [f"{v:.3g} FLOP/B" for v in x],
+            }
+        )
+        renderers = []
+        for bound in ("compute", "memory", "overhead", "other"):
+            mask = [b == bound or (bound == "other" and b not in COLOURS) for b in data["bound"]]
+            if not any(mask):
+                continue
+            sub = {
+                k: [v for v, m in zip(values, mask, strict=True) if m] for k, values in data.items()
+            }
+            renderers.append(
+                fig.scatter(
+                    "x",
+                    "y",
+                    size="size",
+                    source=ColumnDataSource(sub),
+                    fill_color=COLOURS.get(bound, COLOURS["other"]),
+                    line_color=COLOURS.get(bound, COLOURS["other"]),
+                    fill_alpha=0.6,
+                    hover_fill_alpha=1.0,
+                    legend_label=LABELS.get(bound, bound),
+                )
+            )
+        fig.add_tools(
+            HoverTool(
+                renderers=renderers,
+                tooltips=[
+                    ("op", "@name"),
+                    ("shapes", "@shapes"),
+                    ("dtype", "@dtype"),
+                    ("calls", "@calls"),
+                    ("GPU time", "@time (@share of the span)"),
+                    ("FLOP/s", "@flops_s"),
+                    ("bytes/s", "@bytes_s"),
+                    ("intensity", "@intensity"),
+                    ("% of roof", "@roof"),
+                    ("bound", "@bound"),
+                ],
+            )
+        )
+        fig.legend.location = "bottom_right"
+        fig.legend.title = "bound"
+        fig.legend.label_text_font_size = "11px"
+    else:
+        fig.add_layout(
+            Label(
+                x=math.sqrt(xmin * xmax),
+                y=math.sqrt(ymin * ymax),
+                text="no GPU op with a FLOP model",
+                text_align="center",
+            )
+        )
+    return fig
+
+
+def _decade_ticks(axis: Any, low: float, high: float) -> None:
+    """Ticks at powers of ten labelled with SI prefixes (1k, 10T), with no formatter code."""
+    from bokeh.models import FixedTicker
+
+    from .pictures import _si
+
+    exponents = range(math.floor(math.log10(low)) - 4, math.ceil(math.log10(high)) + 5)
+    ticks = [10.0**e for e in exponents]
+    axis.ticker = FixedTicker(ticks=ticks)
+    axis.major_label_overrides = {t: _si(t) for t in ticks}
+
+
+# --- timeline ----------------------------------------------------------------------------------
+
+
+def timeline_figure(report: Report, limit: int = 50_000) -> Any:
+    """Kernels per stream over the span, top-level CPU ops in lanes above; zoom and pan in time."""
+    from bokeh.models import ColumnDataSource, HoverTool
+
+    kernels = report.kernels
+    cpu = report.cpu_ops
+    lanes: list[str] = []
+    fig_sources = []
+    if len(kernels) and "start_s" in kernels:
+        k = kernels.nlargest(limit, "dur_s") if len(kernels) > limit else kernels
+        streams = (
+            k["stream"].astype(str) if "stream" in k else pd.Series(["?"] * len(k), index=k.index)
+        )
+        lane = ("GPU stream " + streams).tolist()
+        start = k["start_s"].to_numpy(float) * 1e3
+        dur = k["dur_s"].to_numpy(float)
+        bound = (
+            k["bound"].fillna("other").astype(str).tolist() if "bound" in k else ["other"] * len(k)
+        )
+        fig_sources.append(
+            (
+                "kernel",
+                {
+                    "lane": lane,
+                    "left": list(start),
+                    "right": list(start + dur * 1e3),
+                    "name": [_short(n, _NAME_LIMIT) for n in k["name"].astype(str)],
+                    "op": k["op"].fillna("").astype(str).tolist() if "op" in k else [""] * len(k),
+                    "start": [
+                        fmt.seconds(v / 1e3) if v >= 0 else "-" + fmt.seconds(-v / 1e3)
+                        for v in start
+                    ],
+                    "time": [fmt.seconds(v) for v in dur],
+                    "bound": bound,
+                    "colour": [COLOURS.get(b, COLOURS["other"]) for b in bound],
+                },
+            )
+        )
+        lanes_gpu = sorted(set(lane), key=lambda s: (len(s), s))
+    else:
+        lanes_gpu = []
+    if len(cpu) and "start_s" in cpu:
+        c = cpu.nlargest(limit, "dur_s") if len(cpu) > limit else cpu
+        lane = ("CPU thread " + c["tid"].astype(str)).tolist()
+        start = c["start_s"].to_numpy(float) * 1e3
+        dur = c["dur_s"].to_numpy(float)
+        fig_sources.append(
+            (
+                "cpu",
+                {
+                    "lane": lane,
+                    "left": list(start),
+                    "right": list(start + dur * 1e3),
+                    "name": [_short(n, _NAME_LIMIT) for n in c["name"].astype(str)],
+                    "op": [""] * len(c),
+                    "start": [
+                        fmt.seconds(v / 1e3) if v >= 0 else "-" + fmt.seconds(-v / 1e3)
+                        for v in start
+                    ],
+                    "time": [fmt.seconds(v) for v in dur],
+                    "bound": ["cpu"] * len(c),
+                    "colour": [COLOURS["cpu"]] * len(c),
+                },
+            )
+        )
+        lanes_cpu = sorted(set(lane))
+    else:
+        lanes_cpu = []
+    lanes = list(reversed(lanes_gpu)) + list(reversed(lanes_cpu))  # categorical y runs bottom-up
+    if not lanes:
+        return _message("Nothing to draw on a timeline.")
+    aggregated = len(kernels) and "count" in kernels and (kernels["count"].fillna(1) > 1).any()
+    title = "Timeline: kernels per stream, top-level CPU ops above (scroll to zoom, drag to pan)"
+    if aggregated:
+        title += "; kernels aggregated by name (start = first launch, length = total time)"
+    fig = _plot(
+        height=max(200, 60 * len(lanes) + 90),
+        y_range=lanes,
+        title=title,
+        tools="xpan,xwheel_zoom,box_zoom,reset,save",
+        active_scroll="xwheel_zoom",
+        active_drag="xpan",
+        output_backend="webgl",
+    )
+    renderers = []
+    for _kind, data in fig_sources:
+        renderers.append(
+            fig.hbar(
+                y="lane",
+                left="left",
+                right="right",
+                height=0.7,
+                color="colour",
+                line_color=None,
+                source=ColumnDataSource(data),
+            )
+        )
+    fig.add_tools(
+        HoverTool(
+            renderers=renderers,
+            tooltips=[
+                ("name", "@name"),
+                ("op", "@op"),
+                ("start", "@start"),
+                ("duration", "@time"),
+                ("bound", "@bound"),
+            ],
+        )
+    )
+    fig.xaxis.axis_label = "ms from the first kernel" if lanes_gpu else "ms"
+    fig.ygrid.visible = False
+    return fig
+
+
+# --- what-if -----------------------------------------------------------------------------------
+
+
+def _whatif_parts(report: Report) -> tuple[float, list[tuple[str, float]]]:
+    """The base time and (part, seconds) pairs a speed-up can apply to."""
+    if _gpu(report):
+        span = float(report.summary.get("span_s") or 0.0)
+        table = report.what_if()
+        parts = []
+        for row in table.itertuples():
+            if row.time_s <= 0:
+                continue
+            label = (
+                LABELS.get(row.part, row.part)
+                if row.kind == "category"
+                else f"op: {_short(row.part, 70)}"
+            )
+            parts.append((label, float(row.time_s)))
+        return span, parts
+    ops = report.ops
+    base = float(ops["self_cpu_time_s"].sum()) if len(ops) else 0.0
+    top = ops.nlargest(8, "self_cpu_time_s") if len(ops) else ops
+    parts = [
+        (f"op: {_label(r.name, r.shapes, 70)}", float(r.self_cpu_time_s))
+        for r in top.itertuples()
+        if r.self_cpu_time_s > 0
+    ]
+    return base, parts
+
+
+_WHATIF_JS = """
+const n = slider.value;
+const d = source.data;
+const projected = [], labels = [], speedups = [];
+for (let i = 0; i < d.share.length; i++) {
+  const p = d.share[i];
+  const s = 1 / ((1 - p) + p / n);
+  projected.push(base_ms / s);
+  speedups.push(s);
+  labels.push((base_ms / s).toPrecision(3) + " ms (" + s.toFixed(2) + "x; limit " + d.limit_text[i] + ")");
+}
+d.projected = projected;
+d.label = labels;
+source.change.emit();
+const i = Number(select.value);
+const p = d.share[i];
+const s = speedups[i];
+const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+div.text = "If <b>" + esc(d.part[i]) + "</b> (" + (100 * p).toFixed(0) + "% of the time) got <b>" + n.toFixed(1)
+  + "x</b> faster: " + base_ms.toPrecision(3) + " ms &rarr; <b>" + (base_ms / s).toPrecision(3) + " ms</b> ("
+  + s.toFixed(2) + "x overall). Amdahl limit, if it took no time at all: " + esc(d.limit_text[i]) + ".";
+"""
+
+
+def whatif_figure(report: Report, factor: float = 2.0) -> Any:
+    """Amdahl's law: the projected span if one part got N times faster, with a slider for N."""
+    from bokeh.layouts import column
+    from bokeh.models import (
+        ColumnDataSource,
+        CustomJS,
+        Div,
+        HoverTool,
+        LabelSet,
+        Select,
+        Slider,
+        Span,
+    )
+
+    base, parts = _whatif_parts(report)
+    parts.sort(key=lambda part: -part[1])  # the biggest part first: it is the one to fix first
+    if base <= 0 or not parts:
+        return _message("Nothing to project: no time was recorded.")
+    base_ms = base * 1e3
+    shares = [min(seconds / base, 1.0) for _, seconds in parts]
+    factors = [f"{i + 1}. {name}" for i, (name, _) in enumerate(parts)]
+
+    def amdahl(p: float, n: float) -> float:
+        return 1.0 / ((1.0 - p) + p / n)
+
+    limits = [("∞" if p >= 1 else f"{1 / (1 - p):.2f}x") for p in shares]
+    source = ColumnDataSource(
+        {
+            "factor": factors,
+            "part": [name for name, _ in parts],
+            "share": shares,
+            "share_text": [f"{100 * p:.0f}%" for p in shares],
+            "time": [fmt.seconds(seconds) for _, seconds in parts],
+            "projected": [base_ms / amdahl(p, factor) for p in shares],
+            "floor": [base_ms * (1 - p) for p in shares],
+            "limit_text": limits,
+            "label": [
+                f"{base_ms / amdahl(p, factor):.3g} ms ({amdahl(p, factor):.2f}x; limit {lim})"
+                for p, lim in zip(shares, limits, strict=True)
+            ],
+        }
+    )
+    what = "span" if _gpu(report) else "self CPU time"
+    fig = _plot(
+        height=max(220, 30 * len(factors) + 90),
+        y_range=list(reversed(factors)),
+        x_range=(0, base_ms * 1.45),
+        title=f"What if one part got N times faster? Projected {what} (now {fmt.seconds(base)})",
+        tools="save",
+    )
+    bars = fig.hbar(
+        y="factor",
+        left=0,
+        right="projected",
+        height=0.7,
+        color=COLOURS["compute"],
+        alpha=0.75,
+        source=source,
+    )
+    fig.scatter(
+        x="floor",
+        y="factor",
+        marker="dash",
+        size=18,
+        angle=math.pi / 2,
+        color="#222222",
+        source=source,
+    )
+    fig.add_layout(
+        Span(
+            location=base_ms,
+            dimension="height",
+            line_color="#d65f5f",
+            line_dash="dashed",
+            line_width=2,
+        )
+    )
+    fig.add_layout(
+        LabelSet(
+            x="projected",
+            y="factor",
+            text="label",
+            source=source,
+            x_offset=4,
+            text_baseline="middle",
+            text_font_size="10px",
+        )
+    )
+    fig.add_tools(
+        HoverTool(
+            renderers=[bars],
+            tooltips=[
+                ("part", "@part"),
+                ("time", "@time (@share_text)"),
+                ("Amdahl limit", "@limit_text"),
+            ],
+        )
+    )
+    fig.xaxis.axis_label = (
+        f"projected {what} (ms); dashed red line: now; black tick: the part takes no time"
+    )
+    fig.ygrid.visible = False
+    fig.yaxis.major_label_text_font_size = "11px"
+
+    slider = Slider(
+        start=1,
+        end=50,
+        value=factor,
+        step=0.5,
+        title="speed-up N of the chosen part",
+        width=WIDTH // 2,
+    )
+    select = Select(
+        title="part",
+        value="0",
+        options=[(str(i), name) for i, name in enumerate(source.data["part"])],
+        width=WIDTH // 2,
+    )
+    div = Div(width=WIDTH)
+    callback = CustomJS(
+        args={"slider": slider, "select": select, "source": source, "div": div, "base_ms": base_ms},
+        code=_WHATIF_JS,
+    )
+    slider.js_on_change("value", callback)
+    select.js_on_change("value", callback)
+    p, s = shares[0], amdahl(shares[0], factor)
+    div.text = (
+        f"If <b>{escape(parts[0][0])}</b> ({100 * p:.0f}% of the time) got <b>{factor:.1f}x</b> faster: "
+        f"{base_ms:.3g} ms &rarr; <b>{base_ms / s:.3g} ms</b> ({s:.2f}x overall). "
+        f"Amdahl limit, if it took no time at all: {escape(limits[0])}."
+    )
+    return column(select, slider, div, fig)
+
+
+# --- header and A/B ----------------------------------------------------------------------------
+
+
+def _header_html(report: Report) -> str:
+    title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
+    rows = "".join(
+        f'<tr><td style="color:#666;padding-right:10px">{escape(label)}</td><td>{escape(value)}</td></tr>'
+        for label, value in key_figures(report)
+    )
+    advice = "".join(
+        f"<li><b>{escape(str(a.get('title', '')))}</b>: {escape(str(a.get('detail', '')))}</li>"
+        for a in report.recommendations[:3]
+    )
+    notes = "".join(f"<li>{escape(str(n))}</li>" for n in report.notes)
+    parts = [f"<h2 style='margin:4px 0'>{escape(title)}</h2>", f"<table>{rows}</table>"]
+    if report.empty:
+        parts.append("<p>The code ran no torch operations: there is nothing to show.</p>")
+    if advice:
+        parts.append(f"<p style='margin:8px 0 2px 0'><b>What to try first</b></p><ul>{advice}</ul>")
+    if notes:
+        parts.append(f"<ul style='color:#666;font-size:12px'>{notes}</ul>")
+    return "".join(parts)
+
+
+def _ab_table(ab: dict) -> Any:
+    from bokeh.models import ColumnDataSource, DataTable, StringFormatter, TableColumn
+
+    variants = ab.get("variants") or []
+
+    def speed(v: dict) -> str:
+        s, lo, hi = _num(v.get("speedup")), _num(v.get("speedup_low")), _num(v.get("speedup_high"))
+        if math.isnan(s):
+            return "-"
+        return (
+            f"{s:.2f}x ({lo:.2f}–{hi:.2f})"
+            if not (math.isnan(lo) or math.isnan(hi))
+            else f"{s:.2f}x"
+        )
+
+    def correct(v: dict) -> str:
+        c = v.get("correct")
+        return "same outputs" if c is True else ("OUTPUTS DIFFER" if c is False else "-")
+
+    data = {
+        "name": [str(v.get("name", "")) for v in variants],
+        "median": [fmt.seconds(_num(v.get("median_s"))) for v in variants],
+        "iqr": [fmt.seconds(_num(v.get("iqr_s"))) for v in variants],
+        "speedup": [speed(v) for v in variants],
+        "verdict": [str(v.get("verdict") or "-") for v in variants],
+        "correct": [correct(v) for v in variants],
+        "error": [_short(" ".join(str(v.get("error") or "").split()), 200) for v in variants],
+    }
+    text = StringFormatter()
+    columns = [
+        TableColumn(field=f, title=t, formatter=text)
+        for f, t in (
+            ("name", "variant"),
+            ("median", "median"),
+            ("iqr", "IQR"),
+            ("speedup", "speed-up (range)"),
+            ("verdict", "verdict"),
+            ("correct", "correctness"),
+            ("error", "error"),
+        )
+    ]
+    return DataTable(
+        source=ColumnDataSource(data),
+        columns=columns,
+        width=WIDTH,
+        height=40 + 28 * len(variants),
+        index_position=None,
+    )
+
+
+def _message(text: str) -> Any:
+    from bokeh.models import Div
+
+    return Div(text=f"<p>{escape(text)}</p>", width=WIDTH)

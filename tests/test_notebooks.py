@@ -1,0 +1,160 @@
+"""The tour notebook, executed by nbclient in a real kernel, then shared: (b) converted to HTML by
+nbconvert, (c) read where no JavaScript runs (as GitHub shows notebooks). The JupyterLab views (a)
+are the browser tests' job.
+
+The notebook is executed once per session (it takes about 10 s on a CPU)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from jupyter_brrr.schema import MIME_TYPE, SCHEMA_NAME
+
+ROOT = Path(__file__).resolve().parents[1]
+TOUR = ROOT / "notebooks" / "tour.ipynb"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def brrr_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("%%brrr")]
+
+
+def report_outputs(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [
+        o
+        for o in cell.outputs
+        if o.output_type in ("display_data", "execute_result") and MIME_TYPE in o.data
+    ]
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(TOUR, as_version=4)
+    # The kernel imports jupyter_brrr from this checkout even where it is not installed, and
+    # writes nothing into the repository (Inductor's cache, if anything compiles, goes to tmp).
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
+    # kernel "python3" with argv "python" runs this interpreter (jupyter_client substitutes
+    # sys.executable), so the kernel sees the same environment as the tests.
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        resources={"metadata": {"path": str(TOUR.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute(env=env)
+    return nb, time.perf_counter() - start
+
+
+def test_tour_is_committed_without_outputs() -> None:
+    nb = nbformat.read(TOUR, as_version=4)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+    sources = "\n".join(c.source for c in nb.cells)
+    assert "TODO" not in sources and "XXX" not in sources
+    assert len(brrr_cells(nb)) == 4
+
+
+def test_tour_executes_on_cpu_quickly(executed: tuple[nbformat.NotebookNode, float]) -> None:
+    nb, seconds = executed
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
+    assert not errors, errors
+    assert seconds < 60, f"the tour took {seconds:.0f} s"
+
+
+def test_each_brrr_cell_shows_one_report_bundle(
+    executed: tuple[nbformat.NotebookNode, float],
+) -> None:
+    nb, _ = executed
+    for cell in brrr_cells(nb):
+        outputs = report_outputs(cell)
+        assert len(outputs) == 1, cell.source
+        data = outputs[0].data
+        assert {MIME_TYPE, "text/html", "image/png", "text/plain"} <= set(data)
+        assert data[MIME_TYPE]["schema"] == SCHEMA_NAME
+        assert data[MIME_TYPE]["ops"]["data"], "the report has ops"
+        assert base64.b64decode(data["image/png"])[:8] == PNG_SIGNATURE
+
+
+def test_tour_helpers_ran(executed: tuple[nbformat.NotebookNode, float]) -> None:
+    nb, _ = executed
+    text = "\n".join(
+        o.get("text", "") + o.get("data", {}).get("text/plain", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
+    assert "speedup_at_2x" in text  # _brrr.what_if()
+    assert "aten::addmm" in text  # _brrr.ops.head()
+    assert "BokehJS inlined" in text  # save_html
+    assert "NVIDIA H200" in text  # the GPT-2 trace from the test data
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[dict[str, str | None]] = []
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self.scripts.append(dict(attrs))
+        elif tag == "img":
+            self.images.append(dict(attrs).get("src") or "")
+
+
+def test_nbconvert_html_shows_the_static_report(
+    executed: tuple[nbformat.NotebookNode, float],
+) -> None:
+    from nbconvert import HTMLExporter
+
+    nb, _ = executed
+    page, _ = HTMLExporter().from_notebook_node(nb)
+    bare, _ = HTMLExporter().from_notebook_node(nbformat.read(TOUR, as_version=4))
+    parsed, parsed_bare = _Page(), _Page()
+    parsed.feed(page)
+    parsed_bare.feed(bare)
+    # Our outputs add no script: the page has exactly the template's own.
+    assert len(parsed.scripts) == len(parsed_bare.scripts)
+    assert "<iframe" not in page
+    reports = len(brrr_cells(nb)) + 1  # the four cells and the GPT-2 trace
+    assert page.count('class="jupyter-brrr-static"') == reports
+    pictures = [src for src in parsed.images if src.startswith("data:image/png;base64,")]
+    assert len(pictures) >= reports
+    assert page.count("ops by self CPU time") >= 4 or page.count("ops by GPU time") >= 4
+    assert "What to try first" in page  # the GPT-2 trace's recommendations
+    assert page.count("<table") >= 2 * reports  # key figures and top ops, per report
+
+
+def test_no_javascript_view_has_tables_and_pictures(
+    executed: tuple[nbformat.NotebookNode, float],
+) -> None:
+    # Where no JavaScript runs (GitHub), a front-end picks text/html or image/png: both carry
+    # the report on their own, and the HTML has no script, iframe or style block.
+    nb, _ = executed
+    for cell in [*brrr_cells(nb), nb.cells[-1]]:
+        (output,) = report_outputs(cell)
+        fragment = output.data["text/html"]
+        for forbidden in ("<script", "<iframe", "<style"):
+            assert forbidden not in fragment.lower()
+        assert "<table" in fragment
+        images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', fragment)
+        assert images
+        assert all(base64.b64decode(i)[:8] == PNG_SIGNATURE for i in images)
+        assert base64.b64decode(output.data["image/png"])[:8] == PNG_SIGNATURE
+        assert output.data["text/plain"].startswith("jupyter_brrr report")
