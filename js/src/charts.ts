@@ -1,0 +1,734 @@
+/**
+ * The BokehJS charts of the report, built from report data with the BokehJS
+ * API (never from code or HTML strings). This module is loaded lazily, so a
+ * JupyterLab page pays for BokehJS only when a report opens a chart view.
+ *
+ * Safety: strings from the report reach Bokeh only as categorical factors
+ * and glyph text (drawn on a canvas as text), and hover tooltips are DOM
+ * nodes built here with textContent. Axis labels and titles, which Bokeh
+ * parses for TeX delimiters, are constants.
+ */
+
+// Only the parts of BokehJS that these charts use: the plotting API and the
+// model classes (no widgets, tables or bundled MathJax).
+import '@bokeh/bokehjs/build/js/lib/models/main';
+import * as Plotting from '@bokeh/bokehjs/build/js/lib/api/plotting';
+import {
+  FactorRange,
+  FixedTicker,
+  HoverTool,
+  Legend,
+  LegendItem
+} from '@bokeh/bokehjs/build/js/lib/models';
+
+const Bokeh = {
+  Plotting,
+  FactorRange,
+  FixedTicker,
+  HoverTool,
+  Legend,
+  LegendItem
+};
+
+import { boundColor, boundKey, COLORS, LABELS } from './colors';
+import { h } from './dom';
+import { ellipsize, fmtPct, fmtSI, fmtTime, sig } from './format';
+import type { ICpuOpRow, IKernelRow, IOpRow, IPeaks } from './schema';
+
+type Figure = ReturnType<typeof Bokeh.Plotting.figure>;
+type View = { remove(): void };
+
+/** Colours taken from the JupyterLab theme when a chart is drawn. */
+export interface IChartTheme {
+  /** Main text colour. */
+  fg: string;
+  /** Secondary text colour. */
+  fg2: string;
+  /** Border and axis colour. */
+  border: string;
+  /** Grid line colour. */
+  grid: string;
+  /** Font family. */
+  font: string;
+  /** Background colour. */
+  bg: string;
+}
+
+/** What a drawn chart leaves behind: call remove() to free its views. */
+export interface IChartHandle {
+  /** Remove the Bokeh views and free their resources. */
+  remove(): void;
+}
+
+function style(fig: Figure, t: IChartTheme): void {
+  fig.background_fill_alpha = 0;
+  fig.border_fill_alpha = 0;
+  fig.outline_line_color = t.border;
+  fig.outline_line_alpha = 0.6;
+  fig.min_border_left = 8;
+  fig.min_border_right = 16;
+  fig.toolbar.logo = null;
+  for (const ax of fig.axes) {
+    ax.axis_line_color = t.border;
+    ax.major_tick_line_color = t.border;
+    ax.minor_tick_line_color = t.border;
+    ax.major_label_text_color = t.fg2;
+    ax.major_label_text_font = t.font;
+    ax.major_label_text_font_size = '11px';
+    ax.axis_label_text_color = t.fg;
+    ax.axis_label_text_font = t.font;
+    ax.axis_label_text_font_style = 'normal';
+    ax.axis_label_text_font_size = '12px';
+  }
+  for (const g of fig.grids) {
+    g.grid_line_color = t.grid;
+    g.grid_line_alpha = 0.6;
+  }
+}
+
+function styleLegend(fig: Figure, t: IChartTheme): void {
+  const legend = fig.legend;
+  legend.background_fill_color = t.bg;
+  legend.background_fill_alpha = 0.75;
+  legend.border_line_alpha = 0;
+  legend.label_text_color = t.fg;
+  legend.label_text_font = t.font;
+  legend.label_text_font_size = '11px';
+  legend.glyph_height = 12;
+  legend.glyph_width = 12;
+  legend.spacing = 2;
+  legend.padding = 4;
+}
+
+/** A tooltip body: rows of label / value, all set as text. */
+function tip(title: string, rows: [string, string][]): HTMLElement {
+  const el = h('div', { class: 'jp-brrr-tip' });
+  el.appendChild(h('div', { class: 'jp-brrr-tip-title' }, title));
+  const table = h('table');
+  for (const [k, v] of rows) {
+    table.appendChild(h('tr', null, h('th', null, k), h('td', null, v)));
+  }
+  el.appendChild(table);
+  return el;
+}
+
+function hoverTool(
+  renderers: any[],
+  render: (i: number) => HTMLElement,
+  extra: object = {}
+): any {
+  return new Bokeh.HoverTool({
+    renderers,
+    tooltips: ((_source: unknown, vars: { index: number | null }) => {
+      const i = vars.index;
+      return typeof i === 'number' ? render(i) : h('div');
+    }) as any,
+    ...extra
+  });
+}
+
+async function showIn(fig: Figure, target: HTMLElement): Promise<IChartHandle> {
+  const view = (await Bokeh.Plotting.show(fig, target)) as unknown as View;
+  return {
+    remove: () => {
+      try {
+        view.remove();
+      } catch {
+        // already gone
+      }
+    }
+  };
+}
+
+/* ------------------------------------------------------------------ */
+/* Operators: top groups by time, stacked by bound                      */
+/* ------------------------------------------------------------------ */
+
+/** One bar of the top-ops chart. */
+export interface IBarGroup {
+  /** Group name (op, category or module). */
+  name: string;
+  /** Time per bound. */
+  byBound: { [bound: string]: number };
+  /** Total time. */
+  total: number;
+  /** Calls or op rows in the group. */
+  count: number;
+}
+
+/** Draw horizontal bars of the groups, largest on top, stacked by bound. */
+export async function drawOpBars(
+  target: HTMLElement,
+  groups: IBarGroup[],
+  totalTime: number,
+  metricLabel: string,
+  t: IChartTheme
+): Promise<IChartHandle> {
+  // Unique, shortened factors: the full name is in the tooltip.
+  const seen = new Map<string, number>();
+  const labels = groups.map(g => {
+    let label = ellipsize(g.name || '(none)', 44);
+    const n = (seen.get(label) ?? 0) + 1;
+    seen.set(label, n);
+    if (n > 1) {
+      label = `${label} #${n}`;
+    }
+    return label;
+  });
+  const factors = [...labels].reverse();
+  const fig = Bokeh.Plotting.figure({
+    y_range: new Bokeh.FactorRange({ factors }),
+    height: Math.max(140, 26 + groups.length * 22 + 40),
+    sizing_mode: 'stretch_width',
+    x_axis_label: metricLabel,
+    tools: 'xwheel_zoom,xpan,reset',
+    toolbar_location: 'right'
+  });
+  const bounds = ['compute', 'memory', 'overhead', 'other', 'cpu'];
+  const renderers: any[] = [];
+  const left = new Array(groups.length).fill(0);
+  for (const b of bounds) {
+    const right: number[] = [];
+    const lefts: number[] = [];
+    let any = false;
+    groups.forEach((g, i) => {
+      const v = g.byBound[b] ?? 0;
+      if (v > 0) {
+        any = true;
+      }
+      lefts.push(left[i] * 1e3);
+      left[i] += v;
+      right.push(left[i] * 1e3);
+    });
+    if (!any) {
+      continue;
+    }
+    const r = fig.hbar({
+      y: labels,
+      left: lefts,
+      right,
+      height: 0.72,
+      fill_color: boundColor(b),
+      line_color: null,
+      hover_fill_alpha: 1,
+      fill_alpha: 0.9
+    });
+    renderers.push(r);
+  }
+  fig.add_tools(
+    hoverTool(renderers, i => {
+      const g = groups[i];
+      const rows: [string, string][] = [
+        ['time', fmtTime(g.total)],
+        ['share', fmtPct(totalTime > 0 ? g.total / totalTime : null)],
+        ['op rows', String(g.count)]
+      ];
+      for (const b of bounds) {
+        const v = g.byBound[b];
+        if (v) {
+          rows.push([LABELS[b] ?? b, fmtTime(v)]);
+        }
+      }
+      return tip(g.name || '(none)', rows);
+    })
+  );
+  style(fig, t);
+  fig.yaxis.major_label_text_font_size = '11px';
+  fig.ygrid.grid_line_alpha = 0;
+  fig.x_range.start = 0;
+  return showIn(fig, target);
+}
+
+/* ------------------------------------------------------------------ */
+/* Roofline                                                             */
+/* ------------------------------------------------------------------ */
+
+/** Draw the roofline: ceilings from the peaks and one point per op row. */
+export async function drawRoofline(
+  target: HTMLElement,
+  ops: IOpRow[],
+  peaks: IPeaks | null,
+  t: IChartTheme
+): Promise<IChartHandle> {
+  const pts = ops.filter(
+    o =>
+      o.flops !== null &&
+      o.flops > 0 &&
+      o.bytes !== null &&
+      o.bytes > 0 &&
+      o.gpu_time_s !== null &&
+      o.gpu_time_s > 0
+  );
+  const intensity = (o: IOpRow) =>
+    o.intensity && o.intensity > 0 ? o.intensity : o.flops! / o.bytes!;
+  const rate = (o: IOpRow) =>
+    o.flops_per_s && o.flops_per_s > 0
+      ? o.flops_per_s
+      : o.flops! / o.gpu_time_s!;
+  const bw = peaks?.bandwidth && peaks.bandwidth > 0 ? peaks.bandwidth : null;
+  const dtypes = Object.entries(peaks?.flops ?? {}).sort((a, b) => b[1] - a[1]);
+
+  let xmin = Infinity;
+  let xmax = -Infinity;
+  let ymin = Infinity;
+  let ymax = -Infinity;
+  for (const o of pts) {
+    const x = intensity(o);
+    const y = rate(o);
+    xmin = Math.min(xmin, x);
+    xmax = Math.max(xmax, x);
+    ymin = Math.min(ymin, y);
+    ymax = Math.max(ymax, y);
+  }
+  for (const [, p] of dtypes) {
+    ymax = Math.max(ymax, p);
+    if (bw) {
+      xmax = Math.max(xmax, p / bw);
+      xmin = Math.min(xmin, p / bw);
+    }
+  }
+  if (!Number.isFinite(xmin)) {
+    xmin = 0.1;
+    xmax = 1000;
+  }
+  if (!Number.isFinite(ymin)) {
+    ymin = ymax > 0 && Number.isFinite(ymax) ? ymax / 1e4 : 1e9;
+    ymax = Number.isFinite(ymax) ? ymax : 1e15;
+  }
+  xmin = xmin / 4;
+  xmax = xmax * 4;
+  ymin = Math.min(ymin, bw ? bw * xmin : ymin) / 3;
+  ymax = ymax * 3;
+
+  const fig = Bokeh.Plotting.figure({
+    x_axis_type: 'log',
+    y_axis_type: 'log',
+    x_range: [xmin, xmax],
+    y_range: [ymin, ymax],
+    height: 420,
+    sizing_mode: 'stretch_width',
+    x_axis_label: 'Arithmetic intensity (FLOP / byte)',
+    y_axis_label: 'Achieved FLOP/s',
+    tools: 'pan,wheel_zoom,box_zoom,reset,save',
+    toolbar_location: 'right'
+  });
+
+  // Ceilings: the bandwidth slope up to the highest ridge, and one flat roof
+  // per peak (dtypes with the same peak share a roof: "bf16, fp16"). They
+  // are named in a legend of their own, so labels never cover points.
+  const roofs: { peak: number; dtypes: string[] }[] = [];
+  for (const [dtype, peak] of dtypes) {
+    const same = roofs.find(r => Math.abs(r.peak - peak) <= 1e-6 * peak);
+    if (same) {
+      same.dtypes.push(dtype);
+    } else {
+      roofs.push({ peak, dtypes: [dtype] });
+    }
+  }
+  const ceilingItems: any[] = [];
+  if (bw) {
+    const ridgeMax = roofs.length ? roofs[0].peak / bw : xmax;
+    const r = fig.line({
+      x: [xmin, ridgeMax],
+      y: [bw * xmin, bw * ridgeMax],
+      line_color: t.fg2,
+      line_width: 2
+    });
+    ceilingItems.push(
+      new Bokeh.LegendItem({
+        label: { value: `memory ${fmtSI(bw, 'B/s')}` },
+        renderers: [r]
+      })
+    );
+  }
+  const dashes = ['solid', 'dashed', 'dotted', 'dotdash', 'dashdot'] as const;
+  roofs.forEach(({ peak, dtypes: names }, k) => {
+    const ridge = bw ? peak / bw : xmin;
+    const r = fig.line({
+      x: [ridge, xmax],
+      y: [peak, peak],
+      line_color: t.fg2,
+      line_alpha: k === 0 ? 1 : 0.8,
+      line_width: k === 0 ? 2 : 1.5,
+      line_dash: dashes[Math.min(k, dashes.length - 1)]
+    });
+    const renderers: any[] = [r];
+    if (bw) {
+      renderers.push(
+        fig.scatter({
+          x: [ridge],
+          y: [peak],
+          size: 7,
+          marker: 'diamond',
+          fill_color: t.fg2,
+          line_color: null
+        })
+      );
+    }
+    ceilingItems.push(
+      new Bokeh.LegendItem({
+        label: {
+          value:
+            `${names.join(', ')} ${fmtSI(peak, 'FLOP/s')}` +
+            (bw ? ` (ridge ${sig(ridge)} FLOP/B)` : '')
+        },
+        renderers
+      })
+    );
+  });
+
+  // Points: one renderer per bound so the legend names the colours.
+  const tmax = Math.max(...pts.map(o => o.gpu_time_s!), 0);
+  const groups = new Map<string, IOpRow[]>();
+  for (const o of pts) {
+    const key = boundKey(o.bound);
+    const list = groups.get(key) ?? [];
+    list.push(o);
+    groups.set(key, list);
+  }
+  const renderers: any[] = [];
+  const rows: IOpRow[][] = [];
+  for (const [bound, list] of groups) {
+    const r = fig.scatter({
+      x: list.map(intensity),
+      y: list.map(rate),
+      size: list.map(o => 7 + 26 * Math.sqrt(o.gpu_time_s! / (tmax || 1))),
+      fill_color: boundColor(bound),
+      fill_alpha: 0.65,
+      line_color: boundColor(bound),
+      line_alpha: 1,
+      hover_fill_alpha: 1,
+      legend_label: LABELS[bound] ?? bound
+    });
+    renderers.push(r);
+    rows.push(list);
+  }
+  renderers.forEach((r, k) => {
+    fig.add_tools(
+      hoverTool([r], i => {
+        const o = rows[k][i];
+        return tip(o.name, [
+          ['shapes', o.shapes || '\u2014'],
+          ['dtype', o.dtype || '\u2014'],
+          ['GPU time', fmtTime(o.gpu_time_s)],
+          ['calls', o.calls === null ? '\u2014' : String(o.calls)],
+          ['FLOP/s', fmtSI(rate(o), 'FLOP/s')],
+          [
+            'bytes/s',
+            fmtSI(o.bytes_per_s ?? (o.bytes ?? 0) / (o.gpu_time_s || 1), 'B/s')
+          ],
+          ['intensity', `${intensity(o).toPrecision(3)} FLOP/B`],
+          ['% of roof', fmtPct(o.roof_fraction)],
+          ['bound', o.bound]
+        ]);
+      })
+    );
+  });
+  style(fig, t);
+  styleLegend(fig, t);
+  fig.legend.location = 'top_left';
+  fig.legend.title = 'bound';
+  fig.legend.title_text_color = t.fg2;
+  fig.legend.title_text_font_style = 'normal';
+  if (ceilingItems.length) {
+    const ceilings = new Bokeh.Legend({
+      items: ceilingItems,
+      location: 'bottom_right',
+      title: 'ceilings',
+      title_text_color: t.fg2,
+      title_text_font_style: 'normal',
+      background_fill_color: t.bg,
+      background_fill_alpha: 0.75,
+      border_line_alpha: 0,
+      label_text_color: t.fg,
+      label_text_font: t.font,
+      label_text_font_size: '11px',
+      glyph_width: 24,
+      glyph_height: 12,
+      spacing: 2,
+      padding: 4,
+      click_policy: 'hide'
+    });
+    fig.add_layout(ceilings);
+  }
+  return showIn(fig, target);
+}
+
+/* ------------------------------------------------------------------ */
+/* Timeline                                                             */
+/* ------------------------------------------------------------------ */
+
+/** Options of the timeline. */
+export interface ITimelineData {
+  /** Kernels with a start time. */
+  kernels: IKernelRow[];
+  /** CPU ops with a start time. */
+  cpuOps: ICpuOpRow[];
+  /** Span of one run (for the idle gaps at the ends). */
+  span: number | null;
+}
+
+function timeUnit(span: number): { scale: number; label: string } {
+  if (span >= 1) {
+    return { scale: 1, label: 's' };
+  }
+  if (span >= 1e-3) {
+    return { scale: 1e3, label: 'ms' };
+  }
+  return { scale: 1e6, label: '\u00b5s' };
+}
+
+/** Idle intervals: the complement of the union of kernel intervals in [0, end]. */
+export function idleGaps(
+  kernels: IKernelRow[],
+  end: number
+): [number, number][] {
+  const iv = kernels
+    .filter(k => k.start_s !== null && k.dur_s !== null)
+    .map(k => [k.start_s!, k.start_s! + Math.max(0, k.dur_s!)])
+    .sort((a, b) => a[0] - b[0]);
+  const gaps: [number, number][] = [];
+  let cur = 0;
+  for (const [s, e] of iv) {
+    if (s > cur) {
+      gaps.push([cur, s]);
+    }
+    cur = Math.max(cur, e);
+  }
+  if (end > cur) {
+    gaps.push([cur, end]);
+  }
+  return gaps;
+}
+
+/** Draw kernels per stream, idle gaps and CPU ops over time. */
+export async function drawTimeline(
+  target: HTMLElement,
+  data: ITimelineData,
+  t: IChartTheme
+): Promise<IChartHandle> {
+  const { kernels, cpuOps } = data;
+  let end = data.span ?? 0;
+  for (const k of kernels) {
+    end = Math.max(end, k.start_s! + (k.dur_s ?? 0));
+  }
+  for (const c of cpuOps) {
+    end = Math.max(end, c.start_s! + (c.dur_s ?? 0));
+  }
+  let start = 0;
+  for (const c of cpuOps) {
+    start = Math.min(start, c.start_s!);
+  }
+  const unit = timeUnit(Math.max(end - start, 1e-9));
+  const sc = unit.scale;
+
+  // Lanes from the top: CPU threads (with nesting depth), GPU idle, streams.
+  interface ILane {
+    label: string;
+    y0: number;
+    y1: number;
+  }
+  const lanes: ILane[] = [];
+  let y = 0;
+  const laneGap = 0.25;
+
+  const byTid = new Map<string, ICpuOpRow[]>();
+  for (const c of cpuOps) {
+    const list = byTid.get(c.tid) ?? [];
+    list.push(c);
+    byTid.set(c.tid, list);
+  }
+  const MAX_DEPTH = 4;
+  const cpu = {
+    left: [] as number[],
+    right: [] as number[],
+    top: [] as number[],
+    bottom: [] as number[],
+    rows: [] as ICpuOpRow[]
+  };
+  for (const [tid, list] of byTid) {
+    list.sort(
+      (a, b) => a.start_s! - b.start_s! || (b.dur_s ?? 0) - (a.dur_s ?? 0)
+    );
+    const stack: number[] = [];
+    let maxDepth = 0;
+    const depths: number[] = [];
+    for (const c of list) {
+      const s = c.start_s!;
+      while (stack.length && stack[stack.length - 1] <= s) {
+        stack.pop();
+      }
+      const d = Math.min(stack.length, MAX_DEPTH - 1);
+      depths.push(d);
+      maxDepth = Math.max(maxDepth, d + 1);
+      stack.push(s + (c.dur_s ?? 0));
+    }
+    const laneTop = y;
+    const rowH = 0.5;
+    list.forEach((c, i) => {
+      const d = depths[i];
+      cpu.left.push(c.start_s! * sc);
+      cpu.right.push((c.start_s! + (c.dur_s ?? 0)) * sc);
+      cpu.top.push(-(laneTop + d * rowH + 0.04));
+      cpu.bottom.push(-(laneTop + (d + 1) * rowH - 0.04));
+      cpu.rows.push(c);
+    });
+    const h0 = maxDepth * rowH;
+    lanes.push({ label: `CPU thread ${safeLabel(tid)}`, y0: y, y1: y + h0 });
+    y += h0 + laneGap;
+  }
+
+  const gaps = kernels.length ? idleGaps(kernels, end) : [];
+  let gapLane: ILane | null = null;
+  if (kernels.length) {
+    gapLane = { label: 'GPU idle', y0: y, y1: y + 0.5 };
+    lanes.push(gapLane);
+    y += 0.5 + laneGap;
+  }
+
+  const streams = new Map<string, IKernelRow[]>();
+  for (const k of kernels) {
+    const list = streams.get(k.stream) ?? [];
+    list.push(k);
+    streams.set(k.stream, list);
+  }
+  const streamLanes: [ILane, IKernelRow[]][] = [];
+  const streamIds = [...streams.keys()].sort(
+    (a, b) => Number(a) - Number(b) || a.localeCompare(b)
+  );
+  for (const s of streamIds) {
+    const lane = { label: `stream ${safeLabel(s)}`, y0: y, y1: y + 1 };
+    lanes.push(lane);
+    streamLanes.push([lane, streams.get(s)!]);
+    y += 1 + laneGap;
+  }
+
+  const fig = Bokeh.Plotting.figure({
+    height: Math.min(640, Math.max(180, 60 + y * 48)),
+    sizing_mode: 'stretch_width',
+    x_axis_label: `Time (${unit.label})`,
+    x_range: [start * sc, end * sc],
+    y_range: [-(y - laneGap) - 0.1, 0.1],
+    tools: 'xpan,xwheel_zoom,xbox_zoom,reset,save',
+    active_drag: 'xpan',
+    active_scroll: 'xwheel_zoom',
+    toolbar_location: 'right'
+  });
+
+  const renderers: [any, (i: number) => HTMLElement][] = [];
+  if (cpu.rows.length) {
+    const r = fig.quad({
+      left: cpu.left,
+      right: cpu.right,
+      top: cpu.top,
+      bottom: cpu.bottom,
+      fill_color: COLORS.cpu,
+      fill_alpha: 0.55,
+      line_color: COLORS.cpu,
+      line_alpha: 0.9,
+      line_width: 0.5
+    });
+    renderers.push([
+      r,
+      i => {
+        const c = cpu.rows[i];
+        return tip(c.name, [
+          ['thread', c.tid],
+          ['start', fmtTime(c.start_s)],
+          ['duration', fmtTime(c.dur_s)]
+        ]);
+      }
+    ]);
+  }
+  if (gapLane && gaps.length) {
+    const r = fig.quad({
+      left: gaps.map(g => g[0] * sc),
+      right: gaps.map(g => g[1] * sc),
+      top: gaps.map(() => -gapLane!.y0),
+      bottom: gaps.map(() => -gapLane!.y1),
+      fill_color: COLORS.idle,
+      fill_alpha: 0.75,
+      line_color: null
+    });
+    renderers.push([
+      r,
+      i =>
+        tip('GPU idle', [
+          ['from', fmtTime(gaps[i][0])],
+          ['to', fmtTime(gaps[i][1])],
+          ['length', fmtTime(gaps[i][1] - gaps[i][0])]
+        ])
+    ]);
+  }
+  for (const [lane, list] of streamLanes) {
+    const n = list.length;
+    const left: number[] = new Array(n);
+    const right: number[] = new Array(n);
+    const colors: string[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const k = list[i];
+      left[i] = k.start_s! * sc;
+      right[i] = (k.start_s! + (k.dur_s ?? 0)) * sc;
+      colors[i] = boundColor(k.bound);
+    }
+    const top: number[] = new Array(n).fill(-(lane.y0 + 0.08));
+    const bottom: number[] = new Array(n).fill(-(lane.y1 - 0.08));
+    const r = fig.quad({
+      left,
+      right,
+      top,
+      bottom,
+      fill_color: colors,
+      line_color: colors,
+      line_width: 0.6,
+      fill_alpha: 0.9,
+      hover_fill_alpha: 1
+    });
+    renderers.push([
+      r,
+      i => {
+        const k = list[i];
+        const rows: [string, string][] = [
+          ['op', k.op || '\u2014'],
+          ['stream', k.stream],
+          ['start', fmtTime(k.start_s)],
+          ['duration', fmtTime(k.dur_s)],
+          ['bound', k.bound]
+        ];
+        if (k.count !== null && k.count !== 1) {
+          rows.push(['launches', String(k.count)]);
+        }
+        if (k.flops) {
+          rows.push(['FLOPs', fmtSI(k.flops, 'FLOP')]);
+        }
+        if (k.bytes) {
+          rows.push(['bytes', fmtSI(k.bytes, 'B')]);
+        }
+        return tip(ellipsize(k.name, 160), rows);
+      }
+    ]);
+  }
+  for (const [r, render] of renderers) {
+    fig.add_tools(
+      hoverTool([r], render, {
+        point_policy: 'follow_mouse',
+        attachment: 'below'
+      })
+    );
+  }
+  style(fig, t);
+  // Lane labels as y ticks (labels are built from numbers and constants).
+  const ticks = lanes.map(l => -(l.y0 + l.y1) / 2);
+  const overrides = new Map<number, string>();
+  lanes.forEach((l, i) => overrides.set(ticks[i], l.label));
+  fig.yaxis.ticker = new Bokeh.FixedTicker({ ticks, minor_ticks: [] });
+  fig.yaxis.major_label_overrides = overrides;
+  fig.yaxis.major_tick_line_color = null;
+  fig.ygrid.grid_line_alpha = 0;
+  return showIn(fig, target);
+}
+
+/** Labels that Bokeh parses for TeX delimiters: keep only safe characters. */
+function safeLabel(s: string): string {
+  return s.replace(/[^A-Za-z0-9 _.:#-]/g, '').slice(0, 24) || '?';
+}

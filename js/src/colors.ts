@@ -1,0 +1,33 @@
+/**
+ * One colour per bottleneck, the same in every view and both themes.
+ */
+
+/** Colours of the span split and of op/kernel bounds. */
+export const COLORS: { [key: string]: string } = {
+  compute: '#4c78c8',
+  memory: '#e8833a',
+  other: '#9467bd',
+  idle: '#d65f5f',
+  overhead: '#d65f5f',
+  cpu: '#3fa36b'
+};
+
+/** Human labels for the split categories and bounds. */
+export const LABELS: { [key: string]: string } = {
+  compute: 'Compute',
+  memory: 'Memory',
+  other: 'Other',
+  idle: 'Idle (overhead)',
+  overhead: 'Overhead',
+  cpu: 'CPU'
+};
+
+/** Colour of a bound; unknown bounds are grey. */
+export function boundColor(bound: string): string {
+  return COLORS[bound] ?? '#8c8c8c';
+}
+
+/** The bottleneck key of a bound label, 'other' for unknown ones. */
+export function boundKey(bound: string): string {
+  return bound in COLORS ? bound : 'other';
+}

@@ -1,0 +1,118 @@
+/**
+ * Number formatting for the report views. Every function returns plain text.
+ */
+
+const DASH = '\u2014';
+
+/** A duration in seconds, with a unit that keeps 3 significant digits. */
+export function fmtTime(s: number | null | undefined): string {
+  if (s === null || s === undefined || !Number.isFinite(s)) {
+    return DASH;
+  }
+  const a = Math.abs(s);
+  if (a === 0) {
+    return '0 s';
+  }
+  if (a >= 1) {
+    return `${sig(s)} s`;
+  }
+  if (a >= 1e-3) {
+    return `${sig(s * 1e3)} ms`;
+  }
+  if (a >= 1e-6) {
+    return `${sig(s * 1e6)} \u00b5s`;
+  }
+  return `${sig(s * 1e9)} ns`;
+}
+
+/** A number with 3 significant digits, without exponent for usual ranges. */
+export function sig(x: number, digits = 3): string {
+  if (!Number.isFinite(x)) {
+    return DASH;
+  }
+  const a = Math.abs(x);
+  if (a === 0) {
+    return '0';
+  }
+  if (a >= 1e6 || a < 1e-3) {
+    return x.toExponential(digits - 1);
+  }
+  const decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(a)));
+  return x.toFixed(Math.min(decimals, 6));
+}
+
+const SI = [
+  { p: 1e18, s: 'E' },
+  { p: 1e15, s: 'P' },
+  { p: 1e12, s: 'T' },
+  { p: 1e9, s: 'G' },
+  { p: 1e6, s: 'M' },
+  { p: 1e3, s: 'k' }
+];
+
+/** A quantity with an SI prefix: fmtSI(7.87e14, 'FLOP/s') -> "787 TFLOP/s". */
+export function fmtSI(x: number | null | undefined, unit: string): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) {
+    return DASH;
+  }
+  const a = Math.abs(x);
+  for (const { p, s } of SI) {
+    if (a >= p) {
+      return `${sig(x / p)} ${s}${unit}`;
+    }
+  }
+  return `${sig(x)} ${unit}`;
+}
+
+/** Bytes in binary units (GiB etc.) for memory sizes. */
+export function fmtBytes(x: number | null | undefined): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) {
+    return DASH;
+  }
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = x;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? String(Math.round(v)) : sig(v)} ${units[i]}`;
+}
+
+/** A fraction as a percentage: 0.123 -> "12.3%". */
+export function fmtPct(f: number | null | undefined, digits = 1): string {
+  if (f === null || f === undefined || !Number.isFinite(f)) {
+    return DASH;
+  }
+  const pct = f * 100;
+  if (pct !== 0 && Math.abs(pct) < 0.1) {
+    return '<0.1%';
+  }
+  return `${pct.toFixed(digits)}%`;
+}
+
+/** A plain count with thousands separators. */
+export function fmtInt(x: number | null | undefined): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) {
+    return DASH;
+  }
+  return Math.round(x).toLocaleString('en-US');
+}
+
+/** A speed-up factor: 2.345 -> "2.35x". */
+export function fmtX(x: number | null | undefined): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) {
+    return DASH;
+  }
+  return `${sig(x)}\u00d7`;
+}
+
+/** Shorten long text for chart labels, keeping the start and the end. */
+export function ellipsize(text: string, max = 48): string {
+  if (text.length <= max) {
+    return text;
+  }
+  const head = Math.ceil((max - 1) * 0.7);
+  const tail = max - 1 - head;
+  return `${text.slice(0, head)}\u2026${text.slice(text.length - tail)}`;
+}

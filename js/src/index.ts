@@ -1,0 +1,48 @@
+/**
+ * jupyter_brrr: a JupyterLab MIME renderer for jupyter_brrr reports.
+ *
+ * The renderer is marked safe: it draws from report data only, sets every
+ * string from the payload as text, and evaluates no code, so a report also
+ * renders in an untrusted (shared) notebook.
+ */
+
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+
+import { MIME_TYPE } from './schema';
+import { ReportWidget } from './widget';
+
+export { MIME_TYPE, parseReport, SCHEMA_VERSION, tableRows } from './schema';
+export { ReportWidget } from './widget';
+
+/** Create a renderer for the report MIME type. */
+export const rendererFactory: IRenderMime.IRendererFactory = {
+  safe: true,
+  mimeTypes: [MIME_TYPE],
+  defaultRank: 40,
+  createRenderer: options => new ReportWidget(options)
+};
+
+/** The MIME renderer extension. */
+const extension: IRenderMime.IExtension = {
+  id: 'jupyter-brrr:plugin',
+  description: 'Renders jupyter_brrr GPU profiling reports.',
+  rendererFactory,
+  rank: 40,
+  dataType: 'json',
+  fileTypes: [
+    {
+      name: 'brrr-report',
+      displayName: 'jupyter_brrr report',
+      mimeTypes: [MIME_TYPE],
+      extensions: ['.brrr.json']
+    }
+  ],
+  documentWidgetFactoryOptions: {
+    name: 'jupyter_brrr report',
+    primaryFileType: 'brrr-report',
+    fileTypes: ['brrr-report'],
+    defaultFor: ['brrr-report']
+  }
+};
+
+export default extension;

@@ -1,0 +1,228 @@
+/**
+ * A parsed report with the derived figures that several views use, each
+ * computed once on first use.
+ */
+
+import {
+  cpuOpRows,
+  ICpuOpRow,
+  IKernelRow,
+  IOpRow,
+  IReport,
+  isCpuOnly,
+  kernelRows,
+  opRows
+} from './schema';
+
+/** The four parts of the span. */
+export const SPLIT_KEYS = ['compute', 'memory', 'other', 'idle'] as const;
+
+/** One of SPLIT_KEYS. */
+export type SplitKey = (typeof SPLIT_KEYS)[number];
+
+/** A report plus lazily derived tables. */
+export class ReportData {
+  constructor(readonly report: IReport) {}
+
+  /** Ops as typed rows. */
+  get ops(): IOpRow[] {
+    return (this._ops ??= opRows(this.report));
+  }
+
+  /** Kernels as typed rows. */
+  get kernels(): IKernelRow[] {
+    return (this._kernels ??= kernelRows(this.report));
+  }
+
+  /** CPU ops as typed rows. */
+  get cpuOps(): ICpuOpRow[] {
+    return (this._cpuOps ??= cpuOpRows(this.report));
+  }
+
+  /** Kernel rows grouped by the op that launched them. */
+  get kernelsByOp(): Map<string, IKernelRow[]> {
+    if (!this._byOp) {
+      const m = new Map<string, IKernelRow[]>();
+      for (const k of this.kernels) {
+        const list = m.get(k.op);
+        if (list) {
+          list.push(k);
+        } else {
+          m.set(k.op, [k]);
+        }
+      }
+      this._byOp = m;
+    }
+    return this._byOp;
+  }
+
+  /** True when there is no GPU work to show: no GPU found, or none used. */
+  get cpuOnly(): boolean {
+    return isCpuOnly(this.report);
+  }
+
+  /** True when the device is not a GPU (as opposed to a GPU left unused). */
+  get noGpuFound(): boolean {
+    const d = (this.report.summary.device ?? '').trim().toUpperCase();
+    return d === '' || d === 'CPU';
+  }
+
+  /** True when the report holds no ops, kernels or CPU ops at all. */
+  get empty(): boolean {
+    const r = this.report;
+    return (
+      r.ops.data.length === 0 &&
+      r.kernels.data.length === 0 &&
+      r.cpu_ops.data.length === 0
+    );
+  }
+
+  /** True when there is no GPU work (no kernels and no GPU time). */
+  get noGpuWork(): boolean {
+    if (this.report.kernels.data.length > 0) {
+      return false;
+    }
+    return !this.ops.some(o => (o.gpu_time_s ?? 0) > 0);
+  }
+
+  /** The span of one run, falling back to the sum of its parts. */
+  get span(): number | null {
+    const s = this.report.summary;
+    if (s.span_s !== null && s.span_s > 0) {
+      return s.span_s;
+    }
+    const parts = SPLIT_KEYS.map(k => this.splitTime(k));
+    const sum = parts.reduce<number>((a, b) => a + (b ?? 0), 0);
+    return sum > 0 ? sum : null;
+  }
+
+  /** Time of one part of the span. */
+  splitTime(key: SplitKey): number | null {
+    const s = this.report.summary;
+    switch (key) {
+      case 'compute':
+        return s.compute_s;
+      case 'memory':
+        return s.memory_s;
+      case 'other':
+        return s.other_s;
+      case 'idle':
+        if (s.idle_s !== null) {
+          return s.idle_s;
+        }
+        if (s.span_s !== null && s.busy_s !== null) {
+          return Math.max(0, s.span_s - s.busy_s);
+        }
+        return null;
+    }
+  }
+
+  /** Share of the span of one part (0..1), null when unknown. */
+  splitShare(key: SplitKey): number | null {
+    const span = this.span;
+    const t = this.splitTime(key);
+    if (span === null || span <= 0 || t === null) {
+      return null;
+    }
+    return Math.min(1, Math.max(0, t / span));
+  }
+
+  /** Fraction of the span in which the GPU ran something. */
+  get busyShare(): number | null {
+    const s = this.report.summary;
+    const span = this.span;
+    if (span === null || span <= 0) {
+      return null;
+    }
+    if (s.busy_s !== null) {
+      return Math.min(1, s.busy_s / span);
+    }
+    const idle = this.splitTime('idle');
+    return idle === null ? null : Math.max(0, 1 - idle / span);
+  }
+
+  /** Sum of op self GPU time (the kernel time that ops account for). */
+  get opGpuTime(): number {
+    return (this._opGpu ??= this.ops.reduce(
+      (a, o) => a + (o.gpu_time_s ?? 0),
+      0
+    ));
+  }
+
+  /** Sum of op CPU time. */
+  get opCpuTime(): number {
+    return (this._opCpu ??= this.ops.reduce(
+      (a, o) => a + (o.self_cpu_time_s ?? o.cpu_time_s ?? 0),
+      0
+    ));
+  }
+
+  /**
+   * Achieved rates while kernels ran: modelled FLOPs and bytes over the GPU
+   * time of the ops that have a cost model. Uses the summary's
+   * `achieved_flops_per_s` / `achieved_bytes_per_s` (modelled FLOPs and
+   * bytes over busy time) when the Python side provides them.
+   */
+  get achieved(): { flopsPerS: number | null; bytesPerS: number | null } {
+    const s = this.report.summary;
+    const extra = (k: string) =>
+      typeof s[k] === 'number' && Number.isFinite(s[k] as number)
+        ? (s[k] as number)
+        : null;
+    let flops = 0;
+    let fTime = 0;
+    let bytes = 0;
+    let bTime = 0;
+    for (const o of this.ops) {
+      const t = o.gpu_time_s ?? 0;
+      if (t <= 0) {
+        continue;
+      }
+      if (o.flops !== null) {
+        flops += o.flops;
+        fTime += t;
+      }
+      if (o.bytes !== null) {
+        bytes += o.bytes;
+        bTime += t;
+      }
+    }
+    return {
+      flopsPerS:
+        extra('achieved_flops_per_s') ?? (fTime > 0 ? flops / fTime : null),
+      bytesPerS:
+        extra('achieved_bytes_per_s') ?? (bTime > 0 ? bytes / bTime : null)
+    };
+  }
+
+  /** The dtype that the most GPU time was spent in, to pick a peak. */
+  get mainDtype(): string | null {
+    const peaks = this.report.summary.peaks?.flops ?? {};
+    const byDtype = new Map<string, number>();
+    for (const o of this.ops) {
+      if (o.dtype && o.dtype in peaks) {
+        byDtype.set(o.dtype, (byDtype.get(o.dtype) ?? 0) + (o.gpu_time_s ?? 0));
+      }
+    }
+    let best: string | null = null;
+    let bestT = -1;
+    for (const [d, t] of byDtype) {
+      if (t > bestT) {
+        best = d;
+        bestT = t;
+      }
+    }
+    if (best === null) {
+      const entries = Object.entries(peaks).sort((a, b) => b[1] - a[1]);
+      best = entries.length ? entries[0][0] : null;
+    }
+    return best;
+  }
+
+  private _ops?: IOpRow[];
+  private _kernels?: IKernelRow[];
+  private _cpuOps?: ICpuOpRow[];
+  private _byOp?: Map<string, IKernelRow[]>;
+  private _opGpu?: number;
+  private _opCpu?: number;
+}

@@ -1,0 +1,645 @@
+/**
+ * The report's JSON form: the TypeScript twin of `jupyter_brrr/schema.py`.
+ *
+ * All times are in seconds, sizes in bytes, rates per second. Tables use
+ * pandas' "split" orientation without the index; missing numbers are `null`.
+ */
+
+/** The value of a report document's `schema` field. */
+export const SCHEMA_NAME = 'jupyter_brrr.report';
+
+/** The schema version this extension reads. */
+export const SCHEMA_VERSION = 1;
+
+/** The MIME type of a report in a notebook output bundle. */
+export const MIME_TYPE = 'application/vnd.jupyter-brrr.report+json';
+
+/** Bottleneck labels for ops and kernels. */
+export const BOUNDS = [
+  'compute',
+  'memory',
+  'overhead',
+  'other',
+  'cpu'
+] as const;
+
+/** One of BOUNDS. */
+export type Bound = (typeof BOUNDS)[number];
+
+/** Keys the Python side always writes in `summary`. */
+export const SUMMARY_KEYS = [
+  'span_s',
+  'busy_s',
+  'compute_s',
+  'memory_s',
+  'other_s',
+  'idle_s',
+  'device',
+  'peaks',
+  'runs',
+  'peak_memory_bytes',
+  'memory_capacity_bytes'
+] as const;
+
+/** Columns of the ops table, in the order the Python side writes them. */
+export const OPS_COLUMNS = [
+  'name',
+  'shapes',
+  'dtypes',
+  'category',
+  'module',
+  'calls',
+  'gpu_time_s',
+  'total_gpu_time_s',
+  'cpu_time_s',
+  'self_cpu_time_s',
+  'kernels',
+  'flops',
+  'bytes',
+  'intensity',
+  'flops_per_s',
+  'bytes_per_s',
+  'roof_fraction',
+  'bound',
+  'dtype'
+] as const;
+
+/** Columns of the kernels table. */
+export const KERNEL_COLUMNS = [
+  'name',
+  'op',
+  'category',
+  'stream',
+  'start_s',
+  'dur_s',
+  'count',
+  'flops',
+  'bytes',
+  'bound'
+] as const;
+
+/** Columns of the CPU ops table. */
+export const CPU_OP_COLUMNS = ['name', 'tid', 'start_s', 'dur_s'] as const;
+
+/** A JSON scalar as found in a table cell. */
+export type Cell = string | number | boolean | null;
+
+/** A table in pandas' "split" orientation without the index. */
+export interface ITable {
+  /** Column names. */
+  columns: string[];
+  /** Rows, each with one cell per column. */
+  data: Cell[][];
+}
+
+/** The kernels table, which may be aggregated for large traces. */
+export interface IKernelTable extends ITable {
+  /** True when rows stand for several launches (see the `count` column). */
+  aggregated?: boolean;
+  /** How many kernel launches the trace held in all. */
+  total?: number | null;
+}
+
+/** The device's peak rates that the roofline and classification use. */
+export interface IPeaks {
+  /** Device name these peaks belong to. */
+  device?: string | null;
+  /** Where the numbers come from, e.g. "datasheet" or "measured". */
+  source?: string | null;
+  /** True when the peaks were measured on this machine. */
+  measured?: boolean | null;
+  /** Peak FLOP/s per compute dtype, e.g. {"bf16": 9.9e14, "fp32": 6.7e13}. */
+  flops: { [dtype: string]: number };
+  /** Peak memory bandwidth in bytes/s. */
+  bandwidth: number | null;
+}
+
+/** How many times the profiled code ran. */
+export interface IRuns {
+  /** Warm-up runs before measuring. */
+  warmup?: number | null;
+  /** Runs timed with CUDA events. */
+  timed?: number | null;
+  /** Runs under the profiler. */
+  profiled?: number | null;
+  /** All runs together. */
+  total?: number | null;
+}
+
+/** Cell-level figures: the span and its split, device, peaks, memory. */
+export interface ISummary {
+  /** Wall-clock span of the GPU work of one run. */
+  span_s: number | null;
+  /** Time at least one kernel or copy ran, per run (interval union over streams). */
+  busy_s: number | null;
+  /** Part of busy_s spent in compute-bound kernels. */
+  compute_s: number | null;
+  /** Part of busy_s spent in memory-bound kernels. */
+  memory_s: number | null;
+  /** Part of busy_s in copies, communication, unmodelled and launch-sized kernels. */
+  other_s: number | null;
+  /** span_s - busy_s: the GPU ran nothing (overhead). */
+  idle_s: number | null;
+  /** Device name, e.g. "NVIDIA H200", or "CPU". */
+  device: string | null;
+  /** Peak rates of the device. */
+  peaks: IPeaks | null;
+  /** How many times the code ran. */
+  runs: IRuns | null;
+  /** Peak device memory in use. */
+  peak_memory_bytes: number | null;
+  /** Device memory capacity. */
+  memory_capacity_bytes: number | null;
+  /** Optional: false when no GPU was found. */
+  gpu?: boolean | null;
+  /** Optional: true when the numbers are steady-state (warm), false for a first run. */
+  warm?: boolean | null;
+  /** Optional extras written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** One recommendation: what to try first, and why. */
+export interface IRecommendation {
+  /** The bottleneck it addresses: overhead, memory, compute or other. */
+  bottleneck: string;
+  /** One-line headline. */
+  title: string;
+  /** Plain-language explanation. */
+  detail: string;
+  /** Share of the span the bottleneck takes (0..1), when known. */
+  share: number | null;
+}
+
+/** The span split of one A/B variant. */
+export interface IABSplit {
+  /** Compute-bound kernel time. */
+  compute_s: number | null;
+  /** Memory-bound kernel time. */
+  memory_s: number | null;
+  /** Other kernel time. */
+  other_s: number | null;
+  /** Idle time. */
+  idle_s: number | null;
+  /** Whole span. */
+  span_s: number | null;
+}
+
+/** One variant of an A/B comparison (eager, compiled, CUDA graph, ...). */
+export interface IABVariant {
+  /** Variant name. */
+  name: string;
+  /** Median time of one run. */
+  median_s: number | null;
+  /** Interquartile range of the run times. */
+  iqr_s: number | null;
+  /** Speed-up against the baseline (median ratio). */
+  speedup: number | null;
+  /** Low end of the speed-up's range. */
+  speedup_low: number | null;
+  /** High end of the speed-up's range. */
+  speedup_high: number | null;
+  /** Plain verdict, e.g. "faster", "slower", "noise", "baseline". */
+  verdict: string | null;
+  /** True when outputs matched the baseline, false on a mismatch, null if unchecked. */
+  correct: boolean | null;
+  /** Largest absolute difference from the baseline's outputs. */
+  max_abs_err: number | null;
+  /** Largest relative difference from the baseline's outputs. */
+  max_rel_err: number | null;
+  /** Compile time, kept apart from run time. */
+  compile_s: number | null;
+  /** Span split of one run of this variant. */
+  split: IABSplit | null;
+  /** Kernel launches per run. */
+  kernel_count: number | null;
+  /** Error text when the variant failed. */
+  error: string | null;
+}
+
+/** An A/B comparison of variants of the same cell. */
+export interface IAB {
+  /** The variants, baseline first. */
+  variants: IABVariant[];
+  /** Plain-language caveats. */
+  notes: string[];
+  /** Extra fields written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** A whole report document. */
+export interface IReport {
+  /** Always SCHEMA_NAME. */
+  schema: string;
+  /** Schema version the writer used. */
+  version: number;
+  /** What was profiled, e.g. "cell [3]". */
+  name: string;
+  /** How the data was captured: "magic", "profile" or "trace". */
+  source: string;
+  /** ISO timestamp of creation. */
+  created: string;
+  /** Cell-level figures. */
+  summary: ISummary;
+  /** Plain-language caveats. */
+  notes: string[];
+  /** What to try first. */
+  recommendations: IRecommendation[];
+  /** Ops table (OPS_COLUMNS). */
+  ops: ITable;
+  /** Kernels table (KERNEL_COLUMNS). */
+  kernels: IKernelTable;
+  /** CPU ops table (CPU_OP_COLUMNS). */
+  cpu_ops: ITable;
+  /** A/B comparison, when one ran. */
+  ab: IAB | null;
+}
+
+/** A row of the ops table as an object. */
+export interface IOpRow {
+  /** Op name, e.g. aten::addmm. */
+  name: string;
+  /** Input shapes as text. */
+  shapes: string;
+  /** Input dtypes as text. */
+  dtypes: string;
+  /** Category: matmul, conv, attention, elementwise, ... */
+  category: string;
+  /** nn.Module scope, when the trace has one. */
+  module: string;
+  /** Number of calls. */
+  calls: number | null;
+  /** Self GPU time. */
+  gpu_time_s: number | null;
+  /** GPU time including child ops. */
+  total_gpu_time_s: number | null;
+  /** Host time including children. */
+  cpu_time_s: number | null;
+  /** Host time excluding children. */
+  self_cpu_time_s: number | null;
+  /** Kernel launches. */
+  kernels: number | null;
+  /** FLOPs, null without a cost model. */
+  flops: number | null;
+  /** Minimum traffic in bytes. */
+  bytes: number | null;
+  /** flops / bytes. */
+  intensity: number | null;
+  /** Achieved FLOP/s. */
+  flops_per_s: number | null;
+  /** Achieved bytes/s. */
+  bytes_per_s: number | null;
+  /** Achieved / attainable. */
+  roof_fraction: number | null;
+  /** One of BOUNDS. */
+  bound: string;
+  /** Compute dtype used to pick the peak. */
+  dtype: string;
+}
+
+/** A row of the kernels table as an object. */
+export interface IKernelRow {
+  /** Kernel name. */
+  name: string;
+  /** The op that launched it. */
+  op: string;
+  /** Category. */
+  category: string;
+  /** Stream id. */
+  stream: string;
+  /** Start time from the start of the span. */
+  start_s: number | null;
+  /** Duration (total of `count` launches when aggregated). */
+  dur_s: number | null;
+  /** Launch count, 1 unless aggregated. */
+  count: number | null;
+  /** FLOPs. */
+  flops: number | null;
+  /** Bytes moved. */
+  bytes: number | null;
+  /** One of BOUNDS. */
+  bound: string;
+}
+
+/** A row of the CPU ops table as an object. */
+export interface ICpuOpRow {
+  /** Op name. */
+  name: string;
+  /** Thread id. */
+  tid: string;
+  /** Start time from the start of the span. */
+  start_s: number | null;
+  /** Duration. */
+  dur_s: number | null;
+}
+
+/** Raised when a document cannot be read as a report. */
+export class ReportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReportError';
+  }
+}
+
+function isObject(value: unknown): value is { [key: string]: unknown } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function num(value: unknown): number | null {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    return value;
+  }
+  return null;
+}
+
+function str(value: unknown, fallback = ''): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') {
+    return String(value);
+  }
+  return fallback;
+}
+
+function bool(value: unknown): boolean | null {
+  return typeof value === 'boolean' ? value : null;
+}
+
+function table(value: unknown, what: string): ITable {
+  if (value === undefined || value === null) {
+    return { columns: [], data: [] };
+  }
+  if (!isObject(value) || !Array.isArray(value.columns)) {
+    throw new ReportError(
+      `This jupyter_brrr report is damaged: "${what}" is not a table.`
+    );
+  }
+  const data = Array.isArray(value.data) ? value.data : [];
+  const rows: Cell[][] = [];
+  for (const row of data) {
+    if (Array.isArray(row)) {
+      rows.push(row as Cell[]);
+    }
+  }
+  return {
+    ...value,
+    columns: value.columns.map(c => str(c)),
+    data: rows
+  };
+}
+
+function parsePeaks(value: unknown): IPeaks | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const flops: { [dtype: string]: number } = {};
+  if (isObject(value.flops)) {
+    for (const [k, v] of Object.entries(value.flops)) {
+      const n = num(v);
+      if (n !== null && n > 0) {
+        flops[k] = n;
+      }
+    }
+  }
+  return {
+    device: typeof value.device === 'string' ? value.device : null,
+    source: typeof value.source === 'string' ? value.source : null,
+    measured: bool(value.measured),
+    flops,
+    bandwidth: num(value.bandwidth)
+  };
+}
+
+function parseRuns(value: unknown): IRuns | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    warmup: num(value.warmup),
+    timed: num(value.timed),
+    profiled: num(value.profiled),
+    total: num(value.total)
+  };
+}
+
+function parseSummary(value: unknown): ISummary {
+  const s = isObject(value) ? value : {};
+  return {
+    ...s,
+    span_s: num(s.span_s),
+    busy_s: num(s.busy_s),
+    compute_s: num(s.compute_s),
+    memory_s: num(s.memory_s),
+    other_s: num(s.other_s),
+    idle_s: num(s.idle_s),
+    device: typeof s.device === 'string' ? s.device : null,
+    peaks: parsePeaks(s.peaks),
+    runs: parseRuns(s.runs),
+    peak_memory_bytes: num(s.peak_memory_bytes),
+    memory_capacity_bytes: num(s.memory_capacity_bytes),
+    gpu: bool(s.gpu),
+    warm: bool(s.warm)
+  };
+}
+
+function parseRecommendation(value: unknown): IRecommendation | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    bottleneck: str(value.bottleneck, 'other'),
+    title: str(value.title),
+    detail: str(value.detail),
+    share: num(value.share)
+  };
+}
+
+function parseSplit(value: unknown): IABSplit | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    compute_s: num(value.compute_s),
+    memory_s: num(value.memory_s),
+    other_s: num(value.other_s),
+    idle_s: num(value.idle_s),
+    span_s: num(value.span_s)
+  };
+}
+
+function parseVariant(value: unknown): IABVariant | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    name: str(value.name, '?'),
+    median_s: num(value.median_s),
+    iqr_s: num(value.iqr_s),
+    speedup: num(value.speedup),
+    speedup_low: num(value.speedup_low),
+    speedup_high: num(value.speedup_high),
+    verdict: typeof value.verdict === 'string' ? value.verdict : null,
+    correct: bool(value.correct),
+    max_abs_err: num(value.max_abs_err),
+    max_rel_err: num(value.max_rel_err),
+    compile_s: num(value.compile_s),
+    split: parseSplit(value.split),
+    kernel_count: num(value.kernel_count),
+    error:
+      typeof value.error === 'string' && value.error.length > 0
+        ? value.error
+        : null
+  };
+}
+
+function parseAB(value: unknown): IAB | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const variants = Array.isArray(value.variants)
+    ? (value.variants.map(parseVariant).filter(v => v) as IABVariant[])
+    : [];
+  const notes = Array.isArray(value.notes) ? value.notes.map(n => str(n)) : [];
+  return { ...value, variants, notes };
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(v => str(v)) : [];
+}
+
+/**
+ * Validate a document and return it as a report with defaults filled in.
+ *
+ * Throws a ReportError with a message fit for a user when the document is
+ * not a jupyter_brrr report, or was written by a newer schema version.
+ */
+export function parseReport(data: unknown): IReport {
+  let doc = data;
+  if (typeof doc === 'string') {
+    try {
+      doc = JSON.parse(doc);
+    } catch {
+      throw new ReportError('This output is not a jupyter_brrr report.');
+    }
+  }
+  if (!isObject(doc) || doc.schema !== SCHEMA_NAME) {
+    throw new ReportError('This output is not a jupyter_brrr report.');
+  }
+  const version = doc.version;
+  if (typeof version !== 'number' || !Number.isInteger(version)) {
+    throw new ReportError(
+      'This jupyter_brrr report has no schema version; it cannot be read.'
+    );
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new ReportError(
+      `This report was written by a newer jupyter_brrr (schema version ${version}); ` +
+        `this extension reads version ${SCHEMA_VERSION}. Update jupyter_brrr.`
+    );
+  }
+  if (version < 1) {
+    throw new ReportError(
+      `This jupyter_brrr report has an unknown schema version (${version}).`
+    );
+  }
+  const kernels = table(doc.kernels, 'kernels') as IKernelTable;
+  const rawKernels = isObject(doc.kernels) ? doc.kernels : {};
+  kernels.aggregated = rawKernels.aggregated === true;
+  kernels.total = num(rawKernels.total);
+  return {
+    schema: SCHEMA_NAME,
+    version,
+    name: str(doc.name, 'report'),
+    source: str(doc.source),
+    created: str(doc.created),
+    summary: parseSummary(doc.summary),
+    notes: strings(doc.notes),
+    recommendations: Array.isArray(doc.recommendations)
+      ? (doc.recommendations
+          .map(parseRecommendation)
+          .filter(r => r) as IRecommendation[])
+      : [],
+    ops: table(doc.ops, 'ops'),
+    kernels,
+    cpu_ops: table(doc.cpu_ops, 'cpu_ops'),
+    ab: parseAB(doc.ab)
+  };
+}
+
+/**
+ * Turn a split table into one object per row, keyed by column name.
+ *
+ * Cells past the end of a short row are `null`.
+ */
+export function tableRows<T = { [column: string]: Cell }>(t: ITable): T[] {
+  const { columns, data } = t;
+  const n = columns.length;
+  const out: T[] = new Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const row = data[i];
+    const obj: { [column: string]: Cell } = {};
+    for (let j = 0; j < n; j++) {
+      const v = row[j];
+      obj[columns[j]] = v === undefined ? null : v;
+    }
+    out[i] = obj as T;
+  }
+  return out;
+}
+
+/** The ops table as typed rows: numbers as number|null, text as string. */
+export function opRows(report: IReport): IOpRow[] {
+  return tableRows<{ [column: string]: Cell }>(report.ops).map(r => ({
+    name: str(r.name, '?'),
+    shapes: str(r.shapes),
+    dtypes: str(r.dtypes),
+    category: str(r.category, 'other'),
+    module: str(r.module),
+    calls: num(r.calls),
+    gpu_time_s: num(r.gpu_time_s),
+    total_gpu_time_s: num(r.total_gpu_time_s),
+    cpu_time_s: num(r.cpu_time_s),
+    self_cpu_time_s: num(r.self_cpu_time_s),
+    kernels: num(r.kernels),
+    flops: num(r.flops),
+    bytes: num(r.bytes),
+    intensity: num(r.intensity),
+    flops_per_s: num(r.flops_per_s),
+    bytes_per_s: num(r.bytes_per_s),
+    roof_fraction: num(r.roof_fraction),
+    bound: str(r.bound, 'other'),
+    dtype: str(r.dtype)
+  }));
+}
+
+/** The kernels table as typed rows. */
+export function kernelRows(report: IReport): IKernelRow[] {
+  return tableRows<{ [column: string]: Cell }>(report.kernels).map(r => ({
+    name: str(r.name, '?'),
+    op: str(r.op),
+    category: str(r.category, 'other'),
+    stream: str(r.stream, '0'),
+    start_s: num(r.start_s),
+    dur_s: num(r.dur_s),
+    count: num(r.count),
+    flops: num(r.flops),
+    bytes: num(r.bytes),
+    bound: str(r.bound, 'other')
+  }));
+}
+
+/** The CPU ops table as typed rows. */
+export function cpuOpRows(report: IReport): ICpuOpRow[] {
+  return tableRows<{ [column: string]: Cell }>(report.cpu_ops).map(r => ({
+    name: str(r.name, '?'),
+    tid: str(r.tid, '0'),
+    start_s: num(r.start_s),
+    dur_s: num(r.dur_s)
+  }));
+}
+
+/** True when the report describes a run without a GPU. */
+export function isCpuOnly(report: IReport): boolean {
+  const s = report.summary;
+  return s.gpu === false || (s.device ?? '').toUpperCase() === 'CPU';
+}

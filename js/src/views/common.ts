@@ -1,0 +1,134 @@
+/**
+ * Pieces shared by the views: the context they render with, the stacked
+ * split bar and the empty-state message.
+ */
+
+import type { IChartHandle, IChartTheme } from '../charts';
+import { COLORS, LABELS } from '../colors';
+import { h } from '../dom';
+import { fmtPct, fmtTime } from '../format';
+import type { ReportData } from '../model';
+
+/** What a view renders with. */
+export interface IViewContext {
+  /** The report and its derived tables. */
+  data: ReportData;
+  /** Colours of the current JupyterLab theme for charts. */
+  theme(): IChartTheme;
+  /** The lazily loaded chart module (BokehJS). */
+  charts(): Promise<typeof import('../charts')>;
+  /** Keep a chart so that it is removed with the widget. */
+  track(handle: IChartHandle): void;
+}
+
+/** A part of a split bar. */
+export interface ISplitPart {
+  /** Colour key: compute, memory, other or idle. */
+  key: string;
+  /** Time of the part. */
+  seconds: number | null;
+}
+
+/**
+ * One stacked horizontal bar with % labels inside wide enough segments.
+ * `scale` (0..1) shortens the whole bar, to compare several spans.
+ */
+export function splitBar(
+  parts: ISplitPart[],
+  total: number | null,
+  scale = 1,
+  testid = 'brrr-split'
+): HTMLElement {
+  const bar = h('div', {
+    class: 'jp-brrr-split',
+    data: { testid },
+    attrs: { role: 'img', 'aria-label': 'span split' }
+  });
+  const sum = parts.reduce((a, p) => a + (p.seconds ?? 0), 0);
+  const denom = total && total > 0 ? Math.max(total, sum) : sum;
+  const inner = h('div', {
+    class: 'jp-brrr-split-inner',
+    style: { width: `${Math.max(0, Math.min(1, scale)) * 100}%` }
+  });
+  bar.appendChild(inner);
+  if (!denom) {
+    inner.appendChild(h('div', { class: 'jp-brrr-split-none' }, 'no time'));
+    return bar;
+  }
+  for (const p of parts) {
+    const f = (p.seconds ?? 0) / denom;
+    if (f <= 0) {
+      continue;
+    }
+    const seg = h(
+      'div',
+      {
+        class: `jp-brrr-split-seg jp-brrr-bg-${p.key}`,
+        title: `${LABELS[p.key] ?? p.key}: ${fmtTime(p.seconds)} (${fmtPct(f)})`,
+        data: { part: p.key },
+        style: { width: `${f * 100}%`, background: COLORS[p.key] ?? '#888' }
+      },
+      f >= 0.07 ? fmtPct(f, 0) : ''
+    );
+    inner.appendChild(seg);
+  }
+  return bar;
+}
+
+/** A legend for the split: colour, name, time and share. */
+export function splitLegend(
+  parts: ISplitPart[],
+  total: number | null
+): HTMLElement {
+  const el = h('div', { class: 'jp-brrr-legend' });
+  for (const p of parts) {
+    const f =
+      total && total > 0 && p.seconds !== null ? p.seconds / total : null;
+    el.appendChild(
+      h(
+        'span',
+        { class: 'jp-brrr-legend-item', data: { part: p.key } },
+        h('span', {
+          class: 'jp-brrr-swatch',
+          style: { background: COLORS[p.key] ?? '#888' }
+        }),
+        h('span', { class: 'jp-brrr-legend-name' }, LABELS[p.key] ?? p.key),
+        h('span', { class: 'jp-brrr-legend-value' }, fmtTime(p.seconds)),
+        h('span', { class: 'jp-brrr-legend-pct' }, fmtPct(f))
+      )
+    );
+  }
+  return el;
+}
+
+/** A clear message in place of a chart or table. */
+export function emptyState(title: string, detail?: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'jp-brrr-empty', data: { testid: 'brrr-empty' } },
+    h('div', { class: 'jp-brrr-empty-title' }, title),
+    detail ? h('div', { class: 'jp-brrr-empty-detail' }, detail) : null
+  );
+}
+
+/** A small coloured badge for a bound or bottleneck. */
+export function badge(bound: string): HTMLElement {
+  const key = bound in COLORS ? bound : 'unknown';
+  return h(
+    'span',
+    {
+      class: `jp-brrr-badge jp-brrr-badge-${key}`,
+      style: { borderColor: COLORS[bound] ?? 'var(--jp-border-color1)' }
+    },
+    h('span', {
+      class: 'jp-brrr-swatch',
+      style: { background: COLORS[bound] ?? 'var(--jp-border-color1)' }
+    }),
+    bound
+  );
+}
+
+/** A section heading. */
+export function heading(text: string): HTMLElement {
+  return h('h4', { class: 'jp-brrr-h' }, text);
+}

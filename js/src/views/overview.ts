@@ -1,0 +1,332 @@
+/**
+ * Overview: the span split, key figures, notes and recommendations.
+ */
+
+import { h } from '../dom';
+import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, ellipsize } from '../format';
+import { SPLIT_KEYS } from '../model';
+import type { IRuns } from '../schema';
+import {
+  badge,
+  emptyState,
+  heading,
+  ISplitPart,
+  IViewContext,
+  splitBar,
+  splitLegend
+} from './common';
+
+function card(
+  label: string,
+  value: string,
+  sub?: string | null,
+  testid?: string,
+  meter?: number | null
+): HTMLElement {
+  const el = h(
+    'div',
+    { class: 'jp-brrr-card', data: testid ? { testid } : undefined },
+    h('div', { class: 'jp-brrr-card-label' }, label),
+    h('div', { class: 'jp-brrr-card-value' }, value)
+  );
+  if (meter !== undefined && meter !== null && Number.isFinite(meter)) {
+    const m = h('div', { class: 'jp-brrr-meter' });
+    m.appendChild(
+      h('div', {
+        class: 'jp-brrr-meter-fill',
+        style: { width: `${Math.min(1, Math.max(0, meter)) * 100}%` }
+      })
+    );
+    el.appendChild(m);
+  }
+  if (sub) {
+    el.appendChild(h('div', { class: 'jp-brrr-card-sub' }, sub));
+  }
+  return el;
+}
+
+function runsText(runs: IRuns | null): string {
+  if (!runs) {
+    return '\u2014';
+  }
+  const total =
+    runs.total ?? (runs.warmup ?? 0) + (runs.timed ?? 0) + (runs.profiled ?? 0);
+  return total === 1 ? 'once' : `${fmtInt(total)} times`;
+}
+
+function runsDetail(runs: IRuns | null, warm: boolean | null | undefined) {
+  const parts: string[] = [];
+  if (runs) {
+    if (runs.warmup) {
+      parts.push(`${runs.warmup} warm-up`);
+    }
+    if (runs.timed) {
+      parts.push(`${runs.timed} timed`);
+    }
+    if (runs.profiled) {
+      parts.push(`${runs.profiled} profiled`);
+    }
+  }
+  let text = parts.join(', ');
+  if (warm === true) {
+    text += `${text ? '; ' : ''}warm (steady state)`;
+  } else if (warm === false) {
+    text += `${text ? '; ' : ''}first run: includes one-time costs`;
+  }
+  return text || null;
+}
+
+/** Render the overview into a panel. */
+export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
+  const { data } = ctx;
+  const r = data.report;
+  const s = r.summary;
+
+  if (data.cpuOnly && !data.empty) {
+    panel.appendChild(
+      h(
+        'div',
+        { class: 'jp-brrr-banner', data: { testid: 'brrr-cpu-only' } },
+        data.noGpuFound
+          ? 'No GPU was found: this report shows CPU op times only.'
+          : 'No GPU work was recorded: this report shows CPU op times only.'
+      )
+    );
+  }
+
+  if (data.empty) {
+    panel.appendChild(
+      emptyState(
+        'No GPU work was recorded in this cell.',
+        'The profiled code launched no kernels and ran no PyTorch ops, so there is no time to break down.'
+      )
+    );
+  } else if (!data.cpuOnly && data.noGpuWork) {
+    panel.appendChild(
+      emptyState(
+        'No GPU work was recorded in this cell.',
+        'The code ran PyTorch ops, but none launched a GPU kernel.'
+      )
+    );
+  }
+
+  // Span split.
+  if (!data.cpuOnly && !data.noGpuWork) {
+    const span = data.span;
+    const parts: ISplitPart[] = SPLIT_KEYS.map(k => ({
+      key: k,
+      seconds: data.splitTime(k)
+    }));
+    const sec = h('section', { class: 'jp-brrr-section' });
+    sec.appendChild(heading('Where the span went'));
+    sec.appendChild(splitBar(parts, span));
+    sec.appendChild(splitLegend(parts, span));
+    panel.appendChild(sec);
+  }
+
+  // Key figures.
+  const cards = h('div', { class: 'jp-brrr-cards' });
+  const span = data.span;
+  if (!data.cpuOnly) {
+    cards.appendChild(
+      card(
+        'Span (one run)',
+        fmtTime(span),
+        'wall-clock span of the GPU work',
+        'brrr-card-span'
+      )
+    );
+    cards.appendChild(
+      card(
+        'GPU busy',
+        fmtPct(data.busyShare),
+        s.busy_s !== null ? `${fmtTime(s.busy_s)} with a kernel running` : null,
+        'brrr-card-busy',
+        data.busyShare
+      )
+    );
+    const peaks = s.peaks;
+    const dtype = data.mainDtype;
+    const peakF = dtype && peaks ? peaks.flops[dtype] : null;
+    const { flopsPerS, bytesPerS } = data.achieved;
+    const src = peaks?.source
+      ? ` (${peaks.measured ? 'measured' : peaks.source})`
+      : '';
+    cards.appendChild(
+      card(
+        'Achieved compute',
+        fmtSI(flopsPerS, 'FLOP/s'),
+        peakF
+          ? `${fmtPct(flopsPerS !== null ? flopsPerS / peakF : null)} of ${dtype} peak ${fmtSI(peakF, 'FLOP/s')}${src}, while busy`
+          : 'no peak known for this device',
+        'brrr-card-flops',
+        peakF && flopsPerS !== null ? flopsPerS / peakF : null
+      )
+    );
+    const bw = peaks?.bandwidth ?? null;
+    cards.appendChild(
+      card(
+        'Achieved bandwidth',
+        fmtSI(bytesPerS, 'B/s'),
+        bw
+          ? `${fmtPct(bytesPerS !== null ? bytesPerS / bw : null)} of peak ${fmtSI(bw, 'B/s')}${src}, while busy`
+          : 'no peak known for this device',
+        'brrr-card-bw',
+        bw && bytesPerS !== null ? bytesPerS / bw : null
+      )
+    );
+    const cap = s.memory_capacity_bytes;
+    const pm = s.peak_memory_bytes;
+    cards.appendChild(
+      card(
+        'Peak memory',
+        fmtBytes(pm),
+        cap
+          ? `${fmtPct(pm !== null ? pm / cap : null)} of ${fmtBytes(cap)}`
+          : null,
+        'brrr-card-mem',
+        cap && pm !== null ? pm / cap : null
+      )
+    );
+  } else if (!data.empty) {
+    cards.appendChild(
+      card(
+        'CPU op time',
+        fmtTime(data.opCpuTime),
+        `${fmtInt(data.ops.length)} op rows`,
+        'brrr-card-cpu'
+      )
+    );
+  }
+  cards.appendChild(
+    card(
+      'Code ran',
+      runsText(s.runs),
+      runsDetail(s.runs, s.warm),
+      'brrr-card-runs'
+    )
+  );
+  panel.appendChild(cards);
+
+  // CPU-only: the top ops by CPU time.
+  if (data.cpuOnly && data.ops.length) {
+    const sec = h('section', { class: 'jp-brrr-section' });
+    sec.appendChild(heading('Top ops by CPU time'));
+    const total = data.opCpuTime;
+    const top = [...data.ops]
+      .sort(
+        (a, b) =>
+          (b.self_cpu_time_s ?? b.cpu_time_s ?? 0) -
+          (a.self_cpu_time_s ?? a.cpu_time_s ?? 0)
+      )
+      .slice(0, 10);
+    const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
+    table.appendChild(
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', null, 'op'),
+          h('th', null, 'shapes'),
+          h('th', { class: 'jp-brrr-num' }, 'calls'),
+          h('th', { class: 'jp-brrr-num' }, 'self CPU'),
+          h('th', { class: 'jp-brrr-num' }, 'share')
+        )
+      )
+    );
+    const tb = h('tbody');
+    for (const o of top) {
+      const t = o.self_cpu_time_s ?? o.cpu_time_s;
+      tb.appendChild(
+        h(
+          'tr',
+          null,
+          h('td', { class: 'jp-brrr-name', title: o.name }, o.name),
+          h(
+            'td',
+            { class: 'jp-brrr-shapes', title: o.shapes },
+            ellipsize(o.shapes, 60)
+          ),
+          h('td', { class: 'jp-brrr-num' }, fmtInt(o.calls)),
+          h('td', { class: 'jp-brrr-num' }, fmtTime(t)),
+          h(
+            'td',
+            { class: 'jp-brrr-num' },
+            fmtPct(total > 0 && t !== null ? t / total : null)
+          )
+        )
+      );
+    }
+    table.appendChild(tb);
+    sec.appendChild(table);
+    panel.appendChild(sec);
+  }
+
+  // Recommendations.
+  if (r.recommendations.length) {
+    const sec = h('section', {
+      class: 'jp-brrr-section',
+      data: { testid: 'brrr-recommendations' }
+    });
+    sec.appendChild(heading('What to try first'));
+    const list = h('ol', { class: 'jp-brrr-recs' });
+    const SHOWN = 3;
+    r.recommendations.forEach((rec, i) => {
+      const li = h(
+        'li',
+        { class: 'jp-brrr-rec' },
+        h(
+          'div',
+          { class: 'jp-brrr-rec-head' },
+          badge(rec.bottleneck),
+          h('span', { class: 'jp-brrr-rec-title' }, rec.title),
+          rec.share !== null
+            ? h(
+                'span',
+                { class: 'jp-brrr-rec-share' },
+                `${fmtPct(rec.share, 0)} of the span`
+              )
+            : null
+        ),
+        rec.detail
+          ? h('div', { class: 'jp-brrr-rec-detail' }, rec.detail)
+          : null
+      );
+      if (i >= SHOWN) {
+        li.hidden = true;
+      }
+      list.appendChild(li);
+    });
+    sec.appendChild(list);
+    if (r.recommendations.length > SHOWN) {
+      const more = h(
+        'button',
+        { class: 'jp-brrr-link' },
+        `Show ${r.recommendations.length - SHOWN} more`
+      );
+      more.addEventListener('click', () => {
+        list.querySelectorAll('li').forEach(li => (li.hidden = false));
+        more.remove();
+      });
+      sec.appendChild(more);
+    }
+    panel.appendChild(sec);
+  }
+
+  // Notes.
+  if (r.notes.length) {
+    const sec = h('section', {
+      class: 'jp-brrr-section',
+      data: { testid: 'brrr-notes' }
+    });
+    sec.appendChild(heading('Notes'));
+    const ul = h('ul', { class: 'jp-brrr-notes' });
+    for (const n of r.notes) {
+      ul.appendChild(h('li', null, n));
+    }
+    sec.appendChild(ul);
+    panel.appendChild(sec);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Roofline: achieved FLOP/s against arithmetic intensity, with the device's
+ * bandwidth and compute ceilings.
+ */
+
+import { h } from '../dom';
+import { fmtInt } from '../format';
+import { emptyState, IViewContext } from './common';
+
+/** Render the roofline view into a panel. */
+export async function renderRoofline(
+  panel: HTMLElement,
+  ctx: IViewContext
+): Promise<void> {
+  const { data } = ctx;
+  if (data.cpuOnly) {
+    panel.appendChild(
+      emptyState(
+        'No GPU was found.',
+        'A roofline needs GPU kernels and the peaks of a GPU.'
+      )
+    );
+    return;
+  }
+  const ops = data.ops;
+  const plotted = ops.filter(
+    o => (o.flops ?? 0) > 0 && (o.bytes ?? 0) > 0 && (o.gpu_time_s ?? 0) > 0
+  );
+  if (!plotted.length) {
+    panel.appendChild(
+      emptyState(
+        'Nothing to place on the roofline.',
+        ops.length
+          ? 'No op with GPU time has a FLOP and byte count (no cost model for these ops).'
+          : 'No GPU work was recorded in this cell.'
+      )
+    );
+    return;
+  }
+  const peaks = data.report.summary.peaks;
+  const info = h('div', { class: 'jp-brrr-muted jp-brrr-caption' });
+  const parts: string[] = [];
+  if (peaks && (peaks.bandwidth || Object.keys(peaks.flops).length)) {
+    const p = peaks.device ?? data.report.summary.device ?? 'this device';
+    const src = peaks.measured
+      ? 'measured on this GPU'
+      : (peaks.source ?? 'unknown source');
+    parts.push(`Ceilings: peaks of ${p} (${src})`);
+  } else {
+    parts.push('No device peaks in this report: no ceilings drawn');
+  }
+  parts.push(
+    `${fmtInt(plotted.length)} of ${fmtInt(ops.length)} op rows placed, sized by GPU time ` +
+      '(ops without a FLOP and byte count are left out)'
+  );
+  info.textContent = parts.join('. ') + '.';
+  const chartEl = h('div', {
+    class: 'jp-brrr-chart',
+    data: { testid: 'brrr-roofline' }
+  });
+  panel.appendChild(chartEl);
+  panel.appendChild(info);
+  const charts = await ctx.charts();
+  ctx.track(await charts.drawRoofline(chartEl, ops, peaks, ctx.theme()));
+}
