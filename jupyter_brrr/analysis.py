@@ -226,11 +226,17 @@ def _roofline(frame: pd.DataFrame, peaks: Peaks | None, *, per_call: bool) -> No
 def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     owner = gpu["owner"].to_numpy()
     known = owner >= 0
-    safe = np.maximum(owner, 0)
-    op_names = ops["name"].to_numpy()
-    category = np.where(known, ops["category"].fillna("").to_numpy()[safe], "")
-    bound = np.where(known, ops["bound"].to_numpy()[safe], "other").astype(object)
-    counted = known & ops["counted"].to_numpy()[safe]
+
+    def of_owner(column: str, missing: object) -> np.ndarray:
+        """The owner op's value for each GPU event; ``missing`` where no op launched it (a
+        CUDA graph replay launches kernels with no op around them)."""
+        values = np.full(len(owner), missing, dtype=object)
+        values[known] = ops[column].to_numpy()[owner[known]]
+        return values
+
+    category = of_owner("category", "")
+    bound = of_owner("bound", "other")
+    counted = of_owner("counted", False).astype(bool)
     category = np.where(counted, category, "unmodelled").astype(object)
     bound[~counted] = "other"
     names = gpu["name"].astype(str)
@@ -247,13 +253,13 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     # An op's cost is shared among its kernels by their share of its GPU time.
     dur = gpu["dur_s"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(known, dur / ops["gpu_s"].to_numpy()[safe], np.nan)
-    flops = np.where(counted, ops["flops"].to_numpy()[safe] * share, np.nan)
-    nbytes = np.where(counted, ops["bytes"].to_numpy()[safe] * share, np.nan)
+        share = dur / of_owner("gpu_s", np.nan).astype(float)
+    flops = np.where(counted, of_owner("flops", np.nan).astype(float) * share, np.nan)
+    nbytes = np.where(counted, of_owner("bytes", np.nan).astype(float) * share, np.nan)
     kernels = pd.DataFrame(
         {
             "name": names.to_numpy(),
-            "op": np.where(known, op_names[safe], ""),
+            "op": of_owner("name", ""),
             "category": category,
             "stream": gpu["stream"].to_numpy(),
             "device": gpu["device"].to_numpy(),

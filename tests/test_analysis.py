@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import pandas as pd
 import pytest
 
 import jupyter_brrr
+import jupyter_brrr.peaks
 from jupyter_brrr import analysis, intervals
+from jupyter_brrr.events import parse_trace
 
 DATA = Path(__file__).parent / "data"
 META = json.loads((DATA / "meta.json").read_text())
@@ -157,3 +160,17 @@ def test_amdahl() -> None:
     share = report.summary["idle_s"] / report.summary["span_s"]
     assert idle["limit"] == pytest.approx(1 / (1 - share))
     assert idle["speedup_at_2x"] == pytest.approx(1 / ((1 - share) + share / 2))
+
+
+def test_kernels_without_any_launching_op() -> None:
+    # A CUDA graph replay launches its kernels from cudaGraphLaunch, with no aten op around it.
+    with gzip.open(DATA / "coscos_eager.json.gz") as f:
+        doc = json.loads(f.read())
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") != "cpu_op"]
+    trace = parse_trace(doc)
+    assert len(trace.ops) == 0 and len(trace.kernels) == 6
+    peaks, _ = jupyter_brrr.peaks.peaks_for("NVIDIA H200", measure_if_unknown=False)
+    result = analysis.analyze(trace, peaks)
+    assert set(result.kernels["bound"]) == {"other"}
+    assert set(result.kernels["category"]) == {"unmodelled"}
+    assert result.summary["other_s"] == pytest.approx(result.summary["busy_s"])
