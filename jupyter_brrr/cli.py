@@ -15,7 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("trace", help="a Kineto / Chrome-trace JSON file (.json or .json.gz)")
     parser.add_argument("--json", metavar="OUT", help="also write the report as JSON to OUT")
-    parser.add_argument("--device", help="GPU whose peaks to use when the trace's own is unknown (e.g. H100)")
+    parser.add_argument(
+        "--device", help="GPU whose peaks to use when the trace's own is unknown (e.g. H100)"
+    )
     parser.add_argument("--top", type=int, default=15, help="how many ops to list (default 15)")
     args = parser.parse_args(argv)
 

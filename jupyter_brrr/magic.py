@@ -68,9 +68,35 @@ class BrrrMagics(Magics):
             "With --warmup or --repeat > 1 the cell runs N + M + 1 times: warm-up, timed, one profiled"
         ),
     )
-    @argument("--name", default=None, help="a name for the report (default: the cell's execution count)")
-    @argument("--quiet", action="store_true", help="show no report; it is still stored in the variable _brrr")
-    @argument("--cpu", action="store_true", help="profile CPU ops only, even where a GPU is present")
+    @argument(
+        "--name", default=None, help="a name for the report (default: the cell's execution count)"
+    )
+    @argument(
+        "--quiet",
+        action="store_true",
+        help="show no report; it is still stored in the variable _brrr",
+    )
+    @argument(
+        "--cpu", action="store_true", help="profile CPU ops only, even where a GPU is present"
+    )
+    @argument(
+        "--ab",
+        default=None,
+        metavar="VARIANTS",
+        help=(
+            "after the profile, compare the cell as eager against VARIANTS, comma-separated: "
+            "compile, compile:MODE (MODE: reduce-overhead, max-autotune-no-cudagraphs, "
+            "max-autotune), graph (a CUDA graph). E.g. --ab compile,graph. Runs the cell many "
+            "more times (the count is printed) and adds the comparison to the report"
+        ),
+    )
+    @argument(
+        "--ab-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --ab: timing per variant, in seconds (default 2)",
+    )
     @cell_magic
     def brrr(self, line: str, cell: str) -> Any:
         """Profile the GPU work of this cell and show where the time went.
@@ -79,6 +105,14 @@ class BrrrMagics(Magics):
         its last value is shown. The report (also in the variable ``_brrr``) splits the GPU span
         into compute-bound, memory-bound, other and idle time, lists the ops with their FLOP/s,
         bytes/s and bound, and says what to try first.
+
+        ``--ab compile,graph`` then runs the A/B right away (for notebooks run by nbclient or
+        CI): the cell as eager, torch.compile and a CUDA graph, each compiled or captured, warmed
+        up, checked against eager's output and timed interleaved for ``--ab-budget`` seconds,
+        then profiled once more to say why one is faster. Without ``--ab``, buttons under the
+        report do the same on request (in front ends where someone can click: not under nbclient
+        or nbconvert). Either way the cell's variables are left as the first run made them; the
+        comparison is in ``_brrr.ab`` and, with its tables and per-variant reports, ``_brrr_ab``.
         """
         __tracebackhide__ = True
         args = self._parse(line)
@@ -89,8 +123,16 @@ class BrrrMagics(Magics):
             return None
         run_cell, show = cell_function(self.shell, cell)
         name = args.name or f"cell [{self.shell.execution_count}]"
-        result = capture(run_cell, warmup=args.warmup, repeat=args.repeat, cpu=args.cpu, name=name, source="magic")
+        result = capture(
+            run_cell,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            cpu=args.cpu,
+            name=name,
+            source="magic",
+        )
         report = result.report
+        handle = None
         if report is not None:
             self.shell.user_ns["_brrr"] = report
             BrrrMagics.last_report = report
@@ -98,11 +140,79 @@ class BrrrMagics(Magics):
                 if report.empty and result.error is None:
                     print("%%brrr: the cell ran no torch operations: there is nothing to show.")
                 else:
-                    display(report)
+                    # A display id, so that an A/B can update this output in place (and the
+                    # saved notebook holds the result).
+                    handle = display(report, display_id=True)
         if result.error is not None:
             _explain(result.error)
             raise result.error
+        if report is not None and args.ab:
+            if report.empty:
+                if not args.quiet:
+                    print("%%brrr --ab: the cell ran no torch operations: no A/B.")
+            else:
+                self._ab(cell, args, name, report, handle)
+        elif (
+            report is not None
+            and handle is not None
+            and not report.empty
+            and _widgets_enabled(self.shell)
+        ):
+            _show_controls(self.shell, cell, name, report, handle, cpu=args.cpu)
         return result.value if show else None
+
+    def _ab(self, cell: str, args: Any, name: str, report: Any, handle: Any) -> None:
+        """``--ab``: run the A/B now, printing progress, and update the report in place."""
+        __tracebackhide__ = True
+        from .actions import ab
+        from .actions.cell import CellNotSupported, cell_target
+        from .actions.stateful import stateful_findings
+
+        say = (
+            (lambda text: None)
+            if args.quiet
+            else (lambda text: print(f"%%brrr --ab: {text}", flush=True))
+        )
+        try:
+            target = cell_target(self.shell, cell)
+        except (CellNotSupported, SyntaxError) as error:
+            say(f"cannot re-run this cell as variants: {error}")
+            return
+        budget = args.ab_budget if args.ab_budget is not None else ab.DEFAULT_BUDGET_S
+        per_call = report.summary.get("span_s") or report.summary.get("wall_s")
+        runs = ab.estimate_runs(args.ab_variants, per_call, budget_s=budget)
+        say(
+            f"eager vs {', '.join(s.name for s in args.ab_variants[1:])}: the cell will run about "
+            f"{runs:,} more times (each variant timed for about {budget:g} s)."
+        )
+        for finding in stateful_findings(target.source):
+            say(f"warning: the cell looks stateful, and every run changes it: {finding}")
+        snapshot = target.snapshot()
+
+        def progress(step: ab.Progress) -> None:
+            if step.new_step and step.step != "done":
+                say(step.message)
+
+        try:
+            result = ab.run(
+                target.target(name),
+                args.ab_variants,
+                budget_s=budget,
+                cpu=args.cpu,
+                progress=progress,
+            )
+        except KeyboardInterrupt:
+            say("interrupted: the A/B stopped; the profiler is off and the kernel usable.")
+            raise
+        finally:
+            target.restore(snapshot)
+        report.ab = result.to_dict()
+        self.shell.user_ns["_brrr_ab"] = result
+        say(f"done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.")
+        for line in result.summary_lines():
+            say(f"  {line}")
+        if handle is not None:
+            handle.update(report)
 
     def _parse(self, line: str) -> Any:
         try:
@@ -114,12 +224,56 @@ class BrrrMagics(Magics):
             return None
         if args.warmup < 0 or args.repeat < 1:
             raise UsageError(f"--warmup must be 0 or more and --repeat 1 or more.\n\n{_usage()}")
+        args.ab_variants = None
+        if args.ab is not None:
+            from .actions.variants import parse_variants
+
+            try:
+                args.ab_variants = parse_variants(args.ab)
+            except ValueError as error:
+                raise UsageError(f"--ab: {error}\n\n{_usage()}") from None
+            if len(args.ab_variants) < 2:
+                raise UsageError(f"--ab needs at least one variant (compile, graph).\n\n{_usage()}")
+        if args.ab_budget is not None and not args.ab_budget > 0:
+            raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
         return args
 
 
 def _usage() -> str:
     usage = BrrrMagics.brrr.parser.format_usage().replace("usage: %brrr", "usage: %%brrr").strip()
     return f"{usage}\nSee %%brrr --help for what each option does."
+
+
+def _widgets_enabled(shell: Any) -> bool:
+    """Whether to show the A/B controls: a Jupyter kernel (not a terminal) whose current request
+    comes from a front end where someone can click, and ipywidgets installed.
+
+    Front ends with a person at them (JupyterLab, Notebook, VS Code) send ``allow_stdin``;
+    nbclient, nbconvert and papermill do not. There nobody can click, and widgets would only
+    leave widget state and scripts in the saved notebook: ``--ab`` is the way there.
+    """
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None or not getattr(kernel, "_allow_stdin", False):
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _show_controls(
+    shell: Any, cell: str, name: str, report: Any, handle: Any, *, cpu: bool
+) -> None:
+    """The A/B buttons, as their own output under the report."""
+    from .actions.controls import cell_controls
+
+    try:
+        controls = cell_controls(shell, cell, name=name, report=report, handle=handle, cpu=cpu)
+    except Exception as error:  # the profile is shown; a missing button must not fail the cell
+        print(f"%%brrr: no A/B controls ({type(error).__name__}: {error})")
+        return
+    display(controls)
 
 
 def _explain(error: BaseException) -> None:

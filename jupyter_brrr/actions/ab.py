@@ -1,0 +1,971 @@
+"""A/B: the same code as eager, torch.compile and a CUDA graph, timed honestly, checked, explained.
+
+The run, for each variant in turn (eager first, the baseline):
+
+1. prepare: compile (the first call; its time is ``compile_s``) or warm up on a side stream and
+   capture a CUDA graph (``compile_s`` is that time);
+2. warm up ``warmup`` calls; the last one's output is compared with eager's (eager's last two
+   are compared with each other first: code whose own output changes from run to run, random
+   numbers or state, cannot be checked);
+
+then all variants are timed together, interleaved, for about ``budget_s`` seconds each
+(``timing.py``); then each is profiled once more, so that the comparison can say why one is
+faster: the span split, kernel count, launches, and the ops that disappeared into fused kernels.
+
+A variant that fails is reported with its reason and line, and the others go on. ``cancel`` (a
+``threading.Event``) stops the A/B between runs; Ctrl-C (KeyboardInterrupt) stops it too, is
+re-raised, and leaves no profiler running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import timing
+from .correctness import Check, compare_outputs, snapshot
+from .stateful import stateful_findings, uses_random
+from .variants import (
+    GRAPH_WARMUP,
+    CompileEvents,
+    DynamoWatch,
+    Target,
+    Variant,
+    VariantSpec,
+    describe_error,
+    error_line,
+    make_variant,
+    parse_variants,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..report import Report
+
+DEFAULT_BUDGET_S = 2.0
+DEFAULT_WARMUP = 3
+SPLIT_PARTS = ("compute", "memory", "other", "idle")
+_LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
+
+
+class _Cancelled(BaseException):  # BaseException: no ``except Exception`` on the way may eat it
+    pass
+
+
+@dataclass
+class Progress:
+    """Where an A/B is. ``step`` is "compiling", "capturing", "warming up", "timing",
+    "profiling" or "done"; ``k`` of ``n`` the variant (1-based); ``new_step`` is True on the
+    first report of a step (printers print those; bars follow every report)."""
+
+    step: str
+    variant: str | None
+    k: int
+    n: int
+    fraction: float
+    runs: int
+    message: str
+    new_step: bool = True
+
+
+@dataclass
+class VariantResult:
+    """One variant's numbers. Times in seconds, per call; ``speedup`` against eager."""
+
+    name: str
+    kind: str
+    mode: str | None = None
+    times_s: list[float] = field(default_factory=list)  # per-call time of each timed block
+    block: int = 0  # calls per timed block (after the first round, which is a pilot)
+    timed_runs: int = 0  # calls in the timed blocks
+    runs: int = 0  # every call: compile, warm-up, timed, profiled
+    median_s: float | None = None
+    iqr_s: float | None = None
+    speedup: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    verdict: str | None = None  # baseline, faster, slower, noise, failed, mismatch
+    correct: bool | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    check_detail: str = ""
+    compile_s: float | None = None
+    split: dict | None = None
+    kernel_count: int | None = None
+    launches: int | None = None
+    graph_breaks: list[str] = field(default_factory=list)
+    recompiles: int | None = None
+    recompile_reasons: list[str] = field(default_factory=list)
+    gain_from: str | None = None  # the split part whose time fell most
+    why: str | None = None  # where the difference came from, in words
+    error: str | None = None
+    error_line: str | None = None
+    notes: list[str] = field(default_factory=list)
+    report: Report | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        return _json_safe(
+            {
+                "name": self.name,
+                "median_s": self.median_s,
+                "iqr_s": self.iqr_s,
+                "runs": self.runs,
+                "speedup": self.speedup,
+                "speedup_low": self.speedup_low,
+                "speedup_high": self.speedup_high,
+                "verdict": self.verdict,
+                "correct": self.correct,
+                "max_abs_err": self.max_abs_err,
+                "max_rel_err": self.max_rel_err,
+                "compile_s": self.compile_s,
+                "split": self.split,
+                "kernel_count": self.kernel_count,
+                "launches": self.launches,
+                "graph_breaks": list(self.graph_breaks),
+                "recompiles": self.recompiles,
+                "error": self.error,
+                "error_line": self.error_line,
+            }
+        )
+
+
+@dataclass
+class ABResult:
+    """The comparison. ``variants`` baseline (eager) first; ``result["compile"]`` picks one;
+    ``table`` is a DataFrame; ``to_dict()`` is what goes into ``Report.ab``."""
+
+    variants: list[VariantResult]
+    notes: list[str] = field(default_factory=list)
+    baseline: str = "eager"
+    fused_ops: dict[str, list[str]] = field(default_factory=dict)
+    runs_total: int = 0
+    cancelled: bool = False
+    device: str = "CPU"
+    budget_s: float = DEFAULT_BUDGET_S
+    rounds: int = 0
+    elapsed_s: float = 0.0
+    stateful: list[str] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> VariantResult:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise KeyError(f"no variant {name!r}; variants: {', '.join(v.name for v in self.variants)}")
+
+    @property
+    def reports(self) -> dict[str, Report]:
+        """The profiled run of each variant."""
+        return {v.name: v.report for v in self.variants if v.report is not None}
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per variant: timing, speed-up, correctness, compile time, split, counts."""
+        import pandas as pd
+
+        rows = []
+        for v in self.variants:
+            split = v.split or {}
+            rows.append(
+                {
+                    "variant": v.name,
+                    "median_s": v.median_s,
+                    "iqr_s": v.iqr_s,
+                    "speedup": v.speedup,
+                    "speedup_low": v.speedup_low,
+                    "speedup_high": v.speedup_high,
+                    "verdict": v.verdict,
+                    "correct": v.correct,
+                    "max_abs_err": v.max_abs_err,
+                    "max_rel_err": v.max_rel_err,
+                    "compile_s": v.compile_s,
+                    **{f"{part}_s": split.get(f"{part}_s") for part in SPLIT_PARTS},
+                    "kernel_count": v.kernel_count,
+                    "launches": v.launches,
+                    "graph_breaks": len(v.graph_breaks),
+                    "recompiles": v.recompiles,
+                    "gain_from": v.gain_from,
+                    "runs": v.runs,
+                    "error": v.error,
+                }
+            )
+        return pd.DataFrame(rows).set_index("variant")
+
+    def to_dict(self) -> dict:
+        """The JSON-safe form stored in ``Report.ab`` (no NaN: missing numbers are None)."""
+        return _json_safe(
+            {
+                "variants": [v.to_dict() for v in self.variants],
+                "notes": list(self.notes),
+                "baseline": self.baseline,
+                "fused_ops": {k: list(v) for k, v in self.fused_ops.items()},
+                "runs_total": self.runs_total,
+            }
+        )
+
+    def summary_lines(self) -> list[str]:
+        """One plain line per variant, for printing."""
+        return [_summary_line(v) for v in self.variants]
+
+    def __repr__(self) -> str:
+        head = f"A/B on {self.device}: {self.runs_total:,} runs in {self.elapsed_s:.1f} s"
+        if self.cancelled:
+            head += " (cancelled)"
+        return "\n".join(
+            [head, *(f"  {line}" for line in self.summary_lines()), *(f"- {n}" for n in self.notes)]
+        )
+
+
+def compare(
+    fn: Callable[..., Any],
+    *args: Any,
+    variants: Any = ("compile", "graph"),
+    budget_s: float = DEFAULT_BUDGET_S,
+    warmup: int = DEFAULT_WARMUP,
+    rounds: int | None = None,
+    cpu: bool = False,
+    profile: bool = True,
+    check: bool = True,
+    rtol: float | None = None,
+    atol: float | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    **kwargs: Any,
+) -> ABResult:
+    """Compare ``fn(*args, **kwargs)`` as eager, torch.compile and a CUDA graph.
+
+    ``variants``: names (``"compile"``, ``"compile:reduce-overhead"``, ``"graph"``; a
+    comma-separated string works too), ``(name, callable)`` pairs for your own variants (called
+    with the same arguments), or a mapping of them. Eager is always the baseline.
+    ``budget_s``: timing per variant, in seconds. ``warmup``: calls per variant after compiling
+    or capturing, before timing. ``rounds`` fixes the number of interleaved timing rounds.
+    ``cpu``: time with the host clock and profile CPU ops only. ``profile``: profile each
+    variant once more to explain the difference. ``rtol``/``atol`` override the per-dtype
+    tolerances of the output check. ``cancel``: set it (from another thread, or from
+    ``progress``) to stop between runs; the result then has ``cancelled=True``.
+
+    ``fn`` runs many times (the result's ``runs_total`` says how many): it should not change
+    state (train, append, write files).
+    """
+    target = Target.of(fn, args, kwargs)
+    return run(
+        target,
+        variants,
+        budget_s=budget_s,
+        warmup=warmup,
+        rounds=rounds,
+        cpu=cpu,
+        profile=profile,
+        check=check,
+        rtol=rtol,
+        atol=atol,
+        cancel=cancel,
+        progress=progress,
+    )
+
+
+def estimate_runs(
+    variants: Any,
+    per_call_s: float | None,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    warmup: int = DEFAULT_WARMUP,
+    rounds: int | None = None,
+    profile: bool = True,
+) -> int:
+    """About how many times an A/B runs the code, from one run's time (every variant assumed as
+    fast as eager: a faster one runs more often in the same budget)."""
+    specs = parse_variants(variants)
+    per_call = per_call_s if per_call_s and per_call_s > 0 and math.isfinite(per_call_s) else 1e-3
+    timed = timing.plan({s.name: per_call for s in specs}, budget_s, rounds=rounds).calls()
+    total = 0
+    for spec in specs:
+        first = 1 if spec.kind == "compile" else GRAPH_WARMUP + 1 if spec.kind == "graph" else 0
+        total += first + warmup + timed[spec.name] + (1 if profile else 0)
+    return total
+
+
+def run(
+    target: Target,
+    variants: Any,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    warmup: int = DEFAULT_WARMUP,
+    rounds: int | None = None,
+    cpu: bool = False,
+    profile: bool = True,
+    check: bool = True,
+    rtol: float | None = None,
+    atol: float | None = None,
+    min_effect: float = timing.MIN_EFFECT,
+    cancel: threading.Event | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> ABResult:
+    """The A/B of a ``Target`` (``compare`` for functions, the magic and controls for cells)."""
+    import torch
+
+    if budget_s <= 0 or not math.isfinite(budget_s):
+        raise ValueError(f"budget_s must be a positive number of seconds (got {budget_s}).")
+    if warmup < 1:
+        raise ValueError(
+            f"warmup must be 1 or more (got {warmup}): the check and the timing plan use it."
+        )
+    specs = parse_variants(variants)
+    gpu = not cpu and torch.cuda.is_available()
+    run_state = _Run(target, specs, gpu, warmup, check, rtol, atol, cancel, progress)
+    started = time.perf_counter()
+    try:
+        with DynamoWatch(target.home_files) as watch:
+            run_state.watch = watch
+            try:
+                run_state.prepare_all()
+                run_state.time_all(budget_s, rounds)
+                if profile:
+                    run_state.profile_all()
+            except _Cancelled:
+                run_state.cancelled = True
+        run_state.tell("done", None, 1.0, "done")
+        return run_state.result(budget_s, min_effect, time.perf_counter() - started)
+    finally:
+        run_state.release()
+
+
+# --- the run ----------------------------------------------------------------------------------------
+
+
+class _State:
+    """One variant during the run."""
+
+    def __init__(self, variant: Variant) -> None:
+        self.variant = variant
+        self.times: list[float] = []
+        self.block = 0
+        self.timed_runs = 0
+        self.per_call: float | None = None
+        self.check: Check | None = None
+        self.error_text: str | None = None
+        self.error_line: str | None = None
+        self.events = CompileEvents()
+        self.report: Report | None = None
+        self.notes: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.variant.name
+
+    @property
+    def ok(self) -> bool:
+        return self.error_text is None
+
+    def fail(self, error: BaseException, home_files: frozenset[str]) -> None:
+        self.error_text = describe_error(error)
+        self.error_line = error_line(error, home_files)
+        # The traceback holds the failed frames' tensors: let them go.
+        error.__traceback__ = None
+
+
+class _Run:
+    def __init__(
+        self,
+        target: Target,
+        specs: list[VariantSpec],
+        gpu: bool,
+        warmup: int,
+        check: bool,
+        rtol: float | None,
+        atol: float | None,
+        cancel: threading.Event | None,
+        progress: Callable[[Progress], None] | None,
+    ) -> None:
+        self.target = target
+        self.gpu = gpu
+        self.warmup = warmup
+        self.check = check
+        self.rtol, self.atol = rtol, atol
+        self.cancel = cancel
+        self.progress = progress
+        self.timer = timing.Timer(gpu)
+        self.states = [_State(make_variant(spec, target, gpu)) for spec in specs]
+        self.watch: DynamoWatch | None = None
+        self.cancelled = False
+        self.rounds = 0
+        self.notes: list[str] = []
+        self.reference: Any = None
+        self.reference_ok = False
+        self._last_step: tuple[str, str | None] | None = None
+
+    # --- bookkeeping ---
+
+    @property
+    def runs(self) -> int:
+        return sum(s.variant.runs for s in self.states)
+
+    def stop_if_cancelled(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise _Cancelled
+
+    def tell(self, step: str, state: _State | None, fraction: float, message: str) -> None:
+        if self.progress is None:
+            return
+        # Timing moves from variant to variant every block: it is one step for printers.
+        key = (step, state.name if state and step != "timing" else None)
+        new = key != self._last_step
+        self._last_step = key
+        k = self.states.index(state) + 1 if state is not None else 0
+        try:
+            self.progress(
+                Progress(
+                    step,
+                    state.name if state else None,
+                    k,
+                    len(self.states),
+                    min(fraction, 1.0),
+                    self.runs,
+                    message,
+                    new,
+                )
+            )
+        except _Cancelled:
+            raise
+        except Exception:  # a broken progress display must not break the A/B
+            pass
+        # A progress callback may set the cancel event: honour it right away.
+        if step != "done":
+            self.stop_if_cancelled()
+
+    def collect(self, state: _State) -> None:
+        if self.watch is not None:
+            state.events.add(self.watch.take())
+
+    # --- phase 1: prepare, warm up, check ---
+
+    def prepare_all(self) -> None:
+        n = len(self.states)
+        for k, state in enumerate(self.states):
+            self.stop_if_cancelled()
+            if self.watch is not None:
+                self.watch.take()  # nothing from before belongs to this variant
+            kind = state.variant.spec.kind
+            step = {"compile": "compiling", "graph": "capturing"}.get(kind, "warming up")
+            what = {
+                "compiling": "compiling (first call)",
+                "capturing": "warming up on a side stream and capturing",
+            }.get(step, "warming up")
+            self.tell(step, state, 0.3 * k / n, f"{what}: {state.name} (variant {k + 1} of {n})")
+            try:
+                self._prepare(state, k, n)
+            except _Cancelled:
+                raise
+            except Exception as error:
+                state.fail(error, self.target.home_files)
+            finally:
+                self.collect(state)
+            if k == 0 and not state.ok:
+                # Without a baseline there is nothing to compare against.
+                for other in self.states[1:]:
+                    other.error_text = "not run: eager (the baseline) failed"
+                self.notes.append(f"eager failed: {state.error_text}")
+                return
+
+    def _prepare(self, state: _State, k: int, n: int) -> None:
+        variant = state.variant
+        variant.prepare(self.timer)
+        if variant.prepare_s is not None:
+            self.tell(
+                "warming up",
+                state,
+                0.3 * (k + 0.5) / n,
+                f"warming up: {state.name} (variant {k + 1} of {n})",
+            )
+        self.collect(state)
+        times: list[float] = []
+        outputs: list[Any] = []
+        for i in range(self.warmup):
+            self.stop_if_cancelled()
+            keep = self.check and i >= self.warmup - (2 if k == 0 else 1)
+            variant.runs += 1  # counted before the call: a run that fails ran too
+            elapsed, value = self.timer.once(variant.call)
+            times.append(elapsed)
+            if keep:
+                outputs.append(snapshot(value))
+            del value
+            self.collect(state)
+        # The first warm-up call may still pay first-run costs: plan with the best of the rest.
+        state.per_call = min(times[1:] or times)
+        if not self.check:
+            return
+        if k == 0:
+            self.reference = outputs[-1]
+            if len(outputs) == 2:
+                same = compare_outputs(outputs[0], outputs[1], rtol=self.rtol, atol=self.atol)
+                state.check = same
+                self.reference_ok = same.correct is not False
+                if not self.reference_ok:
+                    state.check = Check(
+                        None, detail=f"eager's output changes from run to run ({same.detail})"
+                    )
+                    random = self.target.source is not None and uses_random(self.target.source)
+                    self.notes.append(
+                        "Outputs not checked: eager's own output differs between two runs"
+                        + (
+                            " (the code draws random numbers)"
+                            if random
+                            else " (random numbers, or state the code changes)"
+                        )
+                        + ", so there is no fixed result to compare the variants with. Create random inputs "
+                        "in another cell, or seed inside the code, to get a check."
+                    )
+            else:
+                self.reference_ok = True
+            return
+        if self.reference_ok and outputs:
+            state.check = compare_outputs(
+                self.reference, outputs[-1], rtol=self.rtol, atol=self.atol
+            )
+
+    # --- phase 2: interleaved timing ---
+
+    def time_all(self, budget_s: float, rounds: int | None) -> None:
+        self.reference = None  # the reference outputs are no longer needed: free their memory
+        alive = [s for s in self.states if s.ok]
+        if not alive or not self.states[0].ok:
+            return
+        plan = timing.plan({s.name: s.per_call or 0.0 for s in alive}, budget_s, rounds=rounds)
+        self._use(plan, alive)
+        by_name = {s.name: s for s in alive}
+        names = [s.name for s in alive]
+        n = len(names)
+        r = 0
+        while r < self.rounds:
+            for name in timing.rotation(names, r):
+                state = by_name[name]
+                if not state.ok:
+                    continue
+                self.stop_if_cancelled()
+                k = names.index(name)
+                self.tell(
+                    "timing",
+                    state,
+                    0.3 + 0.6 * (r + k / n) / self.rounds,
+                    f"timing variant {k + 1} of {n} ({name}): round {r + 1} of {self.rounds}, "
+                    f"{state.block:,} calls per block",
+                )
+                try:
+                    state.times.append(self.timer.block(state.variant.call, state.block))
+                except _Cancelled:
+                    raise
+                except Exception as error:
+                    state.fail(error, self.target.home_files)
+                finally:
+                    state.variant.runs += state.block
+                    state.timed_runs += state.block
+                    self.collect(state)
+            if not self.states[0].ok:
+                self.notes.append(
+                    "eager failed while timing: the speed-ups use the runs before that."
+                )
+                return
+            if r == 0 and rounds is None:
+                self._replan(alive, budget_s)
+            r += 1
+
+    def _use(self, plan: timing.Plan, alive: list[_State]) -> None:
+        self.rounds = plan.rounds
+        for state in alive:
+            state.block = plan.blocks[state.name]
+
+    def _replan(self, alive: list[_State], budget_s: float) -> None:
+        """The first round is a pilot, as in ``blocked_autorange``: warm-up calls, each timed
+        alone with a sync, can misjudge a call by far (the sync itself, a busy machine). Where a
+        first block says a call takes under half or over twice the estimate, plan again."""
+        measured = {s.name: s.times[0] for s in alive if s.ok and s.times}
+        off = [
+            s
+            for s in alive
+            if s.name in measured
+            and not 0.5 <= measured[s.name] / max(s.per_call or 0.0, 1e-12) <= 2.0
+        ]
+        if not off:
+            return
+        for state in alive:
+            if state.name in measured:
+                state.per_call = measured[state.name]
+        plan = timing.plan({s.name: s.per_call or 0.0 for s in alive}, budget_s)
+        self._use(plan, alive)
+
+    # --- phase 3: profile each variant once ---
+
+    def profile_all(self) -> None:
+        from ..capture import capture
+
+        alive = [s for s in self.states if s.ok and s.times]
+        for i, state in enumerate(alive):
+            self.stop_if_cancelled()
+            self.tell(
+                "profiling",
+                state,
+                0.9 + 0.1 * i / max(len(alive), 1),
+                f"profiling {state.name} once (why it is faster)",
+            )
+            name = f"{self.target.name} [{state.name}]" if self.target.name else state.name
+            captured = capture(state.variant.call, cpu=not self.gpu, name=name, source="ab")
+            state.variant.runs += 1
+            self.collect(state)
+            if isinstance(captured.error, KeyboardInterrupt):
+                raise captured.error
+            if captured.error is not None:
+                state.notes.append(
+                    f"{state.name}: the profiled run failed ({describe_error(captured.error)})"
+                )
+                captured.error.__traceback__ = None
+                continue
+            state.report = captured.report
+
+    # --- the result ---
+
+    def result(self, budget_s: float, min_effect: float, elapsed_s: float) -> ABResult:
+        base = self.states[0]
+        base_stats = timing.stats(base.times)
+        results = [self._variant_result(s, base_stats, min_effect) for s in self.states]
+        fused = {}
+        base_result = results[0]
+        for state, res in zip(self.states[1:], results[1:], strict=True):
+            if (
+                state.variant.spec.kind in ("compile", "custom")
+                and base.report is not None
+                and state.report is not None
+            ):
+                fused[res.name] = fused_ops(base.report, state.report)
+        for res in results[1:]:
+            _explain(base_result, res, fused.get(res.name, []), self.gpu)
+        device = "CPU"
+        if self.gpu:
+            import torch
+
+            device = torch.cuda.get_device_name()
+        result = ABResult(
+            variants=results,
+            fused_ops=fused,
+            runs_total=self.runs,
+            cancelled=self.cancelled,
+            device=device,
+            budget_s=budget_s,
+            rounds=self.rounds,
+            elapsed_s=elapsed_s,
+        )
+        result.notes = self._notes(result, budget_s)
+        if self.target.source:
+            result.stateful = [str(f) for f in stateful_findings(self.target.source)]
+            if result.stateful:
+                result.notes.append(
+                    f"The code looks stateful ({'; '.join(result.stateful[:3])}): each of the "
+                    f"{result.runs_total:,} runs may have changed that state."
+                )
+        return result
+
+    def _variant_result(
+        self, state: _State, base_stats: timing.Stats | None, min_effect: float
+    ) -> VariantResult:
+        variant = state.variant
+        spec = variant.spec
+        res = VariantResult(
+            name=spec.name,
+            kind=spec.kind,
+            mode=spec.mode,
+            runs=variant.runs,
+            block=state.block,
+            timed_runs=state.timed_runs,
+        )
+        res.times_s = list(state.times)
+        res.compile_s = variant.prepare_s
+        res.graph_breaks = list(state.events.graph_breaks)
+        res.recompile_reasons = list(state.events.recompile_reasons)
+        res.recompiles = state.events.recompiles if spec.kind == "compile" else None
+        res.notes = [*state.notes, *variant.notes, *state.events.notes]
+        res.error, res.error_line = state.error_text, state.error_line
+        if state.check is not None:
+            res.correct = state.check.correct
+            res.max_abs_err, res.max_rel_err = state.check.max_abs_err, state.check.max_rel_err
+            res.check_detail = state.check.detail
+            res.notes.extend(state.check.notes)
+        stats = timing.stats(state.times)
+        if stats is not None:
+            res.median_s, res.iqr_s = stats.median, stats.iqr
+        is_base = spec.kind == "eager"
+        if is_base and stats is not None:
+            res.speedup = res.speedup_low = res.speedup_high = 1.0
+            res.verdict = "baseline"
+        elif stats is not None and base_stats is not None:
+            sp = timing.speedup(base_stats, stats, min_effect=min_effect)
+            res.speedup, res.speedup_low, res.speedup_high, res.verdict = (
+                sp.value,
+                sp.low,
+                sp.high,
+                sp.verdict,
+            )
+        if res.error is not None or stats is None:
+            res.verdict = "failed"
+            if res.error is None:
+                res.error = "cancelled before it was timed" if self.cancelled else "not timed"
+        elif res.correct is False and not is_base:
+            res.verdict = "mismatch"
+        if state.report is not None:
+            res.report = state.report
+            res.split = _split(state.report, res.median_s)
+            res.kernel_count = (
+                int(state.report.summary.get("kernel_count") or 0) if self.gpu else None
+            )
+            res.launches = _launches(state.report) if self.gpu else None
+        return res
+
+    def _notes(self, result: ABResult, budget_s: float) -> list[str]:
+        clock = "CUDA events" if self.gpu else "the host clock"
+        notes = []
+        if self.rounds:
+            notes.append(
+                f"Timing: each variant was warmed up ({self.warmup} calls after compiling or capturing), then "
+                f"timed in {self.rounds} interleaved rounds (order rotated each round, about {budget_s:g} s per "
+                f"variant); each measurement is a block of back-to-back calls timed with {clock}. Median and "
+                "IQR are of the per-call times; the speed-up range runs from eager's Q1 / the variant's Q3 to "
+                f"Q3 / Q1, and a speed-up whose range holds 1x, or under {timing.MIN_EFFECT:.0%}, is noise."
+            )
+        if any(v.compile_s is not None for v in result.variants):
+            notes.append(
+                "compile_s is the first call (compiling; for a CUDA graph: warm-up and capture), kept out of the medians."
+            )
+        notes.extend(self.notes)
+        for v in result.variants:
+            if v.verdict == "mismatch":
+                notes.append(
+                    f"{v.name}: OUTPUTS DIFFER from eager ({v.check_detail}): its speed-up is not a valid "
+                    "comparison until that is understood."
+                )
+            if v.error and not v.error.startswith("not run"):
+                notes.append(
+                    f"{v.name} failed: {v.error}"
+                    + (f" (at {v.error_line})" if v.error_line else "")
+                )
+            if v.graph_breaks:
+                notes.append(
+                    f"{v.name}: {len(v.graph_breaks)} graph break(s): "
+                    + " | ".join(v.graph_breaks[:5])
+                )
+            if v.recompiles:
+                notes.append(
+                    f"{v.name}: {v.recompiles} recompile(s): " + " | ".join(v.recompile_reasons[:5])
+                )
+            notes.extend(v.notes)
+            if v.why:
+                notes.append(v.why)
+        if self.cancelled:
+            notes.append(
+                f"Cancelled after {self.runs:,} runs: variants not timed are marked failed."
+            )
+        return notes
+
+    # --- cleanup ---
+
+    def release(self) -> None:
+        """Drop graphs, compiled functions and outputs, so their memory can be reused."""
+        for state in self.states:
+            with contextlib.suppress(Exception):
+                state.variant.close()
+        self.reference = None
+        gc.collect()
+        if self.gpu:
+            import torch
+
+            try:
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+            except Exception:  # a device error was already reported as a variant's failure
+                pass
+
+
+# --- explaining the difference --------------------------------------------------------------------
+
+
+def _split(report: Report, median_s: float | None) -> dict:
+    """The variant's span split: busy parts from its profiled run, the span from the timed median
+    (the profiler inflates idle time), idle the rest.
+
+    On a GPU the kernels run at the same speed under the profiler, so their times are kept. On a
+    CPU the profiler slows the ops themselves, so the profiled run's shares are applied to the
+    median instead.
+    """
+    summary = report.summary
+    parts = {f"{p}_s": float(summary.get(f"{p}_s") or 0.0) for p in ("compute", "memory", "other")}
+    busy = float(summary.get("busy_s") or sum(parts.values()))
+    span = median_s if median_s is not None else float(summary.get("span_s") or busy)
+    profiled = summary.get("profiled_span_s") or summary.get("wall_s")
+    if not summary.get("gpu") and profiled and profiled > 0:
+        scale = min(span / float(profiled), 1.0)
+        parts = {k: v * scale for k, v in parts.items()}
+        busy *= scale
+    return {**parts, "idle_s": max(span - busy, 0.0), "span_s": span}
+
+
+def _launches(report: Report) -> int | None:
+    """Kernel and graph launches in the profiled run (host runtime calls)."""
+    if not report.trace_path:
+        return None
+    try:
+        from ..events import read_trace
+
+        runtime = read_trace(report.trace_path).runtime
+    except Exception:
+        return None
+    if not len(runtime):
+        return 0
+    names = runtime["name"].astype(str)
+    return int(names.str.contains("|".join(_LAUNCH_CALLS)).sum())
+
+
+def fused_ops(base: Report, variant: Report) -> list[str]:
+    """Ops that did work in the eager run and no longer appear in the variant's: they went
+    into fused (generated) kernels. On a GPU only ops that launched kernels count."""
+    ops = base.ops
+    if not len(ops) or "name" not in ops:
+        return []
+    if base.summary.get("gpu") and "kernels" in ops:
+        ops = ops[ops["kernels"].fillna(0) > 0]
+    names = ops[ops["name"].astype(str).str.contains("::")]
+    if not base.summary.get("gpu"):
+        # On a CPU there is no kernel to tell work from bookkeeping: leave out allocations,
+        # views and wrappers, which compiled code does not call but which did no work either.
+        short = names["name"].astype(str).str.split("::").str[-1]
+        names = names[~short.isin(_NO_WORK_OPS) & ~short.str.startswith("empty")]
+    order = "gpu_time_s" if base.summary.get("gpu") and "gpu_time_s" in names else "cpu_time_s"
+    if order in names:
+        names = names.sort_values(order, ascending=False)
+    present = set(variant.ops["name"].astype(str)) if len(variant.ops) else set()
+    seen: list[str] = []
+    for name in names["name"].astype(str):
+        if name not in present and name not in seen:
+            seen.append(name)
+    return seen
+
+
+_NO_WORK_OPS = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "_reshape_alias",
+    "as_strided",
+    "t",
+    "transpose",
+    "permute",
+    "expand",
+    "detach",
+    "alias",
+    "squeeze",
+    "unsqueeze",
+    "slice",
+    "select",
+    "lift_fresh",
+    "resolve_conj",
+    "resolve_neg",
+    "to",
+    "contiguous",
+    "set_",
+    "resize_",
+}
+
+_PART_WHY = {
+    "idle": "GPU idle time: the CPU-side overhead (Python, dispatch, kernel launches) that kept the GPU waiting",
+    "memory": "memory-bound kernel time: fewer passes over memory",
+    "compute": "compute-bound kernel time",
+    "other": "time in other GPU work (copies, unmodelled or launch-sized kernels)",
+}
+_PART_WHY_CPU = {
+    "idle": "time outside torch ops (Python, the framework)",
+    "other": "time in torch ops on the CPU",
+    "memory": "memory-bound time",
+    "compute": "compute-bound time",
+}
+
+
+def _explain(base: VariantResult, res: VariantResult, fused: list[str], gpu: bool) -> None:
+    """Name where the time went: the split part that changed most, counts, fused ops."""
+    if res.verdict not in ("faster", "slower"):
+        return
+    if base.split is None or res.split is None or base.median_s is None or res.median_s is None:
+        return
+    deltas = {p: base.split[f"{p}_s"] - res.split[f"{p}_s"] for p in SPLIT_PARTS}
+    saved = base.median_s - res.median_s
+    part = (
+        max(deltas, key=lambda p: deltas[p]) if saved > 0 else min(deltas, key=lambda p: deltas[p])
+    )
+    res.gain_from = part if saved > 0 else None
+    ms = 1e3
+    change = "faster" if saved > 0 else "slower"
+    why = (_PART_WHY if gpu else _PART_WHY_CPU)[part]
+    text = (
+        f"Why {res.name} is {abs(saved) * ms:.3g} ms {change} per run: mostly {why} "
+        f"({base.split[f'{part}_s'] * ms:.3g} -> {res.split[f'{part}_s'] * ms:.3g} ms)."
+    )
+    counts = []
+    if base.kernel_count is not None and res.kernel_count is not None:
+        counts.append(f"kernels {base.kernel_count:,} -> {res.kernel_count:,}")
+    if base.launches is not None and res.launches is not None:
+        counts.append(f"launches {base.launches:,} -> {res.launches:,}")
+    if counts:
+        text += " " + ", ".join(counts).capitalize() + "."
+    if fused:
+        fused_kernels = []
+        if res.report is not None and len(res.report.kernels):
+            names = dict.fromkeys(res.report.kernels["name"].astype(str))
+            fused_kernels = [k for k in names if "fused" in k][:3]
+        text += f" Fused away: {', '.join(fused[:8])}"
+        text += f" (into {', '.join(fused_kernels)})." if fused_kernels else "."
+    res.why = text
+
+
+def _summary_line(v: VariantResult) -> str:
+    def ms(x: float | None) -> str:
+        return "-" if x is None else f"{x * 1e3:.4g} ms"
+
+    if v.verdict == "failed":
+        return f"{v.name}: failed: {v.error}" + (f" (at {v.error_line})" if v.error_line else "")
+    text = f"{v.name}: {ms(v.median_s)} per run (IQR {ms(v.iqr_s)})"
+    if v.verdict != "baseline" and v.speedup is not None:
+        text += f", {v.speedup:.2f}x ({v.speedup_low:.2f}-{v.speedup_high:.2f}x): {v.verdict}"
+    if v.correct is True:
+        text += ", outputs match"
+    elif v.correct is False:
+        text += f", OUTPUTS DIFFER (max abs err {v.max_abs_err if v.max_abs_err is not None else 'inf'})"
+    if v.compile_s is not None:
+        text += f", first call {v.compile_s:.3g} s"
+    if v.graph_breaks:
+        text += f", {len(v.graph_breaks)} graph break(s)"
+    if v.recompiles:
+        text += f", {v.recompiles} recompile(s)"
+    return text
+
+
+def _json_safe(value: Any) -> Any:
+    """Plain JSON types only: numpy scalars to Python, NaN and infinities to None."""
+    import numpy as np
+
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+__all__ = ["ABResult", "Progress", "VariantResult", "compare", "estimate_runs", "fused_ops", "run"]

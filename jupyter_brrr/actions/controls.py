@@ -1,0 +1,352 @@
+"""The A/B buttons under a report: Try torch.compile, Try CUDA Graph, a time budget, progress,
+Cancel. ipywidgets, shown as an output of their own under the report.
+
+A button callback runs on the kernel's main thread and blocks it: while it runs, no other
+message (a Cancel click) is handled. So a click only checks and starts; the A/B runs in a worker
+thread that looks at a ``threading.Event`` between runs. Cancel sets the event; so does the
+kernel's interrupt (the stop button, Ctrl-C), through a SIGINT handler put in place while the
+click is handled (see ``_arm_interrupt``). Widget updates from the worker are comm messages,
+which ipykernel sends from any thread; the report is updated in place through its display id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import ab
+from .stateful import stateful_findings
+from .variants import COMPILE_MODES, Target
+
+_PROGRESS_INTERVAL_S = 0.1  # at most this often a widget update (each one is a comm message)
+
+
+class ABControls:
+    """The controls of one report. ``widget`` is what is displayed; ``wait()`` blocks until a
+    running A/B is done (for tests and scripts); ``result`` holds the last one."""
+
+    def __init__(
+        self,
+        make_target: Callable[[], tuple[Target, Callable[[], None]]],
+        *,
+        report: Any = None,
+        handle: Any = None,
+        per_call_s: float | None = None,
+        source: str = "",
+        cuda: bool | None = None,
+        cpu: bool = False,
+        budget_s: float = ab.DEFAULT_BUDGET_S,
+        shell: Any = None,
+    ) -> None:
+        """``make_target()`` returns the target and a function that puts the namespace back
+        after the A/B. ``handle`` is the report's display handle, updated with the result."""
+        import ipywidgets as w
+
+        if cuda is None:
+            import torch
+
+            cuda = torch.cuda.is_available()
+        self.make_target = make_target
+        self.report = report
+        self.handle = handle
+        self.per_call_s = per_call_s
+        self.cpu = cpu
+        self.shell = shell
+        self.findings = stateful_findings(source) if source else []
+        self.result: ab.ABResult | None = None
+        self.error: BaseException | None = None
+        self.cancel_event = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pending: list[str] | None = None
+        self._last_update = 0.0
+
+        self.compile_button = w.Button(
+            description="Try torch.compile",
+            tooltip="Compare this cell as eager and as torch.compile (mode on the right)",
+            layout=w.Layout(width="auto"),
+        )
+        self.mode = w.Dropdown(
+            options=list(COMPILE_MODES), value="default", layout=w.Layout(width="16em")
+        )
+        if not cuda:
+            reason = "CUDA Graph: needs a CUDA GPU, and torch.cuda.is_available() is False here."
+        elif cpu:
+            reason = "CUDA Graph: the report was made with --cpu; profile without it to try a CUDA graph."
+        else:
+            reason = ""
+        self.graph_button = w.Button(
+            description="Try CUDA Graph",
+            disabled=bool(reason),
+            tooltip=reason
+            or "Compare this cell as eager and captured once into a CUDA graph, then replayed",
+            layout=w.Layout(width="auto"),
+        )
+        self.graph_reason = w.HTML(
+            f"<span style='opacity:0.7'>{html.escape(reason)}</span>" if reason else ""
+        )
+        self.budget = w.BoundedFloatText(
+            value=budget_s,
+            min=0.1,
+            max=600.0,
+            step=0.5,
+            description="s / variant",
+            tooltip="Seconds of timing per variant (compile time comes on top)",
+            layout=w.Layout(width="12em"),
+        )
+        self.estimate = w.HTML("")
+        self.progress = w.FloatProgress(
+            value=0.0, min=0.0, max=1.0, layout=w.Layout(width="16em", visibility="hidden")
+        )
+        self.status = w.HTML("")
+        self.cancel_button = w.Button(description="Cancel", button_style="warning", disabled=True)
+        self.warning = w.HTML("")
+        self.confirm_button = w.Button(description="Run anyway", button_style="danger")
+        self.dismiss_button = w.Button(description="Don't run")
+        self.confirm_box = w.VBox(
+            [self.warning, w.HBox([self.confirm_button, self.dismiss_button])],
+            layout=w.Layout(display="none"),
+        )
+        self.widget = w.VBox(
+            [
+                w.HBox([self.compile_button, self.mode, self.graph_button, self.budget]),
+                self.graph_reason,
+                self.estimate,
+                self.confirm_box,
+                w.HBox([self.progress, self.cancel_button, self.status]),
+            ]
+        )
+        self.compile_button.on_click(lambda _b: self.request([self._compile_spec()]))
+        self.graph_button.on_click(lambda _b: self.request(["graph"]))
+        self.cancel_button.on_click(lambda _b: self.cancel())
+        self.confirm_button.on_click(lambda _b: self._confirm())
+        self.dismiss_button.on_click(lambda _b: self._dismiss())
+        self.budget.observe(lambda _change: self._show_estimate(), names="value")
+        self.mode.observe(lambda _change: self._show_estimate(), names="value")
+        self._show_estimate()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        """The widget, with a plain-text fallback that says what it is: a saved notebook shown
+        without a kernel (GitHub, nbconvert) has no buttons to show."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/plain"] = (
+            "jupyter_brrr A/B controls (Try torch.compile, Try CUDA Graph): live only in a running kernel."
+        )
+        return bundle
+
+    # --- state -----------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> ab.ABResult | None:
+        """Block until the running A/B (if any) is done; its result."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.result
+
+    def _compile_spec(self) -> str:
+        return "compile" if self.mode.value == "default" else f"compile:{self.mode.value}"
+
+    def estimate_runs(self, variants: list[str]) -> int:
+        return ab.estimate_runs(variants, self.per_call_s, budget_s=float(self.budget.value))
+
+    def _show_estimate(self) -> None:
+        runs = self.estimate_runs([self._compile_spec()])
+        text = (
+            f"Each A/B re-runs this cell about {runs:,} times (eager and the variant, "
+            f"about {float(self.budget.value):g} s of timing each, plus compiling), then shows the "
+            "comparison in the report above."
+        )
+        if self.findings:
+            text += " <b>The cell looks stateful</b>: you will be asked to confirm."
+        self.estimate.value = f"<span style='opacity:0.7'>{text}</span>"
+
+    # --- actions -----------------------------------------------------------------------------------
+
+    def request(self, variants: list[str]) -> None:
+        """A button was clicked: start, or first ask for confirmation on a stateful cell."""
+        if self.running:
+            return
+        if self.findings:
+            self._pending = variants
+            runs = self.estimate_runs(variants)
+            items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:6])
+            self.warning.value = (
+                f"<b>This cell looks stateful</b>, and the A/B would run it about {runs:,} times: "
+                f"each run may change that state (train the model further, grow a list, write "
+                f"files).<ul>{items}</ul>Run it anyway?"
+            )
+            self.confirm_box.layout.display = "flex"
+            self.status.value = "Waiting for confirmation."
+            return
+        self.start(variants)
+
+    def _confirm(self) -> None:
+        variants, self._pending = self._pending, None
+        self.confirm_box.layout.display = "none"
+        if variants:
+            self.start(variants)
+
+    def _dismiss(self) -> None:
+        self._pending = None
+        self.confirm_box.layout.display = "none"
+        self.status.value = "Not run."
+
+    def start(self, variants: list[str]) -> None:
+        """Start the A/B of ``variants`` (against eager) in a worker thread."""
+        if self.running:
+            return
+        self.cancel_event = threading.Event()
+        self.result, self.error = None, None
+        self._set_running(True)
+        self.status.value = "Starting..."
+        _arm_interrupt(self.shell, self.cancel_event)
+        self._thread = threading.Thread(
+            target=self._work,
+            args=(list(variants), float(self.budget.value)),
+            name="jupyter_brrr A/B",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Stop the running A/B after the current run (a compile in progress finishes first)."""
+        if self.running:
+            self.cancel_event.set()
+            self.status.value = (
+                "Cancelling after the current run (a compile in progress finishes first)..."
+            )
+
+    # --- the worker ----------------------------------------------------------------------------------
+
+    def _work(self, variants: list[str], budget_s: float) -> None:
+        restore: Callable[[], None] | None = None
+        try:
+            target, restore = self.make_target()
+            result = ab.run(
+                target,
+                variants,
+                budget_s=budget_s,
+                cpu=self.cpu,
+                cancel=self.cancel_event,
+                progress=self._progress,
+            )
+            self.result = result
+            if result.cancelled:
+                self.status.value = html.escape(
+                    f"Cancelled after {result.runs_total:,} runs: the report is unchanged."
+                )
+            else:
+                if self.report is not None:
+                    self.report.ab = result.to_dict()
+                    if self.handle is not None:
+                        self.handle.update(self.report)
+                lines = "<br>".join(html.escape(line) for line in result.summary_lines())
+                self.status.value = (
+                    f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.<br>{lines}"
+                )
+        except BaseException as error:  # the worker must end cleanly, whatever the cell did
+            self.error = error
+            self.status.value = html.escape(f"The A/B failed: {type(error).__name__}: {error}")
+        finally:
+            if restore is not None:
+                with contextlib.suppress(Exception):
+                    restore()
+            _disarm_interrupt(self.cancel_event)
+            self._set_running(False)
+
+    def _progress(self, step: ab.Progress) -> None:
+        now = time.monotonic()
+        if not step.new_step and now - self._last_update < _PROGRESS_INTERVAL_S:
+            return
+        self._last_update = now
+        self.progress.value = step.fraction
+        if not self.cancel_event.is_set():
+            self.status.value = html.escape(f"{step.message} ({step.runs:,} runs so far)")
+
+    def _set_running(self, running: bool) -> None:
+        self.compile_button.disabled = running
+        self.mode.disabled = running
+        self.graph_button.disabled = running or bool(self.graph_reason.value)
+        self.budget.disabled = running
+        self.cancel_button.disabled = not running
+        self.progress.layout.visibility = "visible" if running else "hidden"
+        if running:
+            self.progress.value = 0.0
+
+
+def cell_controls(
+    shell: Any, cell: str, *, name: str, report: Any, handle: Any, cpu: bool = False
+) -> ABControls:
+    """The controls for a ``%%brrr`` cell. The cell becomes a function only when a button is
+    clicked, with the namespace as it is then; after the A/B its variables are put back."""
+    from .cell import cell_target
+
+    def make_target() -> tuple[Target, Callable[[], None]]:
+        target = cell_target(shell, cell)
+        snapshot = target.snapshot()
+        return target.target(name), lambda: target.restore(snapshot)
+
+    summary = getattr(report, "summary", {}) or {}
+    per_call = summary.get("span_s") or summary.get("wall_s")
+    return ABControls(
+        make_target,
+        report=report,
+        handle=handle,
+        per_call_s=per_call,
+        source=shell.transform_cell(cell),
+        cpu=cpu,
+        shell=shell,
+    )
+
+
+# --- the kernel's interrupt ------------------------------------------------------------------------
+
+_ACTIVE: set[threading.Event] = set()
+_LOCK = threading.Lock()
+_PREVIOUS: dict[str, Any] = {}
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    """While an A/B runs in the worker: cancel it. Otherwise: what was there before (ipykernel
+    ignores SIGINT between requests)."""
+    with _LOCK:
+        active = list(_ACTIVE)
+    if active:
+        for event in active:
+            event.set()
+        return
+    previous = _PREVIOUS.get("handler")
+    if callable(previous) and previous is not _on_sigint:
+        previous(signum, frame)
+
+
+def _arm_interrupt(shell: Any, event: threading.Event) -> None:
+    """Make the kernel's interrupt cancel the A/B.
+
+    ipykernel puts the default SIGINT handler in place while it handles a request and restores
+    its saved one (SIG_IGN) after: an interrupt while the kernel is idle, as it is while our
+    worker runs, does nothing. Replacing the saved handler during the click's request makes
+    ipykernel itself install ``_on_sigint`` when the request ends; the handler falls back to the
+    old behaviour when no A/B runs. Without an ipykernel (tests, terminals) only Cancel works.
+    """
+    with _LOCK:
+        _ACTIVE.add(event)
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None or threading.current_thread() is not threading.main_thread():
+        return
+    saved = getattr(kernel, "saved_sigint_handler", None)
+    if saved is None or saved is _on_sigint:
+        return
+    _PREVIOUS["handler"] = saved
+    kernel.saved_sigint_handler = _on_sigint
+
+
+def _disarm_interrupt(event: threading.Event) -> None:
+    with _LOCK:
+        _ACTIVE.discard(event)

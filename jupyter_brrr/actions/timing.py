@@ -1,0 +1,180 @@
+"""Timing variants so that their difference can be trusted.
+
+The protocol (DESIGN.md, "Measuring honestly"):
+- every variant is warmed up first; compile and capture time are measured apart (``ab.py``);
+- a measurement is a block of back-to-back calls bracketed by CUDA events (host clock on CPU),
+  after a device synchronisation; the block is long enough (``plan``) that the events' and the
+  first launch's cost vanish in it, as in ``torch.utils.benchmark``'s ``blocked_autorange``;
+- variants are interleaved: each round times one block of every variant, in an order rotated
+  from round to round, so that drift (clocks, temperature, other users) hits all of them alike;
+- the statistics are the median and the interquartile range of the per-call times; a speed-up
+  comes with a range from the quartiles, and a difference inside that range (or under
+  ``MIN_EFFECT``) is called noise.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# A difference below this fraction is noise even when the spread within one A/B is tighter:
+# repeating a whole A/B moves medians by a few percent (clocks, the other processes on the
+# machine), which the spread inside one run does not see.
+MIN_EFFECT = 0.02
+MIN_BLOCK_S = 1e-3  # a block shorter than this is dominated by the sync and the first launch
+MAX_BLOCK_S = 0.25  # Cancel is looked at between blocks: a block must not hold it up for long
+TARGET_ROUNDS = 50
+MIN_ROUNDS = 5
+MAX_ROUNDS = 2000
+MAX_BLOCK = 100_000
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary of per-call times, in seconds."""
+
+    median: float
+    q1: float
+    q3: float
+    n: int
+    min: float
+    max: float
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """How much faster a variant is than the baseline: ``value`` = baseline median / variant
+    median, ``low``..``high`` its range from the quartiles, and a verdict."""
+
+    value: float
+    low: float
+    high: float
+    verdict: str  # "faster", "slower" or "noise"
+
+
+def stats(times: Sequence[float]) -> Stats | None:
+    """Median, quartiles and extremes of ``times``; None when there are none."""
+    values = np.asarray([t for t in times if t is not None and math.isfinite(t)], dtype=float)
+    if values.size == 0:
+        return None
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    return Stats(
+        float(median),
+        float(q1),
+        float(q3),
+        int(values.size),
+        float(values.min()),
+        float(values.max()),
+    )
+
+
+def speedup(base: Stats, other: Stats, *, min_effect: float = MIN_EFFECT) -> Speedup:
+    """Compare ``other`` with ``base``. The range is conservative: from base Q1 / other Q3 to
+    base Q3 / other Q1, so it holds 1x whenever the two interquartile ranges overlap; that, or a
+    difference under ``min_effect``, is "noise"."""
+    value = base.median / other.median
+    low = base.q1 / other.q3
+    high = base.q3 / other.q1 if other.q1 > 0 else math.inf
+    if low <= 1.0 <= high or abs(value - 1.0) < min_effect:
+        verdict = "noise"
+    elif value > 1.0:
+        verdict = "faster"
+    else:
+        verdict = "slower"
+    return Speedup(value, low, high, verdict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Calls per timed block for each variant, and the number of interleaved rounds."""
+
+    blocks: dict[str, int]
+    rounds: int
+
+    def calls(self) -> dict[str, int]:
+        return {name: block * self.rounds for name, block in self.blocks.items()}
+
+
+def plan(
+    per_call_s: Mapping[str, float],
+    budget_s: float,
+    *,
+    rounds: int | None = None,
+    target_rounds: int = TARGET_ROUNDS,
+) -> Plan:
+    """Block sizes and rounds so that each variant is timed for about ``budget_s`` seconds.
+
+    Every variant's block lasts about the same time (``budget_s / target_rounds``, between
+    ``MIN_BLOCK_S`` and ``MAX_BLOCK_S``), so interleaved rounds give each variant the same share of the clock. A cell
+    slower than a block runs once per block, and then at least ``MIN_ROUNDS`` rounds run even if
+    that exceeds the budget: fewer give no spread. ``rounds`` fixes the number of rounds.
+    """
+    if budget_s <= 0:
+        raise ValueError(f"the time budget must be positive (got {budget_s}).")
+    target_block = min(max(budget_s / target_rounds, MIN_BLOCK_S), MAX_BLOCK_S)
+    blocks = {
+        name: int(min(MAX_BLOCK, max(1, round(target_block / t)))) if t > 0 else 1
+        for name, t in per_call_s.items()
+    }
+    if rounds is None:
+        longest = max((blocks[name] * t for name, t in per_call_s.items()), default=target_block)
+        rounds = int(budget_s / longest) if longest > 0 else MAX_ROUNDS
+        rounds = min(MAX_ROUNDS, max(MIN_ROUNDS, rounds))
+    return Plan(blocks, max(1, rounds))
+
+
+def rotation(names: Sequence[str], round_index: int) -> list[str]:
+    """The order of the variants in round ``round_index``: rotated by one each round."""
+    if not names:
+        return []
+    k = round_index % len(names)
+    return [*names[k:], *names[:k]]
+
+
+class Timer:
+    """Times blocks of calls: CUDA events on a GPU (kernels finish after the host returns), the
+    host clock otherwise."""
+
+    def __init__(self, gpu: bool) -> None:
+        self.gpu = gpu
+        if gpu:
+            import torch
+
+            self._torch = torch
+            self._start = torch.cuda.Event(enable_timing=True)
+            self._end = torch.cuda.Event(enable_timing=True)
+
+    def block(self, call: Callable[[], Any], n: int) -> float:
+        """Per-call time of ``n`` back-to-back calls, in seconds."""
+        if self.gpu:
+            torch = self._torch
+            torch.cuda.synchronize()
+            self._start.record()
+            for _ in range(n):
+                call()
+            self._end.record()
+            self._end.synchronize()
+            return self._start.elapsed_time(self._end) * 1e-3 / n
+        start = time.perf_counter()
+        for _ in range(n):
+            call()
+        return (time.perf_counter() - start) / n
+
+    def once(self, call: Callable[[], Any]) -> tuple[float, Any]:
+        """One call, synchronised, and its value: for warm-up and first (compiling) calls."""
+        if self.gpu:
+            self._torch.cuda.synchronize()
+        start = time.perf_counter()
+        value = call()
+        if self.gpu:
+            self._torch.cuda.synchronize()
+        return time.perf_counter() - start, value

@@ -1,0 +1,581 @@
+"""The variants of an A/B: eager, ``torch.compile`` (with a mode), a CUDA graph, or a callable.
+
+Each variant turns a ``Target`` (a function, how to get the arguments of one call, and what to do
+with its result) into a zero-argument callable that runs it once. Making that callable is the
+expensive, first-time part (compiling, capturing), and is timed apart from the steady state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import logging
+import os
+import re
+import sysconfig
+import textwrap
+import time
+import traceback
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+GRAPH_WARMUP = 3  # side-stream runs before capture (the count in PyTorch's CUDA Graphs docs)
+
+
+class VariantUnavailable(RuntimeError):
+    """The variant cannot run here (CUDA Graphs without CUDA)."""
+
+
+# --- what to run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """What an A/B runs: ``fn(*args, **kwargs)`` with the arguments from ``arguments()``, its raw
+    result passed through ``finish`` (which returns the output to compare).
+
+    ``home_files`` are the source files of the user's code, to point at the line where a variant
+    failed; ``source`` is its text, for the stateful-code heuristics.
+    """
+
+    fn: Callable[..., Any]
+    arguments: Callable[[], tuple[tuple, dict]]
+    finish: Callable[[Any], Any] = field(default=lambda raw: raw)
+    name: str = ""
+    home_files: frozenset[str] = field(default_factory=frozenset)
+    source: str | None = None
+
+    @classmethod
+    def of(
+        cls, fn: Callable[..., Any], args: tuple = (), kwargs: Mapping[str, Any] | None = None
+    ) -> Target:
+        """A target for a plain function or module called with fixed arguments."""
+        kwargs = dict(kwargs or {})
+        code = _code_of(fn)
+        source = None
+        if code is not None:
+            try:
+                import inspect
+
+                source = textwrap.dedent(inspect.getsource(code))
+            except (OSError, TypeError):
+                source = None
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        return cls(
+            fn=fn,
+            arguments=lambda: (args, kwargs),
+            name=name,
+            home_files=frozenset({code.co_filename}) if code is not None else frozenset(),
+            source=source,
+        )
+
+    def call(self, fn: Callable[..., Any] | None = None) -> Any:
+        """One run of ``fn`` (default: the target's own function) on this target's arguments."""
+        args, kwargs = self.arguments()
+        return self.finish((fn or self.fn)(*args, **kwargs))
+
+
+def _code_of(fn: Any) -> types.CodeType | None:
+    for candidate in (fn, getattr(fn, "forward", None), type(fn).__call__):
+        code = getattr(candidate, "__code__", None)
+        if isinstance(code, types.CodeType):
+            return code
+    return None
+
+
+# --- which variants ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """A variant by name: ``kind`` is "eager", "compile", "graph" or "custom" (``fn`` given)."""
+
+    name: str
+    kind: str
+    mode: str | None = None  # torch.compile mode; None is the default mode
+    fn: Callable[..., Any] | None = None
+
+
+def parse_variants(variants: Any) -> list[VariantSpec]:
+    """The variants to compare, eager (the baseline) first.
+
+    Accepts a comma-separated string (``"compile,compile:max-autotune,graph"``) or an iterable
+    of names, ``(name, callable)`` pairs and ``VariantSpec``; or a mapping from name to a name
+    or callable. Names: ``eager``, ``compile`` (default mode), ``compile:MODE`` with MODE one of
+    ``COMPILE_MODES``, ``graph``. A callable is called like the target (same arguments) and
+    compared like any variant.
+    """
+    if isinstance(variants, str):
+        items: Iterable[Any] = [v for v in (part.strip() for part in variants.split(",")) if v]
+    elif isinstance(variants, Mapping):
+        items = [(name, value) for name, value in variants.items()]
+    else:
+        items = list(variants)
+    specs = [VariantSpec("eager", "eager")]
+    for item in items:
+        spec = _spec(item)
+        if spec.kind == "eager":
+            continue
+        if any(s.name == spec.name for s in specs):
+            raise ValueError(f"variant {spec.name!r} is listed twice.")
+        specs.append(spec)
+    return specs
+
+
+def _spec(item: Any) -> VariantSpec:
+    if isinstance(item, VariantSpec):
+        return item
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+        name, value = item
+        if callable(value):
+            return VariantSpec(name, "custom", fn=value)
+        spec = _spec(value)
+        return VariantSpec(name, spec.kind, spec.mode, spec.fn)
+    if not isinstance(item, str):
+        raise ValueError(f"a variant is a name or a (name, callable) pair, not {item!r}.")
+    name = item.strip()
+    kind, _, mode = name.partition(":")
+    kind = kind.strip().lower()
+    mode = mode.strip().lower() or None
+    if kind == "eager" and mode is None:
+        return VariantSpec("eager", "eager")
+    if kind == "graph" and mode is None:
+        return VariantSpec("graph", "graph")
+    if kind == "compile":
+        if mode in (None, "default"):
+            return VariantSpec("compile", "compile")
+        if mode in COMPILE_MODES:
+            return VariantSpec(f"compile:{mode}", "compile", mode)
+        raise ValueError(
+            f"unknown torch.compile mode {mode!r}; one of: {', '.join(COMPILE_MODES)}."
+        )
+    raise ValueError(
+        f"unknown variant {name!r}: use compile, compile:MODE ({', '.join(COMPILE_MODES[1:])}) or graph."
+    )
+
+
+# --- running a variant ---------------------------------------------------------------------------------
+
+
+class Variant:
+    """One variant, made for one target. ``prepare`` makes it runnable (and may run the target:
+    ``runs`` counts every run); ``call`` runs it once; ``close`` frees what it holds."""
+
+    def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
+        self.spec = spec
+        self.target = target
+        self.gpu = gpu
+        self.runs = 0
+        self.prepare_s: float | None = None  # compile or capture time (first calls), when any
+        self.notes: list[str] = []
+        self._fn: Callable[..., Any] = target.fn
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def prepare(self, timer: Any) -> Any:
+        """Make the variant runnable; returns the output of the first run when there was one."""
+        return None
+
+    def call(self) -> Any:
+        args, kwargs = self.target.arguments()
+        return self.target.finish(self._fn(*args, **kwargs))
+
+    def close(self) -> None:
+        self._fn = self.target.fn
+
+
+class Eager(Variant):
+    pass
+
+
+class Custom(Variant):
+    def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
+        super().__init__(spec, target, gpu)
+        assert spec.fn is not None
+        self._fn = spec.fn
+
+
+class Compiled(Variant):
+    """``torch.compile`` of a fresh copy of the target function: the first call compiles (its
+    time is ``prepare_s``), later calls may recompile (counted by ``DynamoWatch``)."""
+
+    def prepare(self, timer: Any) -> Any:
+        import torch
+
+        compiled = torch.compile(fresh_function(self.target.fn), mode=self.spec.mode)
+        self._fn = compiled
+        self.runs += 1
+        self.prepare_s, value = timer.once(self.call)
+        return value
+
+
+class Graphed(Variant):
+    """A CUDA graph of one call: warm-up on a side stream, capture, then each call replays.
+
+    The graph replays the same kernels on the same memory: the inputs it read during capture are
+    read again (their current contents), its outputs are overwritten by every replay.
+    """
+
+    def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
+        super().__init__(spec, target, gpu)
+        self._graph: Any = None
+        self._static: Any = None
+
+    def prepare(self, timer: Any) -> Any:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise VariantUnavailable(
+                "needs CUDA: a CUDA graph records GPU kernels, and torch.cuda.is_available() is False here."
+            )
+        if not self.gpu:
+            raise VariantUnavailable(
+                "needs CUDA timing: run the A/B without --cpu to try a CUDA graph."
+            )
+        fn, target = self.target.fn, self.target
+        start = time.perf_counter()
+        torch.cuda.synchronize()
+        # Warm up on a side stream, as the CUDA Graphs docs do: lazy initialisation (cuBLAS
+        # workspaces, autotuning, allocator growth) must happen before capture, not inside it.
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(GRAPH_WARMUP):
+                args, kwargs = target.arguments()
+                target.finish(fn(*args, **kwargs))
+                self.runs += 1
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        args, kwargs = target.arguments()
+        self.runs += 1
+        # thread_local: the A/B may run in a worker thread while the user runs other cells; a
+        # CUDA call from their thread must not invalidate this capture (nor fail because of it).
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            static = fn(*args, **kwargs)
+        torch.cuda.synchronize()
+        self._graph, self._static = graph, static
+        self.prepare_s = time.perf_counter() - start
+
+        def replay(*_args: Any, **_kwargs: Any) -> Any:
+            graph.replay()
+            return static
+
+        self._fn = replay
+        return None
+
+    def close(self) -> None:
+        super().close()
+        self._graph = self._static = None
+
+
+def make_variant(spec: VariantSpec, target: Target, gpu: bool) -> Variant:
+    kinds: dict[str, type[Variant]] = {
+        "eager": Eager,
+        "compile": Compiled,
+        "graph": Graphed,
+        "custom": Custom,
+    }
+    return kinds[spec.kind](spec, target, gpu)
+
+
+def fresh_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A new function object with its own code object, calling or copying ``fn``.
+
+    Dynamo keeps its compiled graphs (and counts recompilations against its limit) per code
+    object: compiling a fresh copy gives each variant, and each A/B, its own first compile, so
+    compile time and graph breaks are measured, not served from an earlier torch.compile.
+    """
+    if isinstance(fn, types.FunctionType):
+        copy = types.FunctionType(
+            fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+        )
+        copy.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+        copy.__qualname__ = fn.__qualname__
+        copy.__dict__.update(fn.__dict__)
+        return copy
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    call.__code__ = call.__code__.replace()
+    call.__qualname__ = getattr(fn, "__qualname__", type(fn).__name__)
+    return call
+
+
+# --- what Dynamo did --------------------------------------------------------------------------------
+
+_GRAPH_BREAK_LOGGERS = (
+    "torch._dynamo.symbolic_convert.__graph_breaks",
+    "torch._dynamo.convert_frame.__graph_breaks",
+)
+_USER_CODE_AT = re.compile(r"in user code at (.+):(\d+)")
+
+
+@dataclass
+class CompileEvents:
+    """What Dynamo reported during some calls: graph breaks (with the user's line), recompiles."""
+
+    graph_breaks: list[str] = field(default_factory=list)
+    recompiles: int = 0
+    recompile_reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: CompileEvents) -> None:
+        for item in other.graph_breaks:
+            if item not in self.graph_breaks:
+                self.graph_breaks.append(item)
+        self.recompiles += other.recompiles
+        for reason in other.recompile_reasons:
+            if reason not in self.recompile_reasons:
+                self.recompile_reasons.append(reason)
+        for note in other.notes:
+            if note not in self.notes:
+                self.notes.append(note)
+
+
+class DynamoWatch(logging.Handler):
+    """Listens to Dynamo while the A/B runs; ``take()`` returns what happened since the last take.
+
+    Graph breaks come from Dynamo's ``graph_breaks`` log (which names the user's file and line),
+    falling back to ``torch._dynamo.utils.counters["graph_break"]`` (reasons only); recompiles
+    from its compilation metrics (one record per frame compiled, with the guard that failed).
+    Both are torch internals, read defensively: an older or newer torch may give less.
+    """
+
+    def __init__(self, home_files: frozenset[str] = frozenset()) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.home_files = home_files
+        self._messages: list[str] = []
+        self._saved: list[tuple[logging.Logger, int, bool]] = []
+        self._metrics_seen: list[Any] = []
+        self._counters: dict[str, int] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # a malformed record must not break the user's run
+            self._messages.append(record.getMessage())
+
+    def __enter__(self) -> DynamoWatch:
+        for name in _GRAPH_BREAK_LOGGERS:
+            logger = logging.getLogger(name)
+            self._saved.append((logger, logger.level, logger.propagate))
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False  # ours only: not printed to the user's stderr
+            logger.addHandler(self)
+        self._metrics_seen = _compilation_metrics()
+        self._counters = _graph_break_counters()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for logger, level, propagate in self._saved:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+            logger.propagate = propagate
+        self._saved = []
+
+    def take(self) -> CompileEvents:
+        events = CompileEvents()
+        messages, self._messages = self._messages, []
+        for message in messages:
+            text = self._graph_break(message)
+            if text and text not in events.graph_breaks:
+                events.graph_breaks.append(text)
+        counters = _graph_break_counters()
+        if not events.graph_breaks:
+            for reason, count in counters.items():
+                if count > self._counters.get(reason, 0):
+                    text = _first_lines(reason)
+                    if text not in events.graph_breaks:
+                        events.graph_breaks.append(text)
+        self._counters = counters
+        metrics = _compilation_metrics()
+        seen = {id(m) for m in self._metrics_seen}
+        for record in metrics:
+            if id(record) in seen:
+                continue
+            reason = getattr(record, "recompile_reason", None)
+            if reason:
+                events.recompiles += 1
+                text = self._recompile(str(reason))
+                if text not in events.recompile_reasons:
+                    events.recompile_reasons.append(text)
+            skip = getattr(record, "cudagraph_skip_reason", None)
+            if skip:
+                events.notes.append(f"CUDA graphs skipped by torch.compile: {skip}")
+            fail = getattr(record, "fail_reason", None)
+            if fail:
+                events.notes.append(
+                    f"torch.compile fell back to eager for a frame: {_first_lines(str(fail))}"
+                )
+        self._metrics_seen = metrics
+        return events
+
+    def _graph_break(self, message: str) -> str | None:
+        if "Graph Break Reason:" not in message:
+            return None
+        where = ""
+        match = _USER_CODE_AT.search(message)
+        if match:
+            where = describe_line(match.group(1), int(match.group(2)), self.home_files)
+        reason = message.split("Graph Break Reason:", 1)[1].split("User code traceback:", 1)[0]
+        lines = [line.strip() for line in reason.splitlines() if line.strip()]
+        lines = [
+            line
+            for line in lines
+            if not line.startswith(
+                ("Encountered graph break", "Hint:", "Developer debug", "For more details")
+            )
+        ]
+        summary = lines[0] if lines else "graph break"
+        explanation = next(
+            (
+                line.removeprefix("Explanation:").strip()
+                for line in lines
+                if line.startswith("Explanation:")
+            ),
+            "",
+        )
+        text = f"{summary}: {explanation}" if explanation and explanation != summary else summary
+        return f"{where}: {text}" if where else text
+
+    def _recompile(self, reason: str) -> str:
+        first = reason.strip().splitlines()[0]
+        guard = first.partition("#")[0]
+        guard = re.sub(r"^\S+:\s*", "", guard.strip())  # "1/0: n == 1" -> "n == 1"
+        location = re.search(r"File \"(.+)\", line (\d+)", reason)
+        where = (
+            describe_line(location.group(1), int(location.group(2)), self.home_files)
+            if location
+            else ""
+        )
+        return f"{where}: guard failed: {guard}" if where else f"guard failed: {guard}"
+
+
+def _compilation_metrics() -> list[Any]:
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+
+        return list(get_compilation_metrics())
+    except Exception:
+        return []
+
+
+def _graph_break_counters() -> dict[str, int]:
+    try:
+        from torch._dynamo.utils import counters
+
+        return dict(counters["graph_break"])
+    except Exception:
+        return {}
+
+
+def _first_lines(text: str, n: int = 2) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines[:n])
+
+
+# --- where it failed ------------------------------------------------------------------------------
+
+_LIBRARY_PREFIXES = tuple(
+    os.path.normcase(os.path.realpath(p)) + os.sep
+    for p in {
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+    }
+    if p
+)
+_OWN_DIR = os.path.normcase(os.path.realpath(os.path.dirname(os.path.dirname(__file__)))) + os.sep
+
+
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def describe_line(filename: str, lineno: int, home_files: frozenset[str] = frozenset()) -> str:
+    """``line 4: y = x.item()`` for the user's own cell or file, ``file.py:12: code`` otherwise."""
+    code = linecache.getline(filename, lineno).strip()
+    where = f"line {lineno}" if filename in home_files else f"{os.path.basename(filename)}:{lineno}"
+    return f"{where}: {code}" if code else where
+
+
+def error_line(error: BaseException, home_files: frozenset[str] = frozenset()) -> str | None:
+    """The line of the user's code where ``error`` was raised: the deepest frame in one of
+    ``home_files`` (the cell), else the deepest frame outside Python's and installed libraries.
+
+    Follows the chain of causes: a failed CUDA graph capture ends with torch's own error at the
+    end of capture, while the user's line is in the error that interrupted the capture.
+    """
+    fallback = None
+    chain = _chain(error)
+    for exc in chain:
+        frames = traceback.extract_tb(exc.__traceback__)
+        for frame in reversed(frames):
+            if frame.filename in home_files:
+                return describe_line(frame.filename, frame.lineno or 0, home_files)
+        if fallback is None:
+            for frame in reversed(frames):
+                if _is_user_file(frame.filename):
+                    fallback = describe_line(frame.filename, frame.lineno or 0, home_files)
+                    break
+    # torch.compile fails while tracing, before the user's frame runs: Dynamo names the line
+    # in its message ("from user code: File "<cell>", line 3, in ...").
+    for exc in chain:
+        mentions = [m for m in _FILE_LINE.findall(str(exc)) if m[0] in home_files]
+        if mentions:
+            filename, lineno = mentions[-1]
+            return describe_line(filename, int(lineno), home_files)
+    return fallback
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    chain, seen = [], set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        chain.append(current)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith("<") and not filename.startswith(("<ipython-input", "<cell")):
+        return False
+    path = os.path.normcase(os.path.realpath(filename))
+    return not path.startswith(_LIBRARY_PREFIXES) and not path.startswith(_OWN_DIR)
+
+
+def describe_error(error: BaseException) -> str:
+    """A short, plain message for a variant's failure, with the cause that matters."""
+    if isinstance(error, VariantUnavailable):
+        return str(error)
+    chain = _chain(error)
+    text = " ".join(f"{type(e).__name__}: {_first_lines(str(e), 3)}" for e in reversed(chain[:3]))
+    capture = any("captur" in str(e).lower() or "cudaErrorStreamCapture" in str(e) for e in chain)
+    if capture:
+        text = (
+            "CUDA graph capture failed: the code does something a graph cannot record (a host "
+            "sync such as .item(), .cpu() or printing a tensor; a copy from CPU memory; a shape "
+            f"that depends on data; a new CPU tensor each run). {text}"
+        )
+    return text[:2000]
+
+
+__all__ = [
+    "COMPILE_MODES",
+    "CompileEvents",
+    "DynamoWatch",
+    "Target",
+    "Variant",
+    "VariantSpec",
+    "VariantUnavailable",
+    "describe_error",
+    "error_line",
+    "fresh_function",
+    "make_variant",
+    "parse_variants",
+]

@@ -1,0 +1,394 @@
+"""The A/B from a script: ``compare(fn, *args, variants=...)`` on CPU with real torch.compile.
+
+torch.compile's first call in a process costs about 20 s with a cold cache on these machines, so
+the compile tests share one result (``result``) and Inductor's cache lives in the session's tmp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+import pandas as pd
+import pytest
+import torch
+
+import jupyter_brrr
+from jupyter_brrr.actions import ab, compare, parse_variants
+from jupyter_brrr.actions.variants import DynamoWatch, VariantSpec
+from jupyter_brrr.report import Report
+
+VARIANT_KEYS = {
+    "name",
+    "median_s",
+    "iqr_s",
+    "runs",
+    "speedup",
+    "speedup_low",
+    "speedup_high",
+    "verdict",
+    "correct",
+    "max_abs_err",
+    "max_rel_err",
+    "compile_s",
+    "split",
+    "kernel_count",
+    "graph_breaks",
+    "recompiles",
+    "error",
+    "error_line",
+    "launches",  # beyond the renderer's fields: kernel and graph launches per run
+}
+DATA = os.path.join(os.path.dirname(__file__), "data")
+cuda = torch.cuda.is_available()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def inductor_cache(tmp_path_factory):
+    """Inductor's cache in this session's tmp (not /tmp/torchinductor_<user>), unless set."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:
+        yield
+        return
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "inductor_cache")
+    yield
+    os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+
+
+def coscos(x: torch.Tensor) -> torch.Tensor:
+    return x.cos().cos()
+
+
+def wrong(x: torch.Tensor) -> torch.Tensor:
+    return x.cos()  # one cos short: the check must catch it
+
+
+def boom(x: torch.Tensor) -> torch.Tensor:
+    x.sin()
+    raise ValueError("boom in variant")
+
+
+@pytest.fixture(scope="module")
+def result() -> ab.ABResult:
+    x = torch.randn(4096)
+    return compare(
+        coscos,
+        x,
+        variants=["compile", "graph", ("wrong", wrong), ("boom", boom)],
+        budget_s=0.2,
+    )
+
+
+# --- the whole flow, with torch.compile on CPU -------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_all_variants_eager_first(result) -> None:
+    assert [v.name for v in result.variants] == ["eager", "compile", "graph", "wrong", "boom"]
+    assert result.baseline == "eager"
+    eager = result["eager"]
+    assert eager.verdict == "baseline" and eager.speedup == 1.0
+    assert eager.correct is True  # eager's own two runs agree: there is a reference
+    assert result.device == ("CPU" if not cuda else torch.cuda.get_device_name())
+
+
+@pytest.mark.slow
+def test_compile_on_cpu(result) -> None:
+    c = result["compile"]
+    assert c.error is None, c.error
+    assert c.correct is True and c.max_abs_err is not None and c.max_abs_err < 1e-4
+    assert c.compile_s is not None and c.compile_s > 0  # the first call, apart
+    assert c.median_s is not None and c.median_s > 0 and c.iqr_s is not None and c.iqr_s >= 0
+    assert c.median_s < c.compile_s  # the steady state is not the first call
+    assert c.verdict in ("faster", "slower", "noise")
+    assert c.speedup_low <= c.speedup <= c.speedup_high
+    assert c.graph_breaks == [] and c.recompiles == 0
+    assert set(c.split) == {"compute_s", "memory_s", "other_s", "idle_s", "span_s"}
+    assert c.split["span_s"] == pytest.approx(c.median_s)
+    assert c.report is not None and "compile" in c.report.name
+    # The eager cos ops are gone from the compiled run: fused into generated code.
+    assert "aten::cos" in result.fused_ops["compile"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(cuda, reason="checks the message on a machine without CUDA")
+def test_graph_needs_cuda(result) -> None:
+    g = result["graph"]
+    assert g.verdict == "failed"
+    assert g.error.startswith("needs CUDA")
+    assert g.median_s is None and g.runs == 0
+
+
+@pytest.mark.slow
+def test_wrong_result_is_caught(result) -> None:
+    w = result["wrong"]
+    assert w.correct is False and w.verdict == "mismatch"
+    assert w.max_abs_err > 0.1
+    assert w.median_s is not None  # timed, but its speed-up is marked untrustworthy
+    assert any("wrong: OUTPUTS DIFFER" in note for note in result.notes)
+
+
+@pytest.mark.slow
+def test_failing_variant_is_reported_and_the_others_finish(result) -> None:
+    b = result["boom"]
+    assert b.verdict == "failed" and b.error == "ValueError: boom in variant"
+    line = boom.__code__.co_firstlineno + 2
+    assert b.error_line == f'line {line}: raise ValueError("boom in variant")'
+    assert b.runs == 1
+    for name in ("eager", "compile", "wrong"):
+        assert result[name].median_s is not None
+    assert any(note.startswith("boom failed") for note in result.notes)
+
+
+@pytest.mark.slow
+def test_runs_are_counted(result) -> None:
+    assert result.runs_total == sum(v.runs for v in result.variants)
+    eager = result["eager"]
+    assert eager.timed_runs >= eager.block * (result.rounds - 1)
+    assert eager.runs == ab.DEFAULT_WARMUP + eager.timed_runs + 1  # + 1 profiled
+
+
+@pytest.mark.slow
+def test_ab_dict_is_json_safe_and_round_trips(result) -> None:
+    doc = result.to_dict()
+    assert set(doc) == {"variants", "notes", "baseline", "fused_ops", "runs_total"}
+    for variant in doc["variants"]:
+        assert set(variant) == VARIANT_KEYS
+        assert variant["verdict"] in ("baseline", "faster", "slower", "noise", "failed", "mismatch")
+        assert isinstance(variant["graph_breaks"], list)
+    text = json.dumps(doc, allow_nan=False)  # no NaN or infinity anywhere
+    assert json.loads(text) == doc
+    report = result.reports["eager"]
+    report.ab = doc
+    again = Report.from_json(report.to_json())
+    assert again.ab == doc
+
+
+@pytest.mark.slow
+def test_table_and_text(result) -> None:
+    table = result.table
+    assert isinstance(table, pd.DataFrame)
+    assert list(table.index) == ["eager", "compile", "graph", "wrong", "boom"]
+    assert {
+        "median_s",
+        "speedup",
+        "verdict",
+        "correct",
+        "compile_s",
+        "idle_s",
+        "kernel_count",
+    } <= set(table)
+    assert table.loc["wrong", "verdict"] == "mismatch"
+    text = repr(result)
+    assert "OUTPUTS DIFFER" in text and "boom: failed" in text
+
+
+@pytest.mark.slow
+def test_graph_breaks_and_recompiles_are_listed() -> None:
+    calls = [0]
+
+    def breaking(x: torch.Tensor) -> torch.Tensor:
+        calls[0] += 1
+        y = x.cos()
+        print("a graph break")
+        return y.cos() * calls[0]
+
+    r = compare(breaking, torch.randn(256), variants="compile", budget_s=0.1, profile=False)
+    c = r["compile"]
+    assert c.error is None, c.error
+    assert any("print" in text for text in c.graph_breaks), c.graph_breaks
+    assert any(text.startswith("line ") for text in c.graph_breaks)
+    assert c.recompiles >= 1  # calls[0] changes every call: a guard on it fails
+    assert any("guard failed" in reason for reason in c.recompile_reasons)
+    # The output changes every run, eager's too: there is nothing fixed to check against.
+    assert r["eager"].correct is None and c.correct is None
+    assert any("Outputs not checked" in note for note in r.notes)
+
+
+# --- without compiling --------------------------------------------------------------------------------
+
+
+def test_top_level_compare_and_custom_variants() -> None:
+    calls = []
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return x * 2
+
+    r = jupyter_brrr.compare(f, torch.ones(8), variants=[("same", f)], budget_s=0.05, warmup=2)
+    assert [v.name for v in r.variants] == ["eager", "same"]
+    assert r["same"].correct is True and r["same"].verdict in ("faster", "slower", "noise")
+    assert len(calls) == r.runs_total  # every run counted, no more, no less
+
+
+def test_cancel_from_the_progress_callback() -> None:
+    cancel = threading.Event()
+    steps = []
+
+    def progress(p: ab.Progress) -> None:
+        steps.append(p.step)
+        if p.step == "timing":
+            cancel.set()
+
+    r = compare(
+        coscos,
+        torch.ones(16),
+        variants=[("same", coscos)],
+        budget_s=5.0,
+        cancel=cancel,
+        progress=progress,
+    )
+    assert r.cancelled
+    assert "timing" in steps and "profiling" not in steps
+    assert all(v.verdict == "failed" and "cancelled" in v.error for v in r.variants)
+    assert any("Cancelled after" in note for note in r.notes)
+    assert not torch.autograd.profiler._is_profiler_enabled
+
+
+def test_cancel_from_another_thread_stops_between_runs() -> None:
+    cancel = threading.Event()
+
+    def slow(x: torch.Tensor) -> torch.Tensor:
+        time.sleep(0.002)
+        return x + 1
+
+    box = {}
+    worker = threading.Thread(
+        target=lambda: box.setdefault(
+            "r", compare(slow, torch.ones(4), variants=[("b", slow)], budget_s=60, cancel=cancel)
+        )
+    )
+    started = time.perf_counter()
+    worker.start()
+    time.sleep(0.5)
+    cancel.set()
+    worker.join(10)
+    assert not worker.is_alive()
+    assert time.perf_counter() - started < 10  # not the 2 x 60 s budget
+    assert box["r"].cancelled
+
+
+def test_keyboard_interrupt_stops_and_propagates() -> None:
+    calls = [0]
+
+    def interrupted(x: torch.Tensor) -> torch.Tensor:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyboardInterrupt
+        return x + 1
+
+    with pytest.raises(KeyboardInterrupt):
+        compare(interrupted, torch.ones(4), variants=[("same", interrupted)], budget_s=0.05)
+    assert calls[0] == 3
+    assert not torch.autograd.profiler._is_profiler_enabled
+
+
+def test_eager_failure_fails_everything_plainly() -> None:
+    def broken(x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("eager is broken")
+
+    r = compare(broken, torch.ones(2), variants=[("other", coscos)], budget_s=0.05)
+    assert r["eager"].verdict == "failed" and "eager is broken" in r["eager"].error
+    assert r["other"].verdict == "failed" and r["other"].error.startswith("not run")
+    assert any(note.startswith("eager failed") for note in r.notes)
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+def test_parse_variants() -> None:
+    specs = parse_variants("compile, compile:reduce-overhead ,graph")
+    assert [(s.name, s.kind, s.mode) for s in specs] == [
+        ("eager", "eager", None),
+        ("compile", "compile", None),
+        ("compile:reduce-overhead", "compile", "reduce-overhead"),
+        ("graph", "graph", None),
+    ]
+    assert parse_variants(["eager", "compile:default"])[1].name == "compile"
+    custom = parse_variants({"mine": coscos, "fast": "compile:max-autotune"})
+    assert [s.kind for s in custom] == ["eager", "custom", "compile"]
+    assert parse_variants([VariantSpec("x", "custom", fn=coscos)])[1].fn is coscos
+    for bad in ("compile:fastest", "turbo", ["graph", "graph"], [3]):
+        with pytest.raises(ValueError):
+            parse_variants(bad)
+
+
+def test_estimate_runs_grows_with_budget_and_variants() -> None:
+    one = ab.estimate_runs(["compile"], 1e-3, budget_s=1.0)
+    assert one > 2 * ab.DEFAULT_WARMUP
+    assert ab.estimate_runs(["compile"], 1e-3, budget_s=2.0) > one
+    assert ab.estimate_runs(["compile", "graph"], 1e-3, budget_s=1.0) > one
+    assert ab.estimate_runs(["compile"], None) > 0  # no time known: still an estimate
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        compare(coscos, torch.ones(2), budget_s=0)
+    with pytest.raises(ValueError):
+        compare(coscos, torch.ones(2), warmup=0)
+
+
+# --- explaining the difference, on real H200 traces -----------------------------------------------------
+
+
+def test_fused_ops_and_launches_from_h200_traces() -> None:
+    eager = jupyter_brrr.load(os.path.join(DATA, "coscos_eager.json.gz"))
+    compiled = jupyter_brrr.load(os.path.join(DATA, "coscos_compiled.json.gz"))
+    assert ab.fused_ops(eager, compiled) == ["aten::cos"]
+    # 3 iterations in each trace: eager launched 2 kernels per run, compiled 1 fused one.
+    assert ab._launches(eager) == 6 and ab._launches(compiled) == 3
+    assert eager.summary["kernel_count"] == 6 and compiled.summary["kernel_count"] == 3
+
+
+def test_split_uses_the_timed_median_for_idle_time() -> None:
+    report = jupyter_brrr.load(os.path.join(DATA, "tiny_mlp_eager.json.gz"))
+    busy = report.summary["busy_s"]
+    split = ab._split(report, median_s=busy + 1e-3)
+    assert split["idle_s"] == pytest.approx(1e-3)
+    assert split["span_s"] == pytest.approx(busy + 1e-3)
+    parts = split["compute_s"] + split["memory_s"] + split["other_s"]
+    assert parts == pytest.approx(busy)
+
+
+def test_explanation_names_the_idle_time_a_graph_removes() -> None:
+    def variant(
+        name: str, median: float, idle: float, kernels: int, launches: int
+    ) -> ab.VariantResult:
+        return ab.VariantResult(
+            name=name,
+            kind="graph" if name == "graph" else "eager",
+            median_s=median,
+            verdict="faster" if name == "graph" else "baseline",
+            split={
+                "compute_s": 0.0,
+                "memory_s": 0.0,
+                "other_s": 5e-5,
+                "idle_s": idle,
+                "span_s": median,
+            },
+            kernel_count=kernels,
+            launches=launches,
+        )
+
+    base = variant("eager", 475e-6, 425e-6, 20, 20)
+    graph = variant("graph", 50e-6, 0.0, 20, 1)
+    ab._explain(base, graph, [], gpu=True)
+    assert graph.gain_from == "idle"
+    assert "idle time" in graph.why and "launches 20 -> 1" in graph.why.lower()
+
+
+def test_dynamo_watch_reads_graph_break_and_recompile_messages() -> None:
+    watch = DynamoWatch(frozenset({"<cell-1>"}))
+    message = (
+        "Graph break in user code at <cell-1>:3\n"
+        "Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call:\n\n"
+        "Failed to trace builtin operator\n"
+        "  Explanation: Dynamo does not know how to trace builtin operator `print`\n"
+        "  Hint: Avoid calling builtin `print`\n\n"
+        "User code traceback:\n  File ..."
+    )
+    assert watch._graph_break(message) == (
+        "line 3: Failed to trace builtin operator: Dynamo does not know how to trace builtin operator `print`"
+    )
+    reason = '1/0: n == 1      # z = y * n  # <cell-1>:6 in f\nUser stack trace:\n  File "<cell-1>", line 6, in f\n'
+    assert watch._recompile(reason) == "line 6: guard failed: n == 1"
+    assert watch._graph_break("something else") is None
