@@ -126,6 +126,13 @@ def analyze(
     summary["unmodelled_s"] = float(kernels.loc[kernels["category"] == "unmodelled", "dur_s"].sum())
 
     op_table = _op_table(ops, peaks)
+    over_roof = op_table[(op_table["category"] == "fused") & (op_table["roof_fraction"] > 1.0)]
+    if len(over_roof):
+        notes.append(
+            f"{len(over_roof)} torch.compile (Triton) kernels show more than 100% of the roof: their "
+            "bytes are estimates, the sum of their tensor arguments, and some read only part of one "
+            "(a split, a gathered row)."
+        )
     if gpu_work and peaks is None:
         notes.append(
             f"No peak figures are known for '{summary['device']}', so kernels are not classified as "

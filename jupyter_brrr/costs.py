@@ -1314,6 +1314,30 @@ def _register_elementwise(
 
 _MODELS: dict[str, _Model] = _registry()
 
+# Kernels that torch.compile (Inductor) generates appear as ops named after the kernel, with the
+# kernel's tensor arguments as inputs: pointwise (triton_poi_), persistent and looped reductions
+# (triton_per_, triton_red_). Templates (triton_tem_: matmuls, convolutions) are left unmodelled.
+_FUSED_PREFIXES = ("triton_poi_", "triton_per_", "triton_red_")
+
+
+def _fused(args: _Args) -> OpCost | None:
+    """An Inductor fused kernel: each tensor argument (its inputs and outputs; the trace does not
+    say which is which) is moved once, and it does 1 FLOP per element of its largest tensor, a
+    lower bound, since the fused ops are not in the trace. Both are estimates: the bytes are an
+    upper bound when the kernel gathers a few rows of a large table (an embedding)."""
+    tensors = args.tensors()
+    if not tensors:
+        return None
+    largest = max(t.numel for t in tensors)
+    return _cost("fused", largest, tensors, [], _promote(tensors))
+
+
+def _model(name: str) -> _Model | None:
+    model = _MODELS.get(name)
+    if model is None and name.startswith(_FUSED_PREFIXES):
+        return _fused
+    return model
+
 
 # --------------------------------------------------------------------------------------------
 # Public entry points
@@ -1325,7 +1349,7 @@ _SEQUENCES = (list, tuple, np.ndarray)  # how a trace's argument lists may arriv
 
 def has_model(name: str) -> bool:
     """Whether :func:`op_cost` has a formula for this op name (e.g. ``"aten::addmm"``)."""
-    return name in _MODELS
+    return _model(name) is not None
 
 
 def op_cost(
@@ -1338,7 +1362,7 @@ def op_cost(
     has no shapes, or when the arguments do not have the layout the model expects (never 0: an
     op without a model is not free).
     """
-    model = _MODELS.get(name)
+    model = _model(name)
     if model is None or not isinstance(dims, _SEQUENCES) or not isinstance(types, _SEQUENCES):
         return None
     if len(dims) != len(types):
@@ -1371,7 +1395,9 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
         for c in _KEY_COLUMNS[1:]
     ]
     has_shapes = ops["dims"].notna().to_numpy() if "dims" in ops else np.zeros(n, dtype=bool)
-    candidates = np.flatnonzero(ops["name"].isin(list(_MODELS)).to_numpy() & has_shapes)
+    modelled = pd.Series(ops["name"].unique(), dtype=object)
+    modelled = modelled[modelled.map(has_model).astype(bool)]
+    candidates = np.flatnonzero(ops["name"].isin(modelled).to_numpy() & has_shapes)
     # str() of the lists is a cheap hashable key: equal arguments give equal text.
     keys = [
         f"{names[i]}\x1f{columns[0][i]!s}\x1f{columns[1][i]!s}\x1f{columns[2][i]!s}"

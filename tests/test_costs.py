@@ -545,8 +545,8 @@ def test_unknown_ops_and_missing_shapes_give_none(gpt2_ops: list[dict]) -> None:
     view = next(e for e in gpt2_ops if e["name"] == "aten::view")["args"]
     assert not has_model("aten::view")
     assert op_cost("aten::view", view["Input Dims"], view["Input type"]) is None
-    assert not has_model("triton_poi_fused_cos_0")
-    assert op_cost("triton_poi_fused_cos_0", [[8], [8], []], ["float", "float", "Scalar"]) is None
+    assert not has_model("triton_tem_fused_mm_0")  # a matmul template: no estimate
+    assert op_cost("triton_tem_fused_mm_0", [[8, 8], [8, 8], [8, 8]], ["float"] * 3) is None
     assert has_model("aten::mm")
     assert op_cost("aten::mm", None, None) is None  # a trace without shapes
     assert op_cost("aten::mm", [[2, 3]], ["float"]) is None  # an unexpected layout
@@ -624,3 +624,19 @@ def test_add_costs_is_fast_on_a_large_trace(gpt2_ops: list[dict]) -> None:
     assert elapsed < 5, elapsed  # about 0.5 s here; one op_cost per distinct call
     expected = add_costs(frame)["flops"].sum() * (len(big) // len(frame))
     assert out["flops"].sum() == pytest.approx(expected)
+
+
+def test_inductor_fused_kernels_get_an_estimate() -> None:
+    # The op a compiled kernel appears as carries its tensor arguments: in, out, and xnumel.
+    cost = op_cost(
+        "triton_poi_fused_cos_0",
+        [[67108864], [67108864], []],
+        ["float", "float", "Scalar"],
+        ["", "", "67108864"],
+    )
+    assert cost is not None and cost.category == "fused"
+    assert cost.bytes == 2 * 4 * 67108864
+    assert cost.flops == 67108864
+    assert has_model("triton_red_fused_sum_1")
+    # Matmul templates are not pointwise: no estimate rather than a wrong one.
+    assert not has_model("triton_tem_fused_mm_0")
