@@ -191,7 +191,7 @@ def check_spans() -> None:
         ok = s["busy_s"] <= span * 1.02
         row(f"{name}: busy <= span", s["busy_s"] * 1e3, span * 1e3, "ms", ok)
         if name == "tiny MLP":
-            idle = s["idle_s"] / span
+            idle = s["idle_s"] / s["span_s"]
             row(
                 "tiny MLP: idle share",
                 idle,

@@ -449,9 +449,10 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     is_op = (host["cat"] == "cpu_op").to_numpy()
     names = host["name"].to_numpy()
-    is_module = (
-        (host["cat"] == "python_function") & host["name"].str.startswith(_MODULE_PREFIX)
-    ).to_numpy()
+    # Module scopes exist only where the trace has Python stacks: test just those rows.
+    is_module = (host["cat"] == "python_function").to_numpy().copy()
+    if is_module.any():
+        is_module[is_module] = host["name"][is_module].str.startswith(_MODULE_PREFIX).to_numpy()
     op_parent = _nearest_ancestor(parent, is_op)
     module_row = _nearest_ancestor(parent, is_module)
     depth = _depth(op_parent)
@@ -461,8 +462,12 @@ def _host_hierarchy(host: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     op_rows = np.flatnonzero(is_op)
     new_index = np.full(n, -1)
     new_index[op_rows] = np.arange(len(op_rows))
-    module = pd.Series(np.where(module_row >= 0, names[np.maximum(module_row, 0)], ""), dtype=str)
-    module = module.str.removeprefix(_MODULE_PREFIX).to_numpy()
+    module = np.full(n, "", dtype=object)
+    if is_module.any():
+        has_module = module_row >= 0
+        module[has_module] = [
+            name.removeprefix(_MODULE_PREFIX) for name in names[module_row[has_module]]
+        ]
     ops = host.loc[
         is_op,
         [

@@ -149,3 +149,19 @@ def test_events_without_fields(tmp_path: Path) -> None:
 def test_empty_events(tmp_path: Path) -> None:
     with pytest.raises(TraceError, match="no timed events"):
         parse_trace({"traceEvents": []})
+
+
+def test_module_scope_from_a_live_trace_with_stacks(tmp_path: Path) -> None:
+    # with_stack=True records "nn.Module: Linear_0" ranges; each op gets its innermost module.
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    with torch.profiler.profile(record_shapes=True, with_stack=True) as prof:
+        model(torch.randn(2, 8))
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    ops = read_trace(tmp_path / "trace.json").ops
+    module_of = dict(zip(ops["name"], ops["module"], strict=False))
+    assert module_of["aten::addmm"] == "Linear_0"
+    assert module_of["aten::relu"] == "ReLU_0"
+    assert module_of["aten::randn"] == ""
