@@ -10,6 +10,7 @@ import gzip
 import json
 import math
 import shutil
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
@@ -118,7 +119,7 @@ class Report:
             if len(self.cpu_ops) > CPU_OP_LIMIT
             else self.cpu_ops
         )
-        return _clean(
+        return json_safe(
             {
                 "schema": SCHEMA_NAME,
                 "version": SCHEMA_VERSION,
@@ -231,22 +232,26 @@ def _frame(table: dict | None) -> pd.DataFrame:
 
 
 def _scalar(value: Any) -> Any:
-    if isinstance(value, (np.integer,)):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, (np.floating, float)):
         return None if math.isnan(value) or math.isinf(value) else float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
     return value
 
 
-def _clean(value: Any) -> Any:
-    """JSON-safe copy: numpy scalars to Python, NaN and infinities to null."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+def json_safe(value: Any) -> Any:
+    """A JSON-safe copy: numpy scalars to Python, NaN and infinities to null, anything else that
+    JSON cannot hold to its text."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return _scalar(value)
+        return [json_safe(v) for v in value]
+    value = _scalar(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:

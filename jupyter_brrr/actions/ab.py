@@ -24,10 +24,11 @@ import gc
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..report import json_safe
 from . import timing
 from .correctness import Check, compare_outputs, snapshot
 from .stateful import stateful_findings, uses_random
@@ -111,7 +112,7 @@ class VariantResult:
     report: Report | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        return _json_safe(
+        return json_safe(
             {
                 "name": self.name,
                 "median_s": self.median_s,
@@ -199,7 +200,7 @@ class ABResult:
 
     def to_dict(self) -> dict:
         """The JSON-safe form stored in ``Report.ab`` (no NaN: missing numbers are None)."""
-        return _json_safe(
+        return json_safe(
             {
                 "variants": [v.to_dict() for v in self.variants],
                 "notes": list(self.notes),
@@ -947,25 +948,6 @@ def _summary_line(v: VariantResult) -> str:
     if v.recompiles:
         text += f", {v.recompiles} recompile(s)"
     return text
-
-
-def _json_safe(value: Any) -> Any:
-    """Plain JSON types only: numpy scalars to Python, NaN and infinities to None."""
-    import numpy as np
-
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 __all__ = ["ABResult", "Progress", "VariantResult", "compare", "estimate_runs", "fused_ops", "run"]

@@ -456,29 +456,14 @@ def roofline_figure(report: Report) -> Any:
         return _ops_bar(
             report, title="No GPU work was recorded: no roofline. Top ops by self CPU time"
         )
+    from .pictures import roofline_geometry
+
     ops = report.ops
-    peaks = report.summary.get("peaks") or {}
-    bw = _num(peaks.get("bandwidth"))
-    bw = bw if bw > 0 else None
-    from .pictures import _ceilings
-
-    ceilings = _ceilings(peaks)
-
-    flops = ops["flops"].to_numpy(float)
-    nbytes = ops["bytes"].to_numpy(float)
-    seconds = ops["gpu_time_s"].to_numpy(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plotted = (flops > 0) & (nbytes > 0) & (seconds > 0)
-    rows = ops[plotted]
-    x = flops[plotted] / nbytes[plotted]
-    y = flops[plotted] / seconds[plotted]
-    t = seconds[plotted]
-    xs = list(x) + [v / bw for v, _ in ceilings if bw]
-    ys = list(y) + [v for v, _ in ceilings]
-    xmin = min(xs) / 4 if xs else 0.01
-    xmax = max(xs) * 6 if xs else 1e4
-    ymax = max(ys) * 4 if ys else 1e15
-    ymin = max(min(ys) / 4 if ys else ymax / 1e6, ymax / 1e10)
+    g = roofline_geometry(report)
+    peaks, bw, ceilings = g.peaks, g.bandwidth, g.ceilings
+    rows, x, y, t = ops[g.plotted], g.x, g.y, g.t
+    xmin, xmax, ymax = g.xmin, g.xmax, g.ymax
+    ymin = max(g.ymin, ymax / 1e10)
     if bw:
         ymin = min(ymin, bw * xmin * 2)
 

@@ -222,15 +222,30 @@ def _ceilings(peaks: dict | None) -> list[tuple[float, str]]:
     return [(value, "/".join(names)) for value, names in sorted(by_value.items(), reverse=True)]
 
 
-def _roofline_figure(report: Report) -> Any:
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+@dataclass
+class RooflineGeometry:
+    """What both roofline renderers (this PNG and the bokeh figure) draw: one point per op row
+    with FLOPs, bytes and GPU time, the ceilings, and axis ranges that hold the points, the
+    ridge points and the ceilings."""
 
+    peaks: dict
+    bandwidth: float | None
+    ceilings: list[tuple[float, str]]
+    plotted: np.ndarray  # mask over report.ops
+    x: np.ndarray  # intensity, FLOP/byte
+    y: np.ndarray  # achieved FLOP/s
+    t: np.ndarray  # GPU time, s
+    xmin: float
+    xmax: float
+    ymin: float
+    ymax: float
+
+
+def roofline_geometry(report: Report) -> RooflineGeometry:
     ops = report.ops
-    peaks = report.summary.get("peaks")
-    bw = float(peaks["bandwidth"]) if peaks and peaks.get("bandwidth") else None
+    peaks = report.summary.get("peaks") or {}
+    bw = float(peaks["bandwidth"]) if peaks.get("bandwidth") else None
     ceilings = _ceilings(peaks)
-
     flops = ops["flops"].to_numpy(float)
     nbytes = ops["bytes"].to_numpy(float)
     seconds = ops["gpu_time_s"].to_numpy(float)
@@ -238,12 +253,6 @@ def _roofline_figure(report: Report) -> Any:
         plotted = (flops > 0) & (nbytes > 0) & (seconds > 0)
         x = flops[plotted] / nbytes[plotted]
         y = flops[plotted] / seconds[plotted]
-    t = seconds[plotted]
-    bounds = ops["bound"].astype(str).to_numpy()[plotted]
-    used_dtypes = set(ops["dtype"].fillna("").astype(str).to_numpy()[plotted])
-
-    # Axis ranges cover the points, the ridge points and the ceilings; points far below the
-    # rest (a scalar op at kFLOP/s) sit on the floor as triangles instead of squashing the plot.
     xs = list(x) + [v / bw for v, _ in ceilings if bw]
     ys = list(y) + [v for v, _ in ceilings]
     xmin = min(xs) / 4 if xs else 0.01
@@ -252,8 +261,26 @@ def _roofline_figure(report: Report) -> Any:
     ymin = min(ys) / 4 if ys else ymax / 1e6
     if bw:
         ymin = min(ymin, bw * xmin * 2)
+    return RooflineGeometry(
+        peaks, bw, ceilings, plotted, x, y, seconds[plotted], xmin, xmax, ymin, ymax
+    )
+
+
+def _roofline_figure(report: Report) -> Any:
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    ops = report.ops
+    g = roofline_geometry(report)
+    peaks, bw, ceilings = g.peaks, g.bandwidth, g.ceilings
+    plotted, x, y, t = g.plotted, g.x, g.y, g.t
+    xmin, xmax, ymax = g.xmin, g.xmax, g.ymax
+    bounds = ops["bound"].astype(str).to_numpy()[plotted]
+    used_dtypes = set(ops["dtype"].fillna("").astype(str).to_numpy()[plotted])
+    # Points far below the rest (a scalar op at kFLOP/s) sit on the floor as triangles instead
+    # of squashing the plot.
     floor = ymax / 10**_DECADES
-    ymin = max(ymin, floor / 1.5)
+    ymin = max(g.ymin, floor / 1.5)
 
     fig = _new_figure(ROOF_HEIGHT_IN)
     ax = fig.add_axes((0.11, 0.13, 0.86, 0.74))
@@ -415,6 +442,7 @@ def _roofline_figure(report: Report) -> Any:
     else:
         source = " (no peak figures known: no ceilings)"
     fig.text(0.11, 0.975, _short(f"Roofline: {device}{source}", 78), fontsize=_FONT + 1.5, va="top")
+    seconds = ops["gpu_time_s"].to_numpy(float)
     hidden = seconds[(seconds > 0) & ~plotted].sum()
     total = seconds[seconds > 0].sum()
     footnote = "a point per op and shapes, sized by GPU time"
