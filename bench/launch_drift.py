@@ -44,7 +44,9 @@ def main() -> None:
     after = [block_median(run) for _ in range(6)]
     print("| blocks of 200 runs, ms per run (median) | before the profiler | after |")
     print("| --- | --- | --- |")
-    print(f"| tiny MLP | {', '.join(f'{t:.3f}' for t in before)} | {', '.join(f'{t:.3f}' for t in after)} |")
+    print(
+        f"| tiny MLP | {', '.join(f'{t:.3f}' for t in before)} | {', '.join(f'{t:.3f}' for t in after)} |"
+    )
     ratio = statistics.median(after) / statistics.median(before)
     print(f"after / before: {ratio:.3f}")
 

@@ -13,6 +13,7 @@ Public API::
 from __future__ import annotations
 
 from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -118,7 +119,8 @@ def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Repo
         "total": int(max(steps, 1)),
     }
     result.summary["warm"] = None
-    return Report.from_analysis(result, name=str(path), source="trace", trace_path=str(path))
+    # The file's name, not its path: a shared notebook should not carry the author's folders.
+    return Report.from_analysis(result, name=Path(path).name, source="trace", trace_path=str(path))
 
 
 def load_ipython_extension(ipython: Any) -> None:

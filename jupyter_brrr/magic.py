@@ -122,7 +122,7 @@ class BrrrMagics(Magics):
             print("%%brrr: the cell is empty: there is nothing to profile.")
             return None
         run_cell, show = cell_function(self.shell, cell)
-        name = args.name or f"cell [{self.shell.execution_count}]"
+        name = args.name or f"cell [{_prompt_number(self.shell)}]"
         result = capture(
             run_cell,
             warmup=args.warmup,
@@ -237,6 +237,13 @@ class BrrrMagics(Magics):
         if args.ab_budget is not None and not args.ab_budget > 0:
             raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
         return args
+
+
+def _prompt_number(shell: Any) -> int:
+    """The number in this cell's prompt: IPython counts the next cell before this one runs."""
+    result = getattr(shell.displayhook, "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return count if count is not None else shell.execution_count
 
 
 def _usage() -> str:

@@ -147,3 +147,11 @@ def test_hundred_runs_leave_no_profiler_active(ip) -> None:
 def test_cpu_flag(ip) -> None:
     run(ip, "torch.ones(4) + 1", "--cpu --quiet")
     assert ip.user_ns["_brrr"].summary["device"] == "CPU"
+
+
+def test_report_is_named_after_the_cells_prompt(ip) -> None:
+    # IPython counts the next cell before this one runs: the name must use this cell's number.
+    prompt = ip.execution_count
+    with capture_output():
+        ip.run_cell("%%brrr --quiet\ntorch.ones(2) + 1", store_history=True)
+    assert ip.user_ns["_brrr"].name == f"cell [{prompt}]"

@@ -127,8 +127,13 @@ function hoverTool(
   });
 }
 
-async function showIn(fig: Figure, target: HTMLElement): Promise<IChartHandle> {
+async function showIn(
+  fig: Figure,
+  target: HTMLElement,
+  onView?: (view: any) => void
+): Promise<IChartHandle> {
   const view = (await Bokeh.Plotting.show(fig, target)) as unknown as View;
+  onView?.(view);
   return {
     remove: () => {
       try {
@@ -242,6 +247,30 @@ export async function drawOpBars(
 /* ------------------------------------------------------------------ */
 /* Roofline                                                             */
 /* ------------------------------------------------------------------ */
+
+/** A plotted point in data coordinates, for the test hook. */
+interface IPlotPoint {
+  name: string;
+  x: number;
+  y: number;
+}
+
+/**
+ * Test hook: `el.jupyterBrrrPoints()` returns where each point is drawn, in
+ * page (client) pixels, so that a browser test can hover one. Computed on
+ * each call from the plot's current scales (after pan, zoom or resize too).
+ */
+function exposePoints(el: HTMLElement, view: any, points: IPlotPoint[]) {
+  (el as any).jupyterBrrrPoints = () => {
+    const frame = view.frame;
+    const box = view.canvas.events_el.getBoundingClientRect();
+    return points.map(p => ({
+      name: p.name,
+      x: box.left + frame.x_scale.compute(p.x),
+      y: box.top + frame.y_scale.compute(p.y)
+    }));
+  };
+}
 
 /** Draw the roofline: ceilings from the peaks and one point per op row. */
 export async function drawRoofline(
@@ -451,7 +480,13 @@ export async function drawRoofline(
     });
     fig.add_layout(ceilings);
   }
-  return showIn(fig, target);
+  return showIn(fig, target, view =>
+    exposePoints(
+      target,
+      view,
+      pts.map(o => ({ name: o.name, x: intensity(o), y: rate(o) }))
+    )
+  );
 }
 
 /* ------------------------------------------------------------------ */

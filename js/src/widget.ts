@@ -75,11 +75,26 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
     super();
     this._mimeType = options.mimeType;
     this.addClass(CLASS_NAME);
+    // Charts are drawn on canvas with the theme's colours read at draw time:
+    // redraw when JupyterLab switches theme (it sets these body attributes).
+    this._themeObserver = new MutationObserver(() => {
+      const theme = document.body.dataset.jpThemeName ?? '';
+      if (theme !== this._themeName && this._model) {
+        this._themeName = theme;
+        void this.renderModel(this._model);
+      }
+    });
+    this._themeObserver.observe(document.body, {
+      attributes: true,
+      attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light']
+    });
   }
 
   /** Render a report from the mime model; safe to call again on updates. */
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const t0 = performance.now();
+    this._model = model;
+    this._themeName = document.body.dataset.jpThemeName ?? '';
     this._removeCharts();
     this._generation++;
     const node = this.node;
@@ -124,9 +139,11 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
     }
 
     node.appendChild(this._header(data));
+    // The tabs handle the arrow keys themselves: keep JupyterLab's notebook
+    // shortcuts from taking them.
     const bar = h('div', {
       class: 'jp-brrr-tabs',
-      attrs: { role: 'tablist' }
+      attrs: { role: 'tablist', 'data-lm-suppress-shortcuts': 'true' }
     });
     node.appendChild(bar);
     const body = h('div', { class: 'jp-brrr-body' });
@@ -248,6 +265,7 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
       return;
     }
     this._generation++;
+    this._themeObserver.disconnect();
     this._removeCharts();
     super.dispose();
   }
@@ -330,6 +348,9 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
   }
 
   private _mimeType: string;
+  private _model: IRenderMime.IMimeModel | null = null;
+  private _themeName = '';
+  private _themeObserver: MutationObserver;
   private _activeTab: string | null = null;
   private _renders = 0;
   private _hadAB = false;

@@ -123,7 +123,9 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
       max: '2',
       step: '0.01',
       value: String(Math.log10(2)),
-      'aria-label': 'speed-up factor (log scale)'
+      'aria-label': 'speed-up factor (log scale)',
+      // Arrow keys move the slider, not the notebook's cursor.
+      'data-lm-suppress-shortcuts': 'true'
     }
   });
   const nLabel = h('span', {
