@@ -3,9 +3,11 @@
     python bench/load_bench.py --hta-python /path/to/hta-venv/bin/python [--repeat 5]
 
 HTA lives in its own virtual environment (``pip install holistictraceanalysis``), so each tool
-runs in a fresh subprocess of its own interpreter: its import is not timed, and peak memory is
-the growth of the process's maximum resident set during the load (ru_maxrss after minus before).
-Each figure is the median of ``--repeat`` fresh processes.
+runs in fresh subprocesses of its own interpreter, its imports done before the clock starts.
+jupyter_brrr: ``load()`` (read, link kernels to ops, cost, analyse); HTA: ``TraceAnalysis`` plus
+``get_gpu_kernel_breakdown``. Times: the first load in a process and a second one in the same
+process, each the median of ``--repeat`` processes. Memory: the peak traced by ``tracemalloc``
+(Python objects and numpy arrays) during one load, in a process of its own.
 """
 
 from __future__ import annotations
@@ -26,30 +28,28 @@ TRACES = {
     "H200 ResNet-50 train (22k events)": ROOT / "tests/data/resnet50_train_amp_b64.json.gz",
 }
 
-OURS = """
-import json, resource, sys, time
-sys.path.insert(0, {root!r})
-import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.costs, pandas, numpy, msgspec
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-start = time.perf_counter()
-report = jupyter_brrr.load({path!r})
-split = report.split()
-seconds = time.perf_counter() - start
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"seconds": seconds, "peak_kb": after - before}}))
+SETUP = {
+    "ours": f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+    "import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.report\n",
+    "hta": "import logging; logging.disable(logging.CRITICAL)\n"
+    "from hta.trace_analysis import TraceAnalysis\n",
+}
+WORK = {
+    "ours": "jupyter_brrr.load({path!r}).split()",
+    "hta": "TraceAnalysis(trace_dir={folder!r}).get_gpu_kernel_breakdown(visualize=False)",
+}
+TIMED = """
+import json, time
+{setup}
+start = time.perf_counter(); {work}; first = time.perf_counter() - start
+start = time.perf_counter(); {work}; second = time.perf_counter() - start
+print(json.dumps({{"first": first, "second": second}}))
 """
-
-HTA = """
-import json, logging, resource, sys, time
-logging.disable(logging.CRITICAL)
-from hta.trace_analysis import TraceAnalysis
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-start = time.perf_counter()
-analysis = TraceAnalysis(trace_dir={folder!r})
-breakdown = analysis.get_gpu_kernel_breakdown(visualize=False)
-seconds = time.perf_counter() - start
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"seconds": seconds, "peak_kb": after - before}}))
+TRACED = """
+import json, tracemalloc
+{setup}
+tracemalloc.start(); {work}
+print(json.dumps({{"peak": tracemalloc.get_traced_memory()[1]}}))
 """
 
 
@@ -58,9 +58,12 @@ def run(python: str, code: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_of(python: str, code: str, repeat: int) -> dict:
-    results = [run(python, code) for _ in range(repeat)]
-    return {key: statistics.median(r[key] for r in results) for key in results[0]}
+def measure(python: str, tool: str, repeat: int, **where: str) -> dict:
+    work = WORK[tool].format(**where)
+    times = [run(python, TIMED.format(setup=SETUP[tool], work=work)) for _ in range(repeat)]
+    result = {key: statistics.median(t[key] for t in times) for key in ("first", "second")}
+    result["peak"] = run(python, TRACED.format(setup=SETUP[tool], work=work))["peak"]
+    return result
 
 
 def main() -> None:
@@ -76,20 +79,21 @@ def main() -> None:
             raw = f.read()
         events = len(json.loads(raw)["traceEvents"])
         with tempfile.TemporaryDirectory() as folder:
-            # HTA reads a folder of rank traces.
-            shutil.copy(path, Path(folder) / path.name)
-            hta = median_of(args.hta_python, HTA.format(folder=folder), args.repeat)
-        ours = median_of(sys.executable, OURS.format(root=str(ROOT), path=str(path)), args.repeat)
+            shutil.copy(path, Path(folder) / path.name)  # HTA reads a folder of rank traces
+            hta = measure(args.hta_python, "hta", args.repeat, folder=folder)
+        ours = measure(sys.executable, "ours", args.repeat, path=str(path))
         rows.append((label, events, len(raw), ours, hta))
     print(
-        "| trace | events | JSON MB | jupyter_brrr s | HTA s | speed-up | jupyter_brrr events/s | peak MB (ours / HTA) | ours peak / JSON |"
+        "| trace | events | JSON MB | first load s (ours / HTA) | speed-up | second load s "
+        "(ours / HTA) | speed-up | ours events/s (second) | peak MB (ours / HTA) | ours peak / JSON |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, events, size, ours, hta in rows:
         print(
-            f"| {label} | {events:,} | {size / 1e6:.1f} | {ours['seconds']:.3f} | {hta['seconds']:.3f} | "
-            f"{hta['seconds'] / ours['seconds']:.1f}x | {events / ours['seconds']:,.0f} | "
-            f"{ours['peak_kb'] / 1e3:.0f} / {hta['peak_kb'] / 1e3:.0f} | {ours['peak_kb'] * 1e3 / size:.2f} |"
+            f"| {label} | {events:,} | {size / 1e6:.1f} | {ours['first']:.3f} / {hta['first']:.3f} | "
+            f"{hta['first'] / ours['first']:.1f}x | {ours['second']:.3f} / {hta['second']:.3f} | "
+            f"{hta['second'] / ours['second']:.1f}x | {events / ours['second']:,.0f} | "
+            f"{ours['peak'] / 1e6:.0f} / {hta['peak'] / 1e6:.0f} | {ours['peak'] / size:.2f} |"
         )
 
 

@@ -214,7 +214,8 @@ def _roofline(frame: pd.DataFrame, peaks: Peaks | None, *, per_call: bool) -> No
     roof = np.full(len(frame), np.nan)
     if peaks is not None and modelled.any():
         dtype = frame["dtype"].fillna("").to_numpy()
-        peak = np.array([peaks.flops_for(d or None) for d in dtype])
+        codes, distinct = pd.factorize(dtype)
+        peak = np.array([peaks.flops_for(d or None) for d in distinct] + [np.nan])[codes]
         intensity = frame["intensity"].to_numpy()
         attainable = np.minimum(peak, np.nan_to_num(intensity, nan=np.inf) * peaks.bandwidth)
         with np.errstate(divide="ignore", invalid="ignore"):

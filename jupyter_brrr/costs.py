@@ -1398,11 +1398,18 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
     modelled = pd.Series(ops["name"].unique(), dtype=object)
     modelled = modelled[modelled.map(has_model).astype(bool)]
     candidates = np.flatnonzero(ops["name"].isin(modelled).to_numpy() & has_shapes)
-    # str() of the lists is a cheap hashable key: equal arguments give equal text.
-    keys = [
-        f"{names[i]}\x1f{columns[0][i]!s}\x1f{columns[1][i]!s}\x1f{columns[2][i]!s}"
-        for i in candidates
-    ]
+    # str() of the lists is a hashable key: equal arguments give equal text. Rows that share
+    # the very same argument objects (the trace reader decodes each distinct value once) share
+    # a key without printing them again.
+    texts: dict[tuple[int, int, int], str] = {}
+
+    def text(i: int) -> str:
+        ids = (id(columns[0][i]), id(columns[1][i]), id(columns[2][i]))
+        if ids not in texts:
+            texts[ids] = f"{columns[0][i]!s}\x1f{columns[1][i]!s}\x1f{columns[2][i]!s}"
+        return texts[ids]
+
+    keys = [f"{names[i]}\x1f{text(i)}" for i in candidates]
     codes = np.full(n, -1, dtype=np.int64)
     flops, traffic, category, dtype = [], [], [], []
     if keys:

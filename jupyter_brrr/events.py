@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -96,60 +97,86 @@ _CATEGORY_ALIASES = {
     "cuda_driver": "cuda_runtime",
     "cuda_sync": "cuda_runtime",
 }
-_HOST_CATEGORIES = ("cpu_op", "user_annotation", "python_function")
 _MODULE_PREFIX = "nn.Module: "
 
 
-class _Columns:
-    """Column lists for the complete ('X') events and memory samples, filled chunk by chunk."""
+# What each kind of complete ("X") event keeps; everything else in a trace is skipped.
+_FIELDS = {
+    "host": ("cat", "name", "pid", "tid", "ts", "dur", "external_id", "dims", "types", "concrete"),
+    "runtime": ("name", "pid", "tid", "ts", "dur", "external_id", "correlation"),
+    "kernel": ("name", "pid", "tid", "ts", "dur", "stream", "device", "external_id", "correlation"),
+    "copy": (
+        *("cat", "name", "pid", "tid", "ts", "dur", "stream", "device"),
+        *("external_id", "correlation", "bytes"),
+    ),
+    "gpu_annotation": ("name", "pid", "tid", "ts", "dur", "external_id"),
+}
+_KIND_OF_CATEGORY = {
+    "cpu_op": "host",
+    "user_annotation": "host",
+    "python_function": "host",
+    "cuda_runtime": "runtime",
+    "kernel": "kernel",
+    "gpu_memcpy": "copy",
+    "gpu_memset": "copy",
+    "gpu_user_annotation": "gpu_annotation",
+}
+_FLOAT_FIELDS = frozenset(("ts", "dur", "external_id", "correlation"))
+_RAW_FIELDS = frozenset(("dims", "types", "concrete"))
 
-    names = ("cat", "name", "pid", "tid", "ts", "dur")
-    arg_names = (
-        "external_id",
-        "correlation",
-        "stream",
-        "device",
-        "bytes",
-        "dims",
-        "types",
-        "concrete",
-    )
+
+class _Columns:
+    """One frame per kind of event (host ops, runtime calls, kernels, copies, GPU annotations)
+    and the memory samples, filled chunk by chunk."""
 
     def __init__(self) -> None:
-        self.frames: list[pd.DataFrame] = []
+        self.frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in _FIELDS}
         self.memory: list[tuple[float, Any, float]] = []
+        self._kinds: dict[str, tuple[str | None, str]] = {}  # raw category -> (kind, category)
+
+    def _kind(self, raw: str) -> tuple[str | None, str]:
+        if raw not in self._kinds:
+            category = _CATEGORY_ALIASES.get(raw.lower(), raw.lower())
+            self._kinds[raw] = (_KIND_OF_CATEGORY.get(category), category)
+        return self._kinds[raw]
 
     def add(self, events: list[_Event]) -> None:
-        # Plain attribute reads in comprehensions: the cheapest way from structs to columns.
-        x = [e for e in events if e.ph == "X"]
-        a = [e.args or _NO_ARGS for e in x]
-        columns = {
-            "cat": [e.cat for e in x],
-            "name": [e.name for e in x],
-            "pid": [e.pid for e in x],
-            "tid": [e.tid for e in x],
-            "ts": _floats([e.ts for e in x]),
-            "dur": _floats([e.dur for e in x]),
-            "external_id": _floats([e.external_id for e in a]),
-            "correlation": _floats([e.correlation for e in a]),
-            "stream": [e.stream for e in a],
-            "device": [e.device for e in a],
-            "bytes": [e.bytes for e in a],
-            "dims": [bytes(e.dims) or None for e in a],
-            "types": [bytes(e.types) or None for e in a],
-            "concrete": [bytes(e.concrete) or None for e in a],
-        }
-        self.frames.append(pd.DataFrame(columns))
-        self.memory.extend(
-            (e.ts, e.args.device_id, e.args.total_allocated)
-            for e in events
-            if e.ph == "i" and e.args is not None and e.args.total_allocated is not None
-        )
+        groups: dict[str, list[_Event]] = {kind: [] for kind in _FIELDS}
+        kinds = self._kinds
+        for e in events:
+            if e.ph == "X":
+                kind = (kinds.get(e.cat) or self._kind(e.cat))[0]
+                if kind is not None:
+                    groups[kind].append(e)
+            elif e.ph == "i" and e.args is not None and e.args.total_allocated is not None:
+                self.memory.append((e.ts, e.args.device_id, e.args.total_allocated))
+        for kind, group in groups.items():
+            if group:
+                self.frames[kind].append(self._frame(kind, group))
 
-    def frame(self) -> pd.DataFrame:
-        if not self.frames:
-            return pd.DataFrame({name: [] for name in self.names + self.arg_names})
-        return pd.concat(self.frames, ignore_index=True) if len(self.frames) > 1 else self.frames[0]
+    def _frame(self, kind: str, x: list[_Event]) -> pd.DataFrame:
+        # Plain attribute reads in comprehensions: the cheapest way from structs to columns.
+        a = [e.args or _NO_ARGS for e in x]
+        columns: dict[str, Any] = {}
+        for name in _FIELDS[kind]:
+            if name == "cat":
+                values: Any = [self._kinds[e.cat][1] for e in x]
+            elif name in _Event.__struct_fields__:
+                values = list(map(attrgetter(name), x))
+            elif name in _RAW_FIELDS:
+                values = [bytes(raw) or None for raw in map(attrgetter(name), a)]
+            else:
+                values = list(map(attrgetter(name), a))
+            columns[name] = _floats(values) if name in _FLOAT_FIELDS else values
+        return pd.DataFrame(columns)
+
+    def frame(self, kind: str) -> pd.DataFrame:
+        frames = self.frames[kind]
+        if not frames:
+            return pd.DataFrame({name: pd.Series(dtype=object) for name in _FIELDS[kind]}).astype(
+                {name: float for name in _FIELDS[kind] if name in _FLOAT_FIELDS}
+            )
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
 _NO_ARGS = _Args()
@@ -325,49 +352,32 @@ def _describe_decode_error(error: Exception) -> str:
 
 
 def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
-    events = columns.frame()
-    events = events[events["ts"].notna()]
-    if not len(events):
+    frames = {kind: columns.frame(kind) for kind in _FIELDS}
+    frames = {kind: f[f["ts"].notna()] for kind, f in frames.items()}
+    if not any(len(f) for f in frames.values()):
         raise TraceError("the trace holds no timed events ('traceEvents' is empty or missing).")
-    events["dur"] = events["dur"].fillna(0.0).clip(lower=0.0)
-    origin = float(events["ts"].min())
-    events["start_s"] = (events["ts"] - origin) * 1e-6
-    events["dur_s"] = events["dur"] * 1e-6
-    events["end_s"] = events["start_s"] + events["dur_s"]
-    # Normalise the few distinct category names, then map them back.
-    codes, names = pd.factorize(events["cat"])
-    names = [_CATEGORY_ALIASES.get(str(n).lower(), str(n).lower()) for n in names]
-    events["cat"] = np.asarray(names, dtype=object)[codes] if len(names) else events["cat"]
+    origin = min(float(f["ts"].min()) for f in frames.values() if len(f))
+    for f in frames.values():
+        f["dur"] = f["dur"].fillna(0.0).clip(lower=0.0)
+        f["start_s"] = (f["ts"] - origin) * 1e-6
+        f["dur_s"] = f["dur"] * 1e-6
+        f["end_s"] = f["start_s"] + f["dur_s"]
 
-    host = events[events["cat"].isin(_HOST_CATEGORIES)].reset_index(drop=True)
-    ops, annotations = _host_hierarchy(host)
-    runtime = _select(
-        events, events["cat"] == "cuda_runtime", ["pid", "tid", "external_id", "correlation"]
-    )
-    kernels = _select(
-        events,
-        events["cat"] == "kernel",
-        ["pid", "tid", "stream", "device", "external_id", "correlation"],
-    )
-    copies = _select(
-        events,
-        events["cat"].isin(["gpu_memcpy", "gpu_memset"]),
-        ["pid", "tid", "stream", "device", "external_id", "correlation", "bytes"],
-    )
-    copies.insert(1, "kind", np.where(copies["cat"] == "gpu_memset", "memset", "memcpy"))
-    copies = copies.drop(columns="cat")
+    ops, annotations = _host_hierarchy(frames["host"].reset_index(drop=True))
+    runtime = _select(frames["runtime"], ["pid", "tid", "external_id", "correlation"])
+    gpu = ["pid", "tid", "stream", "device", "external_id", "correlation"]
+    kernels = _select(frames["kernel"], gpu)
+    copies = _select(frames["copy"], [*gpu, "bytes"])
+    copies.insert(1, "kind", np.where(frames["copy"]["cat"] == "gpu_memset", "memset", "memcpy"))
     copies["bytes"] = pd.to_numeric(copies["bytes"], errors="coerce")
-    gpu_annotations = _select(
-        events, events["cat"] == "gpu_user_annotation", ["pid", "tid", "external_id"]
-    )
+    gpu_annotations = _select(frames["gpu_annotation"], ["pid", "tid", "external_id"])
     annotations = pd.concat(
-        [annotations.assign(where="host"), gpu_annotations.drop(columns="cat").assign(where="gpu")],
+        [annotations.assign(where="host"), gpu_annotations.assign(where="gpu")],
         ignore_index=True,
     )
     kernels["op"] = _launching_op(kernels, ops, runtime)
     copies["op"] = _launching_op(copies, ops, runtime)
     kernels, copies = _normalise_gpu_ids(kernels), _normalise_gpu_ids(copies)
-    kernels = kernels.drop(columns="cat")
 
     memory = pd.DataFrame(columns.memory, columns=["ts", "device", "allocated_bytes"])
     memory["start_s"] = (pd.to_numeric(memory["ts"], errors="coerce") - origin) * 1e-6
@@ -389,7 +399,7 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         ops=ops,
         kernels=kernels,
         copies=copies,
-        runtime=runtime.drop(columns="cat"),
+        runtime=runtime,
         annotations=annotations,
         memory=memory,
         devices=devices,
@@ -399,9 +409,8 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     )
 
 
-def _select(events: pd.DataFrame, mask: pd.Series, extra: list[str]) -> pd.DataFrame:
-    columns = ["cat", "name", "start_s", "dur_s", "end_s", *extra]
-    return events.loc[mask, columns].reset_index(drop=True)
+def _select(events: pd.DataFrame, extra: list[str]) -> pd.DataFrame:
+    return events[["name", "start_s", "dur_s", "end_s", *extra]].reset_index(drop=True)
 
 
 def _normalise_gpu_ids(frame: pd.DataFrame) -> pd.DataFrame:
