@@ -20,8 +20,17 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
                   "aggregated": false, "total": 1234},
       "cpu_ops": {"columns": CPU_OP_COLUMNS, "data": [[...], ...]},
-      "ab": null | {...}              # the A/B comparison, when one ran
+      "ab": null | AB                 # the A/B comparison, when one ran (actions/ab.py)
     }
+
+    AB = {"baseline": "eager", "runs_total": 1234, "notes": ["..."],
+          "fused_ops": {variant: [op names eager ran that the variant fused away]},
+          "variants": [{"name", "median_s", "iqr_s", "runs", "speedup", "speedup_low",
+                        "speedup_high", "verdict" ("baseline" | "faster" | "slower" | "noise" |
+                        "failed" | "mismatch"), "correct" (bool | null), "max_abs_err",
+                        "max_rel_err", "compile_s", "split": {"compute_s", "memory_s",
+                        "other_s", "idle_s", "span_s"}, "kernel_count", "launches",
+                        "graph_breaks": [...], "recompiles", "error", "error_line"}, ...]}
 
 Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
 """

@@ -135,3 +135,10 @@ def test_cli_bad_file(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "bad.json" in result.stderr and "truncated" in result.stderr
+
+
+def test_profiling_prints_nothing_on_the_native_stderr(capfd: pytest.CaptureFixture) -> None:
+    # Some torch builds log a Kineto line on file descriptor 2 at each profiler start and stop,
+    # which a notebook shows under the cell; the capture silences exactly those two calls.
+    jupyter_brrr.profile(lambda: torch.ones(4) + 1)
+    assert "profiler_st" not in capfd.readouterr().err
