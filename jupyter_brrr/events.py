@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import gzip
 import io
+import math
 import re
 import zlib
 from collections.abc import Iterator
@@ -133,6 +134,10 @@ class _Columns:
         self.frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in _FIELDS}
         self.memory: list[tuple[float, Any, float]] = []
         self._kinds: dict[str, tuple[str | None, str]] = {}  # raw category -> (kind, category)
+        # Over every timed complete event, kept or not: a trace of a cell that ran no torch op
+        # still has its profiler's own events, and is empty rather than broken.
+        self.timed = 0
+        self.first_ts = math.inf
 
     def _kind(self, raw: str) -> tuple[str | None, str]:
         if raw not in self._kinds:
@@ -148,6 +153,9 @@ class _Columns:
                 kind = (kinds.get(e.cat) or self._kind(e.cat))[0]
                 if kind is not None:
                     groups[kind].append(e)
+                elif isinstance(e.ts, (int, float)):
+                    self.timed += 1
+                    self.first_ts = min(self.first_ts, e.ts)
             elif e.ph == "i" and e.args is not None and e.args.total_allocated is not None:
                 self.memory.append((e.ts, e.args.device_id, e.args.total_allocated))
         for kind, group in groups.items():
@@ -354,9 +362,9 @@ def _describe_decode_error(error: Exception) -> str:
 def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     frames = {kind: columns.frame(kind) for kind in _FIELDS}
     frames = {kind: f[f["ts"].notna()] for kind, f in frames.items()}
-    if not any(len(f) for f in frames.values()):
+    if not any(len(f) for f in frames.values()) and not columns.timed:
         raise TraceError("the trace holds no timed events ('traceEvents' is empty or missing).")
-    origin = min(float(f["ts"].min()) for f in frames.values() if len(f))
+    origin = min([float(f["ts"].min()) for f in frames.values() if len(f)] + [columns.first_ts])
     for f in frames.values():
         f["dur"] = f["dur"].fillna(0.0).clip(lower=0.0)
         f["start_s"] = (f["ts"] - origin) * 1e-6

@@ -165,3 +165,14 @@ def test_module_scope_from_a_live_trace_with_stacks(tmp_path: Path) -> None:
     assert module_of["aten::addmm"] == "Linear_0"
     assert module_of["aten::relu"] == "ReLU_0"
     assert module_of["aten::randn"] == ""
+
+
+def test_trace_with_only_the_profilers_own_events_is_empty_not_broken() -> None:
+    # What a cell that ran no torch op records: the profiler's own range, and nothing else.
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "ts": 10, "dur": 5}
+        ]
+    }
+    trace = parse_trace(doc)
+    assert len(trace.ops) == 0 and len(trace.kernels) == 0
