@@ -27,6 +27,7 @@ import pandas as pd
 from . import costs, intervals
 from .events import Trace
 from .peaks import Peaks
+from .schema import OPS_COLUMNS
 
 # Below this ideal time a kernel cannot fill the GPU: a launch costs a few microseconds.
 LAUNCH_FLOOR_S = 2e-6
@@ -361,8 +362,6 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
     table = table.rename(columns={"gpu_s": "gpu_time_s", "total_gpu_s": "total_gpu_time_s"})
     order = ["gpu_time_s", "total_gpu_time_s", "cpu_time_s"]
     table = table.sort_values(order, ascending=False, kind="stable").reset_index(drop=True)
-    from .schema import OPS_COLUMNS
-
     return table[list(OPS_COLUMNS)]
 
 
@@ -385,7 +384,7 @@ def device_name(trace: Trace) -> str:
     """The name of the GPU most kernels ran on, from the trace's device properties."""
     if not len(trace.kernels) and not len(trace.copies):
         return "CPU"
-    used = trace.gpu_events["device"].mode()
+    used = pd.concat([trace.kernels["device"], trace.copies["device"]]).mode()
     device_id = int(used.iloc[0]) if len(used) else 0
     for props in trace.devices:
         if props.get("id") == device_id and props.get("name"):

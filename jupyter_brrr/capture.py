@@ -24,7 +24,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import analysis, peaks
@@ -39,7 +39,6 @@ class Capture:
     report: Report | None
     value: Any = None
     error: BaseException | None = None
-    run_spans_s: list[float] = field(default_factory=list)
 
 
 def cuda_available() -> bool:
@@ -139,7 +138,7 @@ def capture(
         del profiler
     if error is not None:
         _release(error)
-    return Capture(report, value=value, error=error, run_spans_s=spans)
+    return Capture(report, value=value, error=error)
 
 
 # Raw traces of this process, kept so that report.save() can write them next to the report; the

@@ -363,7 +363,10 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     frames = {kind: columns.frame(kind) for kind in _FIELDS}
     frames = {kind: f[f["ts"].notna()] for kind, f in frames.items()}
     if not any(len(f) for f in frames.values()) and not columns.timed:
-        raise TraceError("the trace holds no timed events ('traceEvents' is empty or missing).")
+        raise TraceError(
+            "the trace holds no timed events ('traceEvents' is empty or missing). Export it with "
+            "torch.profiler's export_chrome_trace() after the profiled code has run."
+        )
     origin = min([float(f["ts"].min()) for f in frames.values() if len(f)] + [columns.first_ts])
     for f in frames.values():
         f["dur"] = f["dur"].fillna(0.0).clip(lower=0.0)

@@ -45,9 +45,7 @@ def cell_function(shell: Any, cell: str) -> tuple[Callable[[], Any], bool]:
 
 @magics_class
 class BrrrMagics(Magics):
-    """Holds the ``%%brrr`` magic and the display handle of the last report."""
-
-    last_report = None
+    """Holds the ``%%brrr`` cell magic."""
 
     @magic_arguments()
     @argument("-h", "--help", action="store_true", help="show this help and run nothing")
@@ -135,7 +133,6 @@ class BrrrMagics(Magics):
         handle = None
         if report is not None:
             self.shell.user_ns["_brrr"] = report
-            BrrrMagics.last_report = report
             if not args.quiet:
                 if report.empty and result.error is None:
                     print("%%brrr: the cell ran no torch operations: there is nothing to show.")
