@@ -7,7 +7,9 @@ runs in fresh subprocesses of its own interpreter, its imports done before the c
 jupyter_brrr: ``load()`` (read, link kernels to ops, cost, analyse); HTA: ``TraceAnalysis`` plus
 ``get_gpu_kernel_breakdown``. Times: the first load in a process and a second one in the same
 process, each the median of ``--repeat`` processes. Memory: the peak traced by ``tracemalloc``
-(Python objects and numpy arrays) during one load, in a process of its own.
+(Python objects and numpy arrays) during one load, in a process of its own. The last column
+times jupyter_brrr's reading alone (``events.read_trace``: the event tables, linked, before
+costs and analysis), second load, for the events-per-second figure of the reader.
 """
 
 from __future__ import annotations
@@ -28,14 +30,19 @@ TRACES = {
     "H200 ResNet-50 train (22k events)": ROOT / "tests/data/resnet50_train_amp_b64.json.gz",
 }
 
+_OURS = (
+    f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+    "import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.events, jupyter_brrr.report\n"
+)
 SETUP = {
-    "ours": f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-    "import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.report\n",
+    "ours": _OURS,
+    "ours-read": _OURS,
     "hta": "import logging; logging.disable(logging.CRITICAL)\n"
     "from hta.trace_analysis import TraceAnalysis\n",
 }
 WORK = {
     "ours": "jupyter_brrr.load({path!r}).split()",
+    "ours-read": "jupyter_brrr.events.read_trace({path!r})",
     "hta": "TraceAnalysis(trace_dir={folder!r}).get_gpu_kernel_breakdown(visualize=False)",
 }
 TIMED = """
@@ -58,11 +65,12 @@ def run(python: str, code: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(python: str, tool: str, repeat: int, **where: str) -> dict:
+def measure(python: str, tool: str, repeat: int, memory: bool = True, **where: str) -> dict:
     work = WORK[tool].format(**where)
     times = [run(python, TIMED.format(setup=SETUP[tool], work=work)) for _ in range(repeat)]
     result = {key: statistics.median(t[key] for t in times) for key in ("first", "second")}
-    result["peak"] = run(python, TRACED.format(setup=SETUP[tool], work=work))["peak"]
+    if memory:
+        result["peak"] = run(python, TRACED.format(setup=SETUP[tool], work=work))["peak"]
     return result
 
 
@@ -82,18 +90,21 @@ def main() -> None:
             shutil.copy(path, Path(folder) / path.name)  # HTA reads a folder of rank traces
             hta = measure(args.hta_python, "hta", args.repeat, folder=folder)
         ours = measure(sys.executable, "ours", args.repeat, path=str(path))
+        ours["read"] = measure(sys.executable, "ours-read", args.repeat, False, path=str(path))
         rows.append((label, events, len(raw), ours, hta))
     print(
         "| trace | events | JSON MB | first load s (ours / HTA) | speed-up | second load s "
-        "(ours / HTA) | speed-up | ours events/s (second) | peak MB (ours / HTA) | ours peak / JSON |"
+        "(ours / HTA) | speed-up | ours events/s (second) | peak MB (ours / HTA) | ours peak / JSON "
+        "| ours, reading only: s (events/s) |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, events, size, ours, hta in rows:
         print(
             f"| {label} | {events:,} | {size / 1e6:.1f} | {ours['first']:.3f} / {hta['first']:.3f} | "
             f"{hta['first'] / ours['first']:.1f}x | {ours['second']:.3f} / {hta['second']:.3f} | "
             f"{hta['second'] / ours['second']:.1f}x | {events / ours['second']:,.0f} | "
-            f"{ours['peak'] / 1e6:.0f} / {hta['peak'] / 1e6:.0f} | {ours['peak'] / size:.2f} |"
+            f"{ours['peak'] / 1e6:.0f} / {hta['peak'] / 1e6:.0f} | {ours['peak'] / size:.2f} | "
+            f"{ours['read']['second']:.3f} ({events / ours['read']['second']:,.0f}) |"
         )
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import costs, intervals
 from .events import Trace
+from .grouping import group_codes, group_sums
 from .peaks import Peaks
 from .schema import OPS_COLUMNS
 
@@ -324,40 +325,34 @@ def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> di
 
 def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
     """One row per op name and input shapes, summed over calls."""
-    frame = pd.DataFrame(
+    codes, first = group_codes(ops["name"], ops["shapes"], ops["dtypes"])
+    groups = len(first)
+
+    def first_of(column: str) -> np.ndarray:
+        return ops[column].to_numpy(dtype=object)[first]
+
+    def total(column: str) -> np.ndarray:
+        return np.bincount(codes, weights=ops[column].to_numpy(float), minlength=groups)
+
+    table = pd.DataFrame(
         {
-            "name": ops["name"].astype(str),
-            "shapes": ops["shapes"],
-            "dtypes": ops["dtypes"],
-            "category": ops["category"].fillna(""),
-            "module": ops["module"],
-            "calls": 1,
-            "gpu_s": ops["gpu_s"],
-            "total_gpu_s": ops["total_gpu_s"],
-            "cpu_time_s": ops["dur_s"],
-            "self_cpu_time_s": ops["self_cpu_s"],
-            "kernels": ops["kernel_count"],
-            "flops": ops["flops"],
-            "bytes": ops["bytes"],
-            "dtype": ops["dtype"].fillna(""),
+            "name": first_of("name").astype(str),
+            "shapes": first_of("shapes"),
+            "dtypes": first_of("dtypes"),
+            "category": ops["category"].fillna("").to_numpy(dtype=object)[first],
+            "module": first_of("module"),
+            "calls": np.bincount(codes, minlength=groups),
+            "gpu_s": total("gpu_s"),
+            "total_gpu_s": total("total_gpu_s"),
+            "cpu_time_s": total("dur_s"),
+            "self_cpu_time_s": total("self_cpu_s"),
+            "kernels": np.bincount(codes, weights=ops["kernel_count"], minlength=groups),
+            "flops": group_sums(codes, ops["flops"], groups),
+            "bytes": group_sums(codes, ops["bytes"], groups),
+            "dtype": ops["dtype"].fillna("").to_numpy(dtype=object)[first],
         }
     )
-    table = frame.groupby(["name", "shapes", "dtypes"], sort=False, dropna=False).agg(
-        category=("category", "first"),
-        module=("module", "first"),
-        calls=("calls", "sum"),
-        gpu_s=("gpu_s", "sum"),
-        total_gpu_s=("total_gpu_s", "sum"),
-        cpu_time_s=("cpu_time_s", "sum"),
-        self_cpu_time_s=("self_cpu_time_s", "sum"),
-        kernels=("kernels", "sum"),
-        dtype=("dtype", "first"),
-    )
-    # min_count=1 keeps "no model" (NaN) apart from "zero FLOPs".
-    sums = frame.groupby(["name", "shapes", "dtypes"], sort=False, dropna=False)[
-        ["flops", "bytes"]
-    ].sum(min_count=1)
-    table = table.join(sums).reset_index()
+    table["kernels"] = table["kernels"].astype(np.int64)
     _roofline(table, peaks, per_call=False)
     table = table.rename(columns={"gpu_s": "gpu_time_s", "total_gpu_s": "total_gpu_time_s"})
     order = ["gpu_time_s", "total_gpu_time_s", "cpu_time_s"]

@@ -54,6 +54,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from .grouping import group_codes
+
 __all__ = ["OpCost", "add_costs", "dtype_key", "dtype_size", "has_model", "op_cost"]
 
 
@@ -1398,30 +1400,24 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
     modelled = pd.Series(ops["name"].unique(), dtype=object)
     modelled = modelled[modelled.map(has_model).astype(bool)]
     candidates = np.flatnonzero(ops["name"].isin(modelled).to_numpy() & has_shapes)
-    # str() of the lists is a hashable key: equal arguments give equal text. Rows that share
-    # the very same argument objects (the trace reader decodes each distinct value once) share
-    # a key without printing them again.
-    texts: dict[tuple[int, int, int], str] = {}
-
-    def text(i: int) -> str:
-        ids = (id(columns[0][i]), id(columns[1][i]), id(columns[2][i]))
-        if ids not in texts:
-            texts[ids] = f"{columns[0][i]!s}\x1f{columns[1][i]!s}\x1f{columns[2][i]!s}"
-        return texts[ids]
-
-    keys = [f"{names[i]}\x1f{text(i)}" for i in candidates]
+    # Arguments are keyed by identity: the trace reader decodes each distinct value once, so
+    # equal arguments are the same object (elsewhere equal ones are merely costed twice).
+    key_codes, first = group_codes(
+        names[candidates],
+        *(
+            np.fromiter(map(id, column[candidates]), np.int64, len(candidates))
+            for column in columns
+        ),
+    )
     codes = np.full(n, -1, dtype=np.int64)
+    codes[candidates] = key_codes
     flops, traffic, category, dtype = [], [], [], []
-    if keys:
-        key_codes, _ = pd.factorize(np.asarray(keys, dtype=object))
-        codes[candidates] = key_codes
-        _, first = np.unique(key_codes, return_index=True)  # the first row of each distinct key
-        for row in candidates[first]:
-            cost = op_cost(names[row], columns[0][row], columns[1][row], columns[2][row])
-            flops.append(cost.flops if cost else np.nan)
-            traffic.append(cost.bytes if cost else np.nan)
-            category.append(cost.category if cost else "")
-            dtype.append(cost.dtype if cost else "")
+    for row in candidates[first]:
+        cost = op_cost(names[row], columns[0][row], columns[1][row], columns[2][row])
+        flops.append(cost.flops if cost else np.nan)
+        traffic.append(cost.bytes if cost else np.nan)
+        category.append(cost.category if cost else "")
+        dtype.append(cost.dtype if cost else "")
     # Code -1 (no model) picks the sentinel at the end.
     flops_by_code = np.array([*flops, np.nan], dtype=float)
     bytes_by_code = np.array([*traffic, np.nan], dtype=float)

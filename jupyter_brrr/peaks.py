@@ -25,6 +25,7 @@ Importing this module is cheap: torch is imported only inside the functions that
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 import os
@@ -480,10 +481,14 @@ def _torch_version() -> str:
     torch = sys.modules.get("torch")
     if torch is not None:
         return str(torch.__version__)
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - the standard library has it since 3.8
-        return "unknown"
+    return _installed_torch_version()
+
+
+@functools.cache
+def _installed_torch_version() -> str:
+    # Reading the package metadata takes a millisecond or two: once per process is enough.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("torch")
     except PackageNotFoundError:

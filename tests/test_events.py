@@ -132,6 +132,15 @@ def test_truncated_gzip(tmp_path: Path) -> None:
         read_trace(path)
 
 
+def test_damaged_gzip(tmp_path: Path) -> None:
+    raw = bytearray((DATA / "tiny_mlp_eager.json.gz").read_bytes())
+    raw[len(raw) // 2 : len(raw) // 2 + 64] = bytes(64)  # a run of zeros inside the deflate data
+    path = tmp_path / "damaged.json.gz"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(TraceError, match=r"damaged\.json\.gz: the gzip stream is damaged"):
+        read_trace(path)
+
+
 def test_events_without_fields(tmp_path: Path) -> None:
     # Field-less events (no ts, no args) are skipped, not fatal, as long as some are usable.
     doc = {
@@ -142,6 +151,11 @@ def test_events_without_fields(tmp_path: Path) -> None:
     }
     trace = parse_trace(doc)
     assert list(trace.ops["name"]) == ["aten::add"]
+    # An explicit "args": null reads as no args.
+    doc["traceEvents"].append(
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "ts": 9, "args": None}
+    )
+    assert list(parse_trace(doc).ops["name"]) == ["aten::add", "aten::mul"]
     with pytest.raises(TraceError, match="no timed events"):
         parse_trace({"traceEvents": [{"ph": "X", "name": "x"}]})
 
