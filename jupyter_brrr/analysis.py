@@ -26,9 +26,9 @@ import pandas as pd
 
 from . import costs, intervals
 from .events import Trace
-from .grouping import group_codes, group_sums
 from .peaks import Peaks
 from .schema import OPS_COLUMNS
+from .tables import frame, group_codes, group_sums
 
 # Below this ideal time a kernel cannot fill the GPU: a launch costs a few microseconds.
 LAUNCH_FLOOR_S = 2e-6
@@ -230,7 +230,7 @@ def _roofline(frame: pd.DataFrame, peaks: Peaks | None, *, per_call: bool) -> No
         bound[modelled] = np.where(compute[modelled], "compute", "memory")
         bound[modelled & (ideal < LAUNCH_FLOOR_S)] = "overhead"
     frame["roof_fraction"] = roof
-    frame["bound"] = bound
+    frame["bound"] = pd.Series(bound, index=frame.index, dtype=object)
 
 
 def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
@@ -249,7 +249,7 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     counted = of_owner("counted", False).astype(bool)
     category = np.where(counted, category, "unmodelled").astype(object)
     bound[~counted] = "other"
-    names = gpu["name"].astype(str)
+    names = gpu["name"].to_numpy(dtype=object)
     # Pattern tests on the distinct names only: a trace repeats a few hundred kernel names.
     codes, distinct = pd.factorize(names)
     distinct = pd.Series(distinct, dtype=object)
@@ -266,9 +266,9 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
         share = dur / of_owner("gpu_s", np.nan).astype(float)
     flops = np.where(counted, of_owner("flops", np.nan).astype(float) * share, np.nan)
     nbytes = np.where(counted, of_owner("bytes", np.nan).astype(float) * share, np.nan)
-    kernels = pd.DataFrame(
+    kernels = frame(
         {
-            "name": names.to_numpy(),
+            "name": names,
             "op": of_owner("name", ""),
             "category": category,
             "stream": gpu["stream"].to_numpy(),
@@ -334,9 +334,9 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
     def total(column: str) -> np.ndarray:
         return np.bincount(codes, weights=ops[column].to_numpy(float), minlength=groups)
 
-    table = pd.DataFrame(
+    table = frame(
         {
-            "name": first_of("name").astype(str),
+            "name": first_of("name"),
             "shapes": first_of("shapes"),
             "dtypes": first_of("dtypes"),
             "category": ops["category"].fillna("").to_numpy(dtype=object)[first],
@@ -362,10 +362,10 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
 
 def _cpu_lane(trace_ops: pd.DataFrame, origin: float) -> pd.DataFrame:
     top = trace_ops[trace_ops["parent"] < 0]
-    return pd.DataFrame(
+    return frame(
         {
-            "name": top["name"].astype(str).to_numpy(),
-            "tid": top["tid"].astype(str).to_numpy(),
+            "name": top["name"].to_numpy(dtype=object),
+            "tid": top["tid"].to_numpy().astype(str).astype(object),
             "start_s": top["start_s"].to_numpy() - origin,
             "dur_s": top["dur_s"].to_numpy(),
         }

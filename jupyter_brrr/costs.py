@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .grouping import group_codes
+from .tables import group_codes
 
 __all__ = ["OpCost", "add_costs", "dtype_key", "dtype_size", "has_model", "op_cost"]
 
@@ -1426,6 +1426,6 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
     out = ops.copy()
     out["flops"] = flops_by_code[codes]
     out["bytes"] = bytes_by_code[codes]
-    out["category"] = pd.Series(category_by_code[codes], index=ops.index, dtype="str")
-    out["dtype"] = pd.Series(dtype_by_code[codes], index=ops.index, dtype="str")
+    out["category"] = pd.Series(category_by_code[codes], index=ops.index, dtype=object)
+    out["dtype"] = pd.Series(dtype_by_code[codes], index=ops.index, dtype=object)
     return out

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from isal import igzip, isal_zlib
 
-from .grouping import group_codes
+from .tables import frame, group_codes
 
 __all__ = ["Trace", "TraceError", "parse_trace", "read_trace"]
 
@@ -67,9 +67,9 @@ class _Event(msgspec.Struct, gc=False):
     tid: Any = None
     ts: Any = None
     dur: Any = None
-    # Present when the trace leaves it out, so one attrgetter("args.<field>") reads any field
-    # (an explicit null is replaced in _Columns).
-    args: _Args | None = msgspec.field(default_factory=_Args)
+    # None for the many events without args (flow arrows); _Columns gives the events it keeps
+    # an empty _Args instead, so that one attrgetter("args.<field>") reads any field.
+    args: _Args | None = None
 
 
 class _File(msgspec.Struct, gc=False):
@@ -345,10 +345,11 @@ class Trace:
     def gpu_events(self) -> pd.DataFrame:
         """Kernels and copies together: everything that occupies the GPU."""
         columns = ["name", "start_s", "end_s", "dur_s", "stream", "device", "op"]
-        return pd.concat(
-            [self.kernels[columns].assign(kind="kernel"), self.copies[[*columns, "kind"]]],
-            ignore_index=True,
+        both = {c: np.concatenate([self.kernels[c], self.copies[c]]) for c in columns}
+        both["kind"] = np.concatenate(
+            [np.full(len(self.kernels), "kernel", dtype=object), self.copies["kind"]]
         )
+        return frame(both)
 
 
 @contextmanager
@@ -491,9 +492,7 @@ def _frame(
     events: dict[str, np.ndarray], extra: list[str], rows: Any = slice(None)
 ) -> pd.DataFrame:
     """A table of the named fields (after name and times), in that order, at ``rows``."""
-    names = ["name", "start_s", "dur_s", "end_s", *extra]
-    # Series of known dtype: pandas has nothing to infer or copy.
-    return pd.DataFrame({n: pd.Series(events[n][rows], copy=False) for n in names}, copy=False)
+    return frame({n: events[n][rows] for n in ["name", "start_s", "dur_s", "end_s", *extra]})
 
 
 def _normalise_gpu_ids(frame: pd.DataFrame) -> pd.DataFrame:
@@ -561,19 +560,31 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
         module[has_module] = [
             name.removeprefix(_MODULE_PREFIX) for name in names[module_row[has_module]]
         ]
-    ops = _frame(host, ["pid", "tid", "external_id", "dims", "types", "concrete"], op_rows)
-    ops["parent"] = _remap(new_index, op_parent[op_rows])
-    ops["top"] = _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows))
-    ops["depth"] = depth[op_rows]
-    ops["module"] = module[op_rows]
-    ops["self_cpu_s"] = _self_time(ops["dur_s"].to_numpy(), ops["parent"].to_numpy())
-    ops["shapes"], ops["dims"] = _shared_values(ops["dims"])
-    ops["dtypes"], ops["types"] = _shared_values(ops["types"])
-    ops["concrete"] = _shared_values(ops["concrete"])[1]
+    op_parent = _remap(new_index, op_parent[op_rows])
+    shapes, dims = _shared_values(host["dims"][op_rows])
+    dtypes, types = _shared_values(host["types"][op_rows])
+    ops = frame(
+        {
+            **{name: host[name][op_rows] for name in _OP_FIELDS},
+            "dims": dims,
+            "types": types,
+            "concrete": _shared_values(host["concrete"][op_rows])[1],
+            "parent": op_parent,
+            "top": _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows)),
+            "depth": depth[op_rows],
+            "module": module[op_rows],
+            "self_cpu_s": _self_time(host["dur_s"][op_rows], op_parent),
+            "shapes": shapes,
+            "dtypes": dtypes,
+        }
+    )
     annotation_rows = np.flatnonzero(category == "user_annotation")
     host["where"] = np.full(n, "host", dtype=object)
     annotations = _frame(host, ["pid", "tid", "external_id", "where"], annotation_rows)
     return ops, annotations
+
+
+_OP_FIELDS = ("name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id")
 
 
 def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
@@ -581,7 +592,7 @@ def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return group_codes(pid, tid)[0]
 
 
-def _shared_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def _shared_values(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Decode raw JSON values once per distinct value: (their text, the values). Rows with the
     same text share one decoded object; missing values (b"" or None) give "" and None."""
     codes, uniques = pd.factorize(raw)

@@ -553,21 +553,18 @@ def cached_peaks(
     ``memory_bytes`` or ``torch_version`` restricts the search to entries with exactly that key.
     """
     wanted = _normalise_name(device_name)
+    matching = [
+        entry
+        for entry in _cache_entries()
+        if _normalise_name(entry.get("device", "")) == wanted
+        and (memory_bytes is None or entry.get("memory_bytes") == float(memory_bytes))
+        and (torch_version is None or entry.get("torch") == torch_version)
+    ]
+    if not matching:
+        return None  # without asking torch's version, which takes a while to look up
     current = _torch_version()
-    best: tuple[tuple[bool, str], dict[str, Any]] | None = None
-    for entry in _cache_entries():
-        if _normalise_name(entry.get("device", "")) != wanted:
-            continue
-        if memory_bytes is not None and entry.get("memory_bytes") != float(memory_bytes):
-            continue
-        if torch_version is not None and entry.get("torch") != torch_version:
-            continue
-        rank = (entry.get("torch") == current, str(entry.get("written", "")))
-        if best is None or rank > best[0]:
-            best = (rank, entry)
-    if best is None:
-        return None
-    peaks = Peaks.from_dict(best[1]["peaks"])
+    best = max(matching, key=lambda e: (e.get("torch") == current, str(e.get("written", ""))))
+    peaks = Peaks.from_dict(best["peaks"])
     return peaks if peaks.measured else None
 
 

@@ -1,8 +1,11 @@
-"""Group numbers over several key columns, computed with numpy.
+"""Building blocks for the tidy tables, where pandas' general-purpose paths are too slow.
 
 The op table groups tens of thousands of ops by (name, shapes, dtypes) and the cost model by
 (name, arguments); pandas' multi-key ``groupby(...).agg`` costs more there than the rest of the
-analysis, while one ``factorize`` per key and ``np.bincount`` sums cost a fraction of it.
+analysis, while one ``factorize`` per key and ``np.bincount`` sums cost a fraction of it. And a
+frame built from arrays whose dtype is already right skips pandas' inference, which turns text
+columns into pandas' string dtype (Arrow-backed where pyarrow is installed) at a cost of
+several milliseconds per column.
 """
 
 from __future__ import annotations
@@ -37,3 +40,21 @@ def group_sums(codes: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray
     sums = np.bincount(codes, weights=np.where(known, values, 0.0), minlength=groups).astype(float)
     sums[np.bincount(codes, weights=known, minlength=groups) == 0] = np.nan
     return sums
+
+
+def frame(columns: dict[str, np.ndarray | Sequence]) -> pd.DataFrame:
+    """A DataFrame of these columns as they are: no dtype inference, no copies.
+
+    Text stays in object columns; scalars (``"calls": 1``) are broadcast."""
+    n = next((len(v) for v in columns.values() if np.ndim(v)), 0)
+    arrays = {
+        name: np.asarray(values) if np.ndim(values) else np.full(n, values)
+        for name, values in columns.items()
+    }
+    return pd.DataFrame(
+        {
+            name: pd.Series(values, dtype=values.dtype, copy=False)
+            for name, values in arrays.items()
+        },
+        copy=False,
+    )
