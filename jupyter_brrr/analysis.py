@@ -161,7 +161,7 @@ def analyze(
 
 
 def _op_costs(trace_ops: pd.DataFrame) -> pd.DataFrame:
-    ops = costs.add_costs(trace_ops.copy())
+    ops = costs.add_costs(trace_ops)  # a copy with the cost columns
     modelled = ops["flops"].notna().to_numpy()
     # An op whose subtree holds another modelled op leaves the cost to it.
     parent = ops["parent"].to_numpy()
@@ -170,8 +170,10 @@ def _op_costs(trace_ops: pd.DataFrame) -> pd.DataFrame:
     while (alive := cursor >= 0).any():
         has_modelled_below[cursor[alive]] = True
         cursor = np.where(alive, parent[np.maximum(cursor, 0)], -1)
-    ops["counted"] = modelled & ~has_modelled_below
-    ops.loc[~ops["counted"], ["flops", "bytes"]] = np.nan
+    counted = modelled & ~has_modelled_below
+    ops["counted"] = counted
+    for column in ("flops", "bytes"):
+        ops[column] = np.where(counted, ops[column].to_numpy(), np.nan)
     return ops
 
 

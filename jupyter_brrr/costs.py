@@ -249,7 +249,7 @@ class _Args:
         """Argument ``i`` as a tensor, or None when it is absent, None, a scalar or a list."""
         if i >= len(self.types) or self.types[i] not in _TYPES:
             return None
-        return _T(tuple(int(d) for d in self.dims[i]), self.types[i])
+        return _T(tuple(map(int, self.dims[i])), self.types[i])
 
     def tensors(self, positions: Sequence[int] | None = None) -> list[_T]:
         """The tensor arguments among ``positions`` (all arguments by default)."""
