@@ -63,6 +63,29 @@ def test_old_trace_links_through_runtime_call() -> None:
     assert set(trace.ops.iloc[conv["op"]]["name"]) == {"aten::cudnn_convolution"}
 
 
+def test_kernels_without_runtime_call_link_by_external_id() -> None:
+    # No runtime call carries the kernels' correlation ids: the External id names the op, and of
+    # two ops with one id (a reused id), the later one launched the kernel.
+    op = {"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "dur": 5}
+    kernel = {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "dur": 2}
+    doc = {
+        "traceEvents": [
+            {**op, "name": "aten::mm", "ts": 0, "args": {"External id": 7}},
+            {**op, "name": "aten::add", "ts": 10, "args": {"External id": 8}},
+            {**op, "name": "aten::mul", "ts": 20, "args": {"External id": 7}},
+            {**kernel, "name": "k7", "ts": 30, "args": {"External id": 7, "correlation": 99}},
+            {**kernel, "name": "k8", "ts": 40, "args": {"External id": 8}},
+            {**kernel, "name": "k9", "ts": 50, "args": {"External id": 9}},
+        ]
+    }
+    trace = parse_trace(doc)
+    launched = dict(zip(trace.kernels["name"], trace.kernels["op"], strict=True))
+    names = trace.ops["name"].tolist()
+    assert names[launched["k7"]] == "aten::mul"
+    assert names[launched["k8"]] == "aten::add"
+    assert launched["k9"] == -1
+
+
 def test_hierarchy_parents_enclose_children() -> None:
     trace = read_trace(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
     ops = trace.ops
