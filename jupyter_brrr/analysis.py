@@ -121,6 +121,7 @@ def analyze(
         "kernel_count": len(trace.kernels),
         "copy_count": len(trace.copies),
         "short_kernel_count": int((trace.kernels["dur_s"] < SHORT_S).sum()),
+        "launch_count": _launch_count(trace),
     }
     busy = summary["busy_s"]
     summary["achieved_flops_per_s"] = summary["flops"] / busy if busy > 0 else None
@@ -155,6 +156,16 @@ def analyze(
         notes=notes,
         recommendations=recommend(summary, op_table),
     )
+
+
+# Runtime calls that launch GPU work (CUDA and HIP names contain these).
+_LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
+
+
+def _launch_count(trace: Trace) -> int:
+    """Kernel and CUDA-graph launches: the host runtime calls that start GPU work."""
+    names = pd.Series(trace.runtime["name"].to_numpy(dtype=object), dtype=object)
+    return int(names.str.contains("|".join(_LAUNCH_CALLS)).sum())
 
 
 # --- costs and ownership -------------------------------------------------------------------------

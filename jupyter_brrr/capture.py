@@ -41,12 +41,6 @@ class Capture:
     error: BaseException | None = None
 
 
-def cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def capture(
     fn: Callable[[], Any],
     *,

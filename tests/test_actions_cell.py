@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from IPython.testing.globalipapp import start_ipython
 
 from jupyter_brrr.actions.cell import UNSET, CellNotSupported, cell_target
 from jupyter_brrr.actions.variants import describe_error, error_line
 
 
-def shared_ipython():
-    """The test IPython shell. ``start_ipython`` makes it once and returns None to later callers;
-    other test modules (test_magic) call it too and expect the shell, so let them have it."""
-    import contextlib
-
-    from IPython import get_ipython
-
-    shell = start_ipython() or get_ipython()
-    with contextlib.suppress(AttributeError):
-        del start_ipython.already_called
-    return shell
-
-
 @pytest.fixture(scope="module")
-def ip():
-    return shared_ipython()
+def ip(ipython_shell):
+    return ipython_shell
 
 
 def test_variables_and_last_value(ip) -> None:

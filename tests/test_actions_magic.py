@@ -12,7 +12,6 @@ import time
 import pytest
 import torch
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import jupyter_brrr
@@ -24,33 +23,9 @@ from jupyter_brrr.schema import MIME_TYPE
 cuda = torch.cuda.is_available()
 
 
-def shared_ipython():
-    """The test IPython shell. ``start_ipython`` makes it once and returns None to later callers;
-    other test modules (test_magic) call it too and expect the shell, so let them have it."""
-    import contextlib
-
-    from IPython import get_ipython
-
-    shell = start_ipython() or get_ipython()
-    with contextlib.suppress(AttributeError):
-        del start_ipython.already_called
-    return shell
-
-
-@pytest.fixture(scope="session", autouse=True)
-def inductor_cache(tmp_path_factory):
-    """Inductor's cache in this session's tmp (shared with test_actions_ab), unless set."""
-    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:
-        yield
-        return
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "inductor_cache")
-    yield
-    os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-
-
 @pytest.fixture(scope="module")
-def ip():
-    shell = shared_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "jupyter_brrr")
     shell.run_cell("import torch\nx = torch.randn(4096)")
     return shell

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import jupyter_brrr
@@ -13,8 +12,8 @@ from jupyter_brrr.schema import MIME_TYPE
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "jupyter_brrr")
     return shell
 

@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET_S = 2.0
 DEFAULT_WARMUP = 3
 SPLIT_PARTS = ("compute", "memory", "other", "idle")
-_LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
 
 
 class _Cancelled(BaseException):  # BaseException: no ``except Exception`` on the way may eat it
@@ -304,7 +303,6 @@ def run(
     check: bool = True,
     rtol: float | None = None,
     atol: float | None = None,
-    min_effect: float = timing.MIN_EFFECT,
     cancel: threading.Event | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> ABResult:
@@ -332,7 +330,7 @@ def run(
             except _Cancelled:
                 run_state.cancelled = True
         run_state.tell("done", None, 1.0, "done")
-        return run_state.result(budget_s, min_effect, time.perf_counter() - started)
+        return run_state.result(budget_s, time.perf_counter() - started)
     finally:
         run_state.release()
 
@@ -434,8 +432,12 @@ class _Run:
             )
         except _Cancelled:
             raise
-        except Exception:  # a broken progress display must not break the A/B
-            pass
+        except Exception as error:  # a broken progress display must not break the A/B
+            self.notes.append(
+                f"The progress callback failed and was switched off "
+                f"({type(error).__name__}: {error})."
+            )
+            self.progress = None
         # A progress callback may set the cancel event: honour it right away.
         if step != "done":
             self.stop_if_cancelled()
@@ -572,8 +574,11 @@ class _Run:
                     "eager failed while timing: the speed-ups use the runs before that."
                 )
                 return
-            if r == 0 and rounds is None:
-                self._replan(alive, budget_s)
+            if r == 0 and rounds is None and self._replan(alive, budget_s):
+                # The pilot's blocks were sized on a misjudged call: start the rounds afresh.
+                for state in alive:
+                    state.times.clear()
+                continue
             r += 1
 
     def _use(self, plan: timing.Plan, alive: list[_State]) -> None:
@@ -581,10 +586,11 @@ class _Run:
         for state in alive:
             state.block = plan.blocks[state.name]
 
-    def _replan(self, alive: list[_State], budget_s: float) -> None:
+    def _replan(self, alive: list[_State], budget_s: float) -> bool:
         """The first round is a pilot, as in ``blocked_autorange``: warm-up calls, each timed
         alone with a sync, can misjudge a call by far (the sync itself, a busy machine). Where a
-        first block says a call takes under half or over twice the estimate, plan again."""
+        first block says a call takes under half or over twice the estimate, plan again; True
+        when it did."""
         measured = {s.name: s.times[0] for s in alive if s.ok and s.times}
         off = [
             s
@@ -593,12 +599,13 @@ class _Run:
             and not 0.5 <= measured[s.name] / max(s.per_call or 0.0, 1e-12) <= 2.0
         ]
         if not off:
-            return
+            return False
         for state in alive:
             if state.name in measured:
                 state.per_call = measured[state.name]
         plan = timing.plan({s.name: s.per_call or 0.0 for s in alive}, budget_s)
         self._use(plan, alive)
+        return True
 
     # --- phase 3: profile each variant once ---
 
@@ -615,7 +622,14 @@ class _Run:
                 f"profiling {state.name} once (why it is faster)",
             )
             name = f"{self.target.name} [{state.name}]" if self.target.name else state.name
-            captured = capture(state.variant.call, cpu=not self.gpu, name=name, source="ab")
+            try:
+                captured = capture(state.variant.call, cpu=not self.gpu, name=name, source="ab")
+            except Exception as error:  # the profiler itself (start, export, analysis) failed
+                state.notes.append(
+                    f"{state.name}: profiling failed ({describe_error(error)}); its timing stands, "
+                    "without the explanation of why it is faster"
+                )
+                continue
             state.variant.runs += 1
             self.collect(state)
             if isinstance(captured.error, KeyboardInterrupt):
@@ -630,10 +644,10 @@ class _Run:
 
     # --- the result ---
 
-    def result(self, budget_s: float, min_effect: float, elapsed_s: float) -> ABResult:
+    def result(self, budget_s: float, elapsed_s: float) -> ABResult:
         base = self.states[0]
         base_stats = timing.stats(base.times)
-        results = [self._variant_result(s, base_stats, min_effect) for s in self.states]
+        results = [self._variant_result(s, base_stats) for s in self.states]
         fused = {}
         base_result = results[0]
         for state, res in zip(self.states[1:], results[1:], strict=True):
@@ -670,9 +684,7 @@ class _Run:
                 )
         return result
 
-    def _variant_result(
-        self, state: _State, base_stats: timing.Stats | None, min_effect: float
-    ) -> VariantResult:
+    def _variant_result(self, state: _State, base_stats: timing.Stats | None) -> VariantResult:
         variant = state.variant
         spec = variant.spec
         res = VariantResult(
@@ -703,7 +715,7 @@ class _Run:
             res.speedup = res.speedup_low = res.speedup_high = 1.0
             res.verdict = "baseline"
         elif stats is not None and base_stats is not None:
-            sp = timing.speedup(base_stats, stats, min_effect=min_effect)
+            sp = timing.speedup(base_stats, stats)
             res.speedup, res.speedup_low, res.speedup_high, res.verdict = (
                 sp.value,
                 sp.low,
@@ -722,7 +734,7 @@ class _Run:
             res.kernel_count = (
                 int(state.report.summary.get("kernel_count") or 0) if self.gpu else None
             )
-            res.launches = _launches(state.report) if self.gpu else None
+            res.launches = state.report.summary.get("launch_count") if self.gpu else None
         return res
 
     def _notes(self, result: ABResult, budget_s: float) -> list[str]:
@@ -810,22 +822,6 @@ def _split(report: Report, median_s: float | None) -> dict:
         parts = {k: v * scale for k, v in parts.items()}
         busy *= scale
     return {**parts, "idle_s": max(span - busy, 0.0), "span_s": span}
-
-
-def _launches(report: Report) -> int | None:
-    """Kernel and graph launches in the profiled run (host runtime calls)."""
-    if not report.trace_path:
-        return None
-    try:
-        from ..events import read_trace
-
-        runtime = read_trace(report.trace_path).runtime
-    except Exception:
-        return None
-    if not len(runtime):
-        return 0
-    names = runtime["name"].astype(str)
-    return int(names.str.contains("|".join(_LAUNCH_CALLS)).sum())
 
 
 def fused_ops(base: Report, variant: Report) -> list[str]:

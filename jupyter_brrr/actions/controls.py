@@ -61,6 +61,10 @@ class ABControls:
         self.error: BaseException | None = None
         self.cancel_event = threading.Event()
         self._thread: threading.Thread | None = None
+        # Held while Cancel writes its status and while the worker writes its last one, so that
+        # a click at the very end cannot leave "Cancelling..." over the result.
+        self._status_lock = threading.Lock()
+        self._busy = False
         self._pending: list[str] | None = None
         self._last_update = 0.0
 
@@ -203,6 +207,7 @@ class ABControls:
             return
         self.cancel_event = threading.Event()
         self.result, self.error = None, None
+        self._busy = True
         self._set_running(True)
         self.status.value = "Starting..."
         _arm_interrupt(self.shell, self.cancel_event)
@@ -216,11 +221,12 @@ class ABControls:
 
     def cancel(self) -> None:
         """Stop the running A/B after the current run (a compile in progress finishes first)."""
-        if self.running:
-            self.cancel_event.set()
-            self.status.value = (
-                "Cancelling after the current run (a compile in progress finishes first)..."
-            )
+        with self._status_lock:
+            if self._busy:
+                self.cancel_event.set()
+                self.status.value = (
+                    "Cancelling after the current run (a compile in progress finishes first)..."
+                )
 
     # --- the worker ----------------------------------------------------------------------------------
 
@@ -238,7 +244,7 @@ class ABControls:
             )
             self.result = result
             if result.cancelled:
-                self.status.value = html.escape(
+                status = html.escape(
                     f"Cancelled after {result.runs_total:,} runs: the report is unchanged."
                 )
             else:
@@ -247,17 +253,18 @@ class ABControls:
                     if self.handle is not None:
                         self.handle.update(self.report)
                 lines = "<br>".join(html.escape(line) for line in result.summary_lines())
-                self.status.value = (
-                    f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.<br>{lines}"
-                )
+                status = f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.<br>{lines}"
         except BaseException as error:  # the worker must end cleanly, whatever the cell did
             self.error = error
-            self.status.value = html.escape(f"The A/B failed: {type(error).__name__}: {error}")
+            status = html.escape(f"The A/B failed: {type(error).__name__}: {error}")
         finally:
             if restore is not None:
                 with contextlib.suppress(Exception):
                     restore()
             _disarm_interrupt(self.cancel_event)
+            with self._status_lock:
+                self.status.value = status
+                self._busy = False
             self._set_running(False)
 
     def _progress(self, step: ab.Progress) -> None:

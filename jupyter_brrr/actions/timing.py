@@ -15,6 +15,7 @@ The protocol (DESIGN.md, "Measuring honestly"):
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -164,17 +165,31 @@ class Timer:
             self._end.record()
             self._end.synchronize()
             return self._start.elapsed_time(self._end) * 1e-3 / n
+        _sync_if_cuda_started()
         start = time.perf_counter()
         for _ in range(n):
             call()
+        _sync_if_cuda_started()
         return (time.perf_counter() - start) / n
 
     def once(self, call: Callable[[], Any]) -> tuple[float, Any]:
         """One call, synchronised, and its value: for warm-up and first (compiling) calls."""
         if self.gpu:
             self._torch.cuda.synchronize()
+        else:
+            _sync_if_cuda_started()
         start = time.perf_counter()
         value = call()
         if self.gpu:
             self._torch.cuda.synchronize()
+        else:
+            _sync_if_cuda_started()
         return time.perf_counter() - start, value
+
+
+def _sync_if_cuda_started() -> None:
+    """Host-clock timing (``--cpu``) of code that still queued GPU work must wait for it, or it
+    times the queueing; where CUDA was never started there is nothing to wait for."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.synchronize()

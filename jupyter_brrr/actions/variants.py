@@ -177,13 +177,11 @@ class Variant:
     def name(self) -> str:
         return self.spec.name
 
-    def prepare(self, timer: Any) -> Any:
-        """Make the variant runnable; returns the output of the first run when there was one."""
-        return None
+    def prepare(self, timer: Any) -> None:
+        """Make the variant runnable (compile, capture); plain variants need nothing."""
 
     def call(self) -> Any:
-        args, kwargs = self.target.arguments()
-        return self.target.finish(self._fn(*args, **kwargs))
+        return self.target.call(self._fn)
 
     def close(self) -> None:
         self._fn = self.target.fn
@@ -204,14 +202,12 @@ class Compiled(Variant):
     """``torch.compile`` of a fresh copy of the target function: the first call compiles (its
     time is ``prepare_s``), later calls may recompile (counted by ``DynamoWatch``)."""
 
-    def prepare(self, timer: Any) -> Any:
+    def prepare(self, timer: Any) -> None:
         import torch
 
-        compiled = torch.compile(fresh_function(self.target.fn), mode=self.spec.mode)
-        self._fn = compiled
+        self._fn = torch.compile(fresh_function(self.target.fn), mode=self.spec.mode)
         self.runs += 1
-        self.prepare_s, value = timer.once(self.call)
-        return value
+        self.prepare_s = timer.once(self.call)[0]
 
 
 class Graphed(Variant):
@@ -221,12 +217,7 @@ class Graphed(Variant):
     read again (their current contents), its outputs are overwritten by every replay.
     """
 
-    def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
-        super().__init__(spec, target, gpu)
-        self._graph: Any = None
-        self._static: Any = None
-
-    def prepare(self, timer: Any) -> Any:
+    def prepare(self, timer: Any) -> None:
         import torch
 
         if not torch.cuda.is_available():
@@ -246,9 +237,8 @@ class Graphed(Variant):
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             for _ in range(GRAPH_WARMUP):
-                args, kwargs = target.arguments()
-                target.finish(fn(*args, **kwargs))
-                self.runs += 1
+                self.runs += 1  # before the call: a run that fails ran too
+                target.call()
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
@@ -259,19 +249,13 @@ class Graphed(Variant):
         with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             static = fn(*args, **kwargs)
         torch.cuda.synchronize()
-        self._graph, self._static = graph, static
         self.prepare_s = time.perf_counter() - start
 
         def replay(*_args: Any, **_kwargs: Any) -> Any:
             graph.replay()
             return static
 
-        self._fn = replay
-        return None
-
-    def close(self) -> None:
-        super().close()
-        self._graph = self._static = None
+        self._fn = replay  # holds the graph and its outputs until close() drops it
 
 
 def make_variant(spec: VariantSpec, target: Target, gpu: bool) -> Variant:
