@@ -124,8 +124,10 @@ def analyze(
         "launch_count": _launch_count(trace),
     }
     busy = summary["busy_s"]
-    summary["achieved_flops_per_s"] = summary["flops"] / busy if busy > 0 else None
-    summary["achieved_bytes_per_s"] = summary["bytes"] / busy if busy > 0 else None
+    # No rate where no op has a model: 0 FLOP/s would read as a measurement.
+    modelled = bool(ops["counted"].any())
+    summary["achieved_flops_per_s"] = summary["flops"] / busy if busy > 0 and modelled else None
+    summary["achieved_bytes_per_s"] = summary["bytes"] / busy if busy > 0 and modelled else None
     summary["unmodelled_s"] = float(kernels.loc[kernels["category"] == "unmodelled", "dur_s"].sum())
 
     op_table = _op_table(ops, peaks)

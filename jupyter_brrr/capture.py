@@ -29,7 +29,7 @@ from typing import Any
 
 from . import analysis, peaks
 from .events import no_gc, read_trace
-from .report import Report
+from .report import Report, steady_state_options
 
 
 @dataclass
@@ -250,8 +250,8 @@ def _report(
         span_source = "cuda_events_profiled" if gpu else "host_clock_profiled"
         notes.append(
             "One profiled run: its numbers include first-run costs (module loading, allocator growth, "
-            "compilation) and its idle time includes profiler overhead. Use --warmup 1 --repeat 5 for "
-            "steady-state numbers."
+            "compilation) and its idle time includes profiler overhead. Use "
+            f"{steady_state_options(source)} for steady-state numbers."
         )
     if gpu and peaks_note:
         notes.append(peaks_note)

@@ -39,6 +39,11 @@ class SchemaError(ValueError):
     """A report document this version cannot read."""
 
 
+def steady_state_options(source: str) -> str:
+    """How to ask for warm, timed runs, in the words of the entry point that made the report."""
+    return "--warmup 1 --repeat 5" if source == "magic" else "warmup=1, repeat=5"
+
+
 class Report:
     """One profiled run (or loaded trace): where the time went.
 
@@ -119,26 +124,25 @@ class Report:
             if len(self.cpu_ops) > CPU_OP_LIMIT
             else self.cpu_ops
         )
-        return json_safe(
-            {
-                "schema": SCHEMA_NAME,
-                "version": SCHEMA_VERSION,
-                "name": self.name,
-                "source": self.source,
-                "created": self.created,
-                "summary": self.summary,
-                "notes": self.notes,
-                "recommendations": self.recommendations,
-                "ops": _table(self.ops, OPS_COLUMNS),
-                "kernels": {
-                    **_table(kernels, KERNEL_COLUMNS),
-                    "aggregated": aggregated,
-                    "total": len(self.kernels),
-                },
-                "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
-                "ab": self.ab,
-            }
-        )
+        # The tables are made JSON-safe cell by cell as they are written; json_safe walks the rest.
+        return {
+            "schema": SCHEMA_NAME,
+            "version": SCHEMA_VERSION,
+            "name": json_safe(self.name),
+            "source": json_safe(self.source),
+            "created": json_safe(self.created),
+            "summary": json_safe(self.summary),
+            "notes": json_safe(self.notes),
+            "recommendations": json_safe(self.recommendations),
+            "ops": _table(self.ops, OPS_COLUMNS),
+            "kernels": {
+                **_table(kernels, KERNEL_COLUMNS),
+                "aggregated": aggregated,
+                "total": len(self.kernels),
+            },
+            "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
+            "ab": json_safe(self.ab),
+        }
 
     def to_json(self, indent: int | None = None) -> str:
         """The versioned JSON form (see ``jupyter_brrr.schema``)."""
@@ -221,7 +225,7 @@ class Report:
 def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
     present = [c for c in columns if c in frame.columns]
     sub = frame[present]
-    data = [[_scalar(v) for v in row] for row in sub.itertuples(index=False, name=None)]
+    data = [[_cell(v) for v in row] for row in sub.itertuples(index=False, name=None)]
     return {"columns": present, "data": data}
 
 
@@ -248,6 +252,11 @@ def json_safe(value: Any) -> Any:
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
+    return _cell(value)
+
+
+def _cell(value: Any) -> Any:
+    """One JSON-safe value: a number, text, a boolean or null; anything else as its text."""
     value = _scalar(value)
     if value is None or isinstance(value, (str, int, float, bool)):
         return value

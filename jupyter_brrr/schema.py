@@ -1,7 +1,8 @@
 """The report's JSON form: the contract between Python and the browser.
 
-One schema module on each side: this one, and ``js/src/schema.ts``. Both are tested against the
-example files in ``tests/data/reports/``. Bump ``SCHEMA_VERSION`` on any change that an older
+One schema module on each side: this one, and ``js/src/schema.ts`` (its reader, which takes the
+tables' columns from each document). Both are tested against the example files in
+``tests/data/reports/`` (the browser tests render them). Bump ``SCHEMA_VERSION`` on any change that an older
 reader would misread; readers refuse a newer major version with a clear message.
 
 Layout of a report document (all times in seconds, all sizes in bytes, rates per second)::

@@ -258,6 +258,24 @@ def test_static_html_is_safe_and_complete(name: str, request: pytest.FixtureRequ
         assert "What to try first" in fragment and "GPU busy" in fragment
 
 
+@pytest.mark.parametrize(
+    ("source", "label"),
+    [
+        ("cuda_events_unprofiled", "median of 5 unprofiled runs timed with CUDA events"),
+        ("host_clock_unprofiled", "median of 5 unprofiled runs timed with the host clock"),
+        ("cuda_events_profiled", "the profiled run, timed with CUDA events"),
+        ("host_clock_profiled", "the profiled run, timed with the host clock"),
+        ("trace", "from the trace"),
+    ],
+)
+def test_span_source_says_where_the_span_comes_from(gpt2: Report, source: str, label: str) -> None:
+    # Every value capture writes, in the text and the static HTML alike.
+    summary = {**gpt2.summary, "span_source": source, "runs": {"timed": 5, "total": 7}}
+    report = Report.from_json(json.dumps({**json.loads(gpt2.to_json()), "summary": summary}))
+    assert f"per run ({label})" in repr(report)
+    assert f"per run ({label})" in html.render(report)
+
+
 def test_ab_table(ab: Report) -> None:
     fragment = html.render(ab)
     assert "A/B comparison" in fragment

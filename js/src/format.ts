@@ -64,16 +64,16 @@ export function fmtSI(x: number | null | undefined, unit: string): string {
   return `${sig(x)} ${unit}`;
 }
 
-/** Bytes in binary units (GiB etc.) for memory sizes. */
+/** Bytes in decimal units (GB etc.), as the Python views and the datasheets write them. */
 export function fmtBytes(x: number | null | undefined): string {
   if (x === null || x === undefined || !Number.isFinite(x)) {
     return DASH;
   }
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
   let v = x;
   let i = 0;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) {
-    v /= 1024;
+  while (Math.abs(v) >= 1000 && i < units.length - 1) {
+    v /= 1000;
     i++;
   }
   return `${i === 0 ? String(Math.round(v)) : sig(v)} ${units[i]}`;

@@ -67,6 +67,22 @@ export class ReportData {
     return d === '' || d === 'CPU';
   }
 
+  /** Why a CPU-only report has no GPU work, and what to do about it: no GPU at all, or a
+   * GPU that the code left unused. */
+  get noGpuMessage(): { title: string; detail: string } {
+    return this.noGpuFound
+      ? {
+          title: 'No GPU was found.',
+          detail:
+            'torch.cuda.is_available() was False where this ran: profile on a machine with a CUDA GPU and a CUDA build of PyTorch.'
+        }
+      : {
+          title: 'No GPU work was recorded.',
+          detail:
+            'The code ran on the CPU only: move the model and its inputs to the GPU (.to("cuda")) and profile again.'
+        };
+  }
+
   /** True when the report holds no ops, kernels or CPU ops at all. */
   get empty(): boolean {
     const r = this.report;
@@ -195,26 +211,28 @@ export class ReportData {
     };
   }
 
-  /** The dtype that the most GPU time was spent in, to pick a peak. */
+  /** The dtype of most of the modelled FLOPs that ran on the GPU, to pick a peak (as the
+   * static HTML does); null when no op with a FLOP model ran there. */
   get mainDtype(): string | null {
     const peaks = this.report.summary.peaks?.flops ?? {};
     const byDtype = new Map<string, number>();
     for (const o of this.ops) {
-      if (o.dtype && o.dtype in peaks) {
-        byDtype.set(o.dtype, (byDtype.get(o.dtype) ?? 0) + (o.gpu_time_s ?? 0));
+      if (
+        o.dtype &&
+        o.dtype in peaks &&
+        (o.flops ?? 0) > 0 &&
+        (o.gpu_time_s ?? 0) > 0
+      ) {
+        byDtype.set(o.dtype, (byDtype.get(o.dtype) ?? 0) + (o.flops ?? 0));
       }
     }
     let best: string | null = null;
-    let bestT = -1;
-    for (const [d, t] of byDtype) {
-      if (t > bestT) {
+    let bestFlops = -1;
+    for (const [d, f] of byDtype) {
+      if (f > bestFlops) {
         best = d;
-        bestT = t;
+        bestFlops = f;
       }
-    }
-    if (best === null) {
-      const entries = Object.entries(peaks).sort((a, b) => b[1] - a[1]);
-      best = entries.length ? entries[0][0] : null;
     }
     return best;
   }

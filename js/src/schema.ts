@@ -14,73 +14,6 @@ export const SCHEMA_VERSION = 1;
 /** The MIME type of a report in a notebook output bundle. */
 export const MIME_TYPE = 'application/vnd.jupyter-brrr.report+json';
 
-/** Bottleneck labels for ops and kernels. */
-export const BOUNDS = [
-  'compute',
-  'memory',
-  'overhead',
-  'other',
-  'cpu'
-] as const;
-
-/** One of BOUNDS. */
-export type Bound = (typeof BOUNDS)[number];
-
-/** Keys the Python side always writes in `summary`. */
-export const SUMMARY_KEYS = [
-  'span_s',
-  'busy_s',
-  'compute_s',
-  'memory_s',
-  'other_s',
-  'idle_s',
-  'device',
-  'peaks',
-  'runs',
-  'peak_memory_bytes',
-  'memory_capacity_bytes'
-] as const;
-
-/** Columns of the ops table, in the order the Python side writes them. */
-export const OPS_COLUMNS = [
-  'name',
-  'shapes',
-  'dtypes',
-  'category',
-  'module',
-  'calls',
-  'gpu_time_s',
-  'total_gpu_time_s',
-  'cpu_time_s',
-  'self_cpu_time_s',
-  'kernels',
-  'flops',
-  'bytes',
-  'intensity',
-  'flops_per_s',
-  'bytes_per_s',
-  'roof_fraction',
-  'bound',
-  'dtype'
-] as const;
-
-/** Columns of the kernels table. */
-export const KERNEL_COLUMNS = [
-  'name',
-  'op',
-  'category',
-  'stream',
-  'start_s',
-  'dur_s',
-  'count',
-  'flops',
-  'bytes',
-  'bound'
-] as const;
-
-/** Columns of the CPU ops table. */
-export const CPU_OP_COLUMNS = ['name', 'tid', 'start_s', 'dur_s'] as const;
-
 /** A JSON scalar as found in a table cell. */
 export type Cell = string | number | boolean | null;
 
@@ -244,11 +177,11 @@ export interface IReport {
   notes: string[];
   /** What to try first. */
   recommendations: IRecommendation[];
-  /** Ops table (OPS_COLUMNS). */
+  /** Ops table (columns: OPS_COLUMNS in jupyter_brrr/schema.py). */
   ops: ITable;
-  /** Kernels table (KERNEL_COLUMNS). */
+  /** Kernels table (columns: KERNEL_COLUMNS in jupyter_brrr/schema.py). */
   kernels: IKernelTable;
-  /** CPU ops table (CPU_OP_COLUMNS). */
+  /** CPU ops table (columns: CPU_OP_COLUMNS in jupyter_brrr/schema.py). */
   cpu_ops: ITable;
   /** A/B comparison, when one ran. */
   ab: IAB | null;
@@ -290,7 +223,7 @@ export interface IOpRow {
   bytes_per_s: number | null;
   /** Achieved / attainable. */
   roof_fraction: number | null;
-  /** One of BOUNDS. */
+  /** One of BOUNDS in jupyter_brrr/schema.py. */
   bound: string;
   /** Compute dtype used to pick the peak. */
   dtype: string;
@@ -316,7 +249,7 @@ export interface IKernelRow {
   flops: number | null;
   /** Bytes moved. */
   bytes: number | null;
-  /** One of BOUNDS. */
+  /** One of BOUNDS in jupyter_brrr/schema.py. */
   bound: string;
 }
 

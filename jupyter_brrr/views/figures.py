@@ -926,7 +926,9 @@ def _header_html(report: Report) -> str:
     notes = "".join(f"<li>{escape(str(n))}</li>" for n in report.notes)
     parts = [f"<h2 style='margin:4px 0'>{escape(title)}</h2>", f"<table>{rows}</table>"]
     if report.empty:
-        parts.append("<p>The code ran no torch operations: there is nothing to show.</p>")
+        parts.append(
+            "<p>The code ran no torch operations: there is nothing to show. Profile code that calls PyTorch (a model's forward, tensor maths) to get a report.</p>"
+        )
     if advice:
         parts.append(f"<p style='margin:8px 0 2px 0'><b>What to try first</b></p><ul>{advice}</ul>")
     if notes:

@@ -51,3 +51,16 @@ def runs(runs: dict) -> str:
         parts.append(f"{runs['profiled']} profiled")
     times = "once" if total == 1 else f"{total} times"
     return f"ran {times}" + (f" ({', '.join(parts)})" if len(parts) > 1 else "")
+
+
+def span_source(summary: dict) -> str:
+    """Where the span per run comes from, in words (``summary["span_source"]``, as capture
+    writes it: ``cuda_events_unprofiled``, ``host_clock_profiled``, ...; ``trace`` for a file)."""
+    source = str(summary.get("span_source") or "trace")
+    if source == "trace":
+        return "from the trace"
+    clock = "CUDA events" if source.startswith("cuda_events") else "the host clock"
+    if source.endswith("_profiled"):
+        return f"the profiled run, timed with {clock}"
+    timed = (summary.get("runs") or {}).get("timed", 0)
+    return f"median of {timed} unprofiled runs timed with {clock}"

@@ -14,6 +14,7 @@ import warnings
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ..analysis import SHORT_S
 from . import format as fmt
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ LABELS = {
     "overhead": "Overhead",
     "cpu": "CPU",
 }
-_COLOURS = {k: COLOURS[k] for k in ("compute", "memory", "other", "idle")}  # the span split
 
 _TABLE = 'style="border-collapse:collapse;font-size:12px;margin:4px 0"'
 _TH = 'style="text-align:left;padding:2px 8px;border-bottom:1px solid #999"'
@@ -103,22 +103,15 @@ def _main_dtype(report: Report) -> str | None:
     return str(by_dtype.idxmax()) if len(by_dtype) else None
 
 
-def _span_source(summary: dict) -> str:
-    source = summary.get("span_source", "trace")
-    timed = (summary.get("runs") or {}).get("timed", 0)
-    if source == "cuda_events":
-        return f"median of {timed} runs timed with CUDA events"
-    if source.startswith("host_clock"):
-        return f"median of {timed} unprofiled runs, host clock"
-    return "from the profiled run's trace"
+def _warm(report: Report) -> str:
+    from ..report import steady_state_options  # at call time: report imports the views
 
-
-def _warm(summary: dict) -> str:
-    warm = summary.get("warm")
+    warm = report.summary.get("warm")
     if warm is True:
         return "warm: first-run costs excluded"
     if warm is False:
-        return "includes first-run costs (use --warmup 1 --repeat 5 for steady-state numbers)"
+        options = steady_state_options(report.source)
+        return f"includes first-run costs (use {options} for steady-state numbers)"
     return "unknown (loaded trace)"
 
 
@@ -134,7 +127,7 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
     rows.append(("device", device))
     if s.get("gpu"):
         busy = float(s.get("busy_s") or 0.0)
-        rows.append(("span", f"{fmt.seconds(span)} per run ({_span_source(s)})"))
+        rows.append(("span", f"{fmt.seconds(span)} per run ({fmt.span_source(s)})"))
         gaps = s.get("idle_gap_count")
         idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
         rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
@@ -157,14 +150,15 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         rows.append(
             (
                 "kernels",
-                f"{kernels:,} kernels, {copies:,} copies ({short:,} kernels shorter than 10 us)",
+                f"{kernels:,} kernels, {copies:,} copies "
+                f"({short:,} kernels shorter than {fmt.seconds(SHORT_S)})",
             )
         )
     else:
         rows.append(
             ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
         )
-        rows.append(("span", f"{fmt.seconds(span)} per run ({_span_source(s)})"))
+        rows.append(("span", f"{fmt.seconds(span)} per run ({fmt.span_source(s)})"))
     peak_memory = _number(s.get("peak_memory_bytes"))
     if peak_memory is not None:
         capacity = _number(s.get("memory_capacity_bytes"))
@@ -172,7 +166,7 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         if capacity:
             value += f" of {fmt.size(capacity)} ({fmt.percent(peak_memory, capacity)})"
         rows.append(("peak memory", value))
-    rows.append(("runs", f"{fmt.runs(s.get('runs') or {})}; {_warm(s)}"))
+    rows.append(("runs", f"{fmt.runs(s.get('runs') or {})}; {_warm(report)}"))
     return rows
 
 
@@ -329,7 +323,9 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
     parts = [f'<div style="font-weight:bold;font-size:14px;margin-bottom:4px">{_e(title)}</div>']
     if report.empty:
-        parts.append("<div>The code ran no torch operations: there is nothing to show.</div>")
+        parts.append(
+            "<div>The code ran no torch operations: there is nothing to show. Profile code that calls PyTorch (a model's forward, tensor maths) to get a report.</div>"
+        )
         parts.append(_notes(report))
         return _wrap(parts)
     parts.append(_key_figures(report))

@@ -82,21 +82,6 @@ def pictures(report: Report) -> Pictures:
     return result
 
 
-def split_png(report: Report) -> bytes | None:
-    """The span split as one stacked bar; ``None`` for a report without GPU work."""
-    return pictures(report).split
-
-
-def roofline_png(report: Report) -> bytes | None:
-    """The roofline (GPU reports) or the top ops by CPU time (reports without GPU work)."""
-    return pictures(report).main
-
-
-def combined_png(report: Report) -> bytes | None:
-    """The split bar above the roofline, in one picture."""
-    return pictures(report).combined
-
-
 # --- drawing -------------------------------------------------------------------------------------
 
 
@@ -520,10 +505,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 __all__ = [
     "Pictures",
     "available",
-    "combined_png",
     "pictures",
     "png_size",
     "preload",
-    "roofline_png",
-    "split_png",
 ]

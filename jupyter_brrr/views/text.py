@@ -17,7 +17,7 @@ def summary_lines(report: Report) -> list[str]:
     lines = [title]
     if s.get("gpu"):
         lines.append(
-            f"span {fmt.seconds(span)} per run ({s.get('span_source', 'trace')}), "
+            f"span {fmt.seconds(span)} per run ({fmt.span_source(s)}), "
             f"GPU busy {fmt.percent(s['busy_s'], span)}; {fmt.runs(s['runs'])}"
         )
         parts = ", ".join(

@@ -105,7 +105,7 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     panel.appendChild(
       emptyState(
         'No GPU work was recorded in this cell.',
-        'The code ran PyTorch ops, but none launched a GPU kernel.'
+        'The code ran PyTorch ops, but none launched a GPU kernel: move the model and its inputs to the GPU (.to("cuda")) and profile again.'
       )
     );
   }
@@ -158,7 +158,9 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
         fmtSI(flopsPerS, 'FLOP/s'),
         peakF
           ? `${fmtPct(flopsPerS !== null ? flopsPerS / peakF : null)} of ${dtype} peak ${fmtSI(peakF, 'FLOP/s')}${src}, while busy`
-          : 'no peak known for this device',
+          : peaks
+            ? 'no op with a FLOP model ran on the GPU'
+            : 'no peak known for this device',
         'brrr-card-flops',
         peakF && flopsPerS !== null ? flopsPerS / peakF : null
       )

@@ -14,11 +14,9 @@ export async function renderRoofline(
 ): Promise<void> {
   const { data } = ctx;
   if (data.cpuOnly) {
+    const { title, detail } = data.noGpuMessage;
     panel.appendChild(
-      emptyState(
-        'No GPU was found.',
-        'A roofline needs GPU kernels and the peaks of a GPU.'
-      )
+      emptyState(title, `A roofline needs GPU kernels. ${detail}`)
     );
     return;
   }

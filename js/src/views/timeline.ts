@@ -26,7 +26,7 @@ export async function renderTimeline(
       detail =
         'The trace held too many kernels, so the report aggregates them by name: they have no single start time. Open the saved trace in Perfetto for the full timeline.';
     } else if (data.cpuOnly) {
-      detail = 'No GPU was found, and no CPU ops with times were recorded.';
+      detail = `${data.noGpuMessage.title} No CPU ops with times were recorded either.`;
     }
     panel.appendChild(emptyState('No timeline to show.', detail));
     return;
@@ -39,7 +39,11 @@ export async function renderTimeline(
   const streams = new Set(kernels.map(k => k.stream));
   const caption: string[] = [];
   if (data.cpuOnly) {
-    caption.push('No GPU was found: CPU ops only');
+    caption.push(
+      data.noGpuFound
+        ? 'No GPU was found: CPU ops only'
+        : 'No GPU work: CPU ops only'
+    );
   }
   caption.push(
     `${fmtInt(kernels.length)} kernels on ${streams.size} stream${streams.size === 1 ? '' : 's'}, ${fmtInt(cpuOps.length)} CPU ops`

@@ -195,9 +195,9 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
     )
   );
 
-  const seg = (width: number, color: string, striped = false) =>
+  const seg = (width: number, color: string) =>
     h('div', {
-      class: `jp-brrr-whatif-seg${striped ? ' jp-brrr-striped' : ''}`,
+      class: 'jp-brrr-whatif-seg',
       style: { width: `${Math.max(0, width) * 100}%`, background: color }
     });
 
