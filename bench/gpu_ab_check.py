@@ -1,6 +1,6 @@
 """The A/B on a real GPU: what issue 4 says must be shown, in one run.
 
-    python bench/gpu_ab_check.py [--out ab_gpu.json] [--budget 2] [--only mlp,coscos,gpt2,repeat]
+    python bench/gpu_ab_check.py [--out ab_gpu_check.json] [--budget 2] [--only mlp,coscos,gpt2,repeat]
     python bench/gpu_ab_check.py --quick        # tiny sizes, runs on a CPU too (a smoke test)
 
 Checks (each prints one line, OK or FAIL, and lands in the JSON written to ``--out``):

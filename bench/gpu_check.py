@@ -193,7 +193,7 @@ def check_spans() -> None:
                 idle,
                 0.8,
                 "",
-                idle >= 0.5,
+                idle >= 0.8,  # issue 2: idle at least 80% of the span, labelled overhead
                 report.recommendations[0]["bottleneck"],
             )
         del fn, result, report

@@ -14,7 +14,12 @@ def main(argv: list[str] | None = None) -> int:
         description="Where the GPU time of a PyTorch profiler trace went: compute, memory bandwidth or overhead.",
     )
     parser.add_argument("trace", help="a Kineto / Chrome-trace JSON file (.json or .json.gz)")
-    parser.add_argument("--json", metavar="OUT", help="also write the report as JSON to OUT")
+    parser.add_argument(
+        "--json",
+        metavar="OUT",
+        help="also write the report as JSON to OUT, and a copy of the trace beside it "
+        "(OUT's name with .trace.json.gz, for Perfetto)",
+    )
     parser.add_argument(
         "--device", help="GPU whose peaks to use when the trace's own is unknown (e.g. H100)"
     )
@@ -31,6 +36,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(text.render(report, top=args.top))
     if args.json:
-        report.save(args.json)
-        print(f"\nreport written to {args.json}")
+        written = report.save(args.json)
+        print(f"\nwritten: {', '.join(str(p) for p in written)}")
     return 0

@@ -180,7 +180,8 @@ class BrrrMagics(Magics):
         runs = ab.estimate_runs(args.ab_variants, per_call, budget_s=budget)
         say(
             f"eager vs {', '.join(s.name for s in args.ab_variants[1:])}: the cell will run about "
-            f"{runs:,} more times (each variant timed for about {budget:g} s)."
+            f"{runs:,} more times, or more if a variant is faster than eager (each variant is "
+            f"timed for about {budget:g} s)."
         )
         for finding in stateful_findings(target.source):
             say(f"warning: the cell looks stateful, and every run changes it: {finding}")
@@ -288,10 +289,12 @@ def _explain(error: BaseException) -> None:
         free = ""
         if torch.cuda.is_available():
             free = f" Memory still allocated now: {torch.cuda.memory_allocated() / 1e9:.2f} GB."
-        error.add_note(
+        # __notes__ rather than add_note(), which Python 3.10 lacks.
+        error.__notes__ = [
+            *getattr(error, "__notes__", []),
             "jupyter_brrr: the GPU ran out of memory in this cell. The cell's temporaries were freed "
             f"and the kernel is usable.{free} Try a smaller batch or sequence length, bf16, or "
-            "del large tensors you no longer need."
-        )
+            "del large tensors you no longer need.",
+        ]
     elif isinstance(error, KeyboardInterrupt):
         print("%%brrr: interrupted; the profiler is stopped.")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -50,6 +51,9 @@ from browser.lab import (
 )
 
 pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+
+if not Path(CHROMIUM).exists() and os.environ.get("BRRR_REQUIRE_BROWSER"):
+    raise RuntimeError(f"no Chromium at {CHROMIUM}: install Debian's chromium or set BRRR_CHROMIUM")
 
 pytestmark = [
     pytest.mark.browser,

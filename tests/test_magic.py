@@ -96,11 +96,11 @@ def test_error_is_reraised_with_partial_report(ip) -> None:
     frames = []
     tb = info.value.__traceback__
     while tb is not None:
-        frames.append(tb.tb_frame.f_code.co_filename)
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
         tb = tb.tb_next
-    assert (
-        frames[-1].startswith("<ipython-input") or "ipykernel" in frames[-1] or "/tmp" in frames[-1]
-    )
+    filename, line = frames[-1]
+    assert filename.startswith("<ipython-input") or "ipykernel" in filename or "/tmp" in filename
+    assert line == 3  # the raise, the cell's third line
     assert torch.equal(ip.user_ns["w"], torch.full((8, 8), 8.0))
     report = ip.user_ns["_brrr"]
     assert "aten::mm" in set(report.ops["name"])

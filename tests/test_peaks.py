@@ -32,7 +32,8 @@ def cache(tmp_path, monkeypatch):
 @pytest.fixture
 def no_cuda(monkeypatch):
     """Behave as on a machine without CUDA, also when the tests run on a GPU machine."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
 
 
@@ -261,7 +262,8 @@ def test_flops_for_fallbacks():
 
 
 def test_flops_for_accepts_torch_dtypes_and_names():
-    torch = pytest.importorskip("torch")
+    import torch
+
     h100 = pk.lookup("NVIDIA H100 PCIe")
     assert h100.flops_for(torch.bfloat16) == h100.flops["bf16"]
     assert h100.flops_for("torch.float16") == h100.flops["fp16"]
@@ -410,7 +412,8 @@ def test_peaks_for_cpu():
 
 
 def test_tf32_switch_restores_every_setting():
-    torch = pytest.importorskip("torch")
+    import torch
+
     matmul = torch.backends.cuda.matmul
     before = torch.get_float32_matmul_precision()
     new_before = getattr(matmul, "fp32_precision", None)
