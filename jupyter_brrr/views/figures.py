@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import format as fmt
-from .html import COLOURS, LABELS, key_figures
+from .html import AB_COLUMNS, COLOURS, LABELS, ab_rows, key_figures
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -96,10 +96,11 @@ def document(report: Report) -> Any:
     tabs = [
         TabPanel(child=column(*overview), title="Overview"),
         TabPanel(child=ops_figure(report), title="Operators"),
-        TabPanel(
-            child=roofline_figure(report),
-            title="Roofline" if report.summary.get("gpu") else "Top CPU ops",
-        ),
+    ]
+    if report.summary.get("gpu"):
+        # Without GPU work the roofline figure falls back to the top CPU ops: the Operators tab.
+        tabs.append(TabPanel(child=roofline_figure(report), title="Roofline"))
+    tabs += [
         TabPanel(child=timeline_figure(report), title="Timeline"),
         TabPanel(child=whatif_figure(report), title="What-if"),
     ]
@@ -939,49 +940,15 @@ def _header_html(report: Report) -> str:
 def _ab_table(ab: dict) -> Any:
     from bokeh.models import ColumnDataSource, DataTable, StringFormatter, TableColumn
 
-    variants = ab.get("variants") or []
-
-    def speed(v: dict) -> str:
-        s, lo, hi = _num(v.get("speedup")), _num(v.get("speedup_low")), _num(v.get("speedup_high"))
-        if math.isnan(s):
-            return "-"
-        return (
-            f"{s:.2f}x ({lo:.2f}–{hi:.2f})"
-            if not (math.isnan(lo) or math.isnan(hi))
-            else f"{s:.2f}x"
-        )
-
-    def correct(v: dict) -> str:
-        c = v.get("correct")
-        return "same outputs" if c is True else ("OUTPUTS DIFFER" if c is False else "-")
-
-    data = {
-        "name": [str(v.get("name", "")) for v in variants],
-        "median": [fmt.seconds(_num(v.get("median_s"))) for v in variants],
-        "iqr": [fmt.seconds(_num(v.get("iqr_s"))) for v in variants],
-        "speedup": [speed(v) for v in variants],
-        "verdict": [str(v.get("verdict") or "-") for v in variants],
-        "correct": [correct(v) for v in variants],
-        "error": [_short(" ".join(str(v.get("error") or "").split()), 200) for v in variants],
-    }
+    rows = ab_rows(ab)
+    data = {key: [row[key] for row in rows] for key, _title in AB_COLUMNS}
     text = StringFormatter()
-    columns = [
-        TableColumn(field=f, title=t, formatter=text)
-        for f, t in (
-            ("name", "variant"),
-            ("median", "median"),
-            ("iqr", "IQR"),
-            ("speedup", "speed-up (range)"),
-            ("verdict", "verdict"),
-            ("correct", "correctness"),
-            ("error", "error"),
-        )
-    ]
+    columns = [TableColumn(field=key, title=title, formatter=text) for key, title in AB_COLUMNS]
     return DataTable(
         source=ColumnDataSource(data),
         columns=columns,
         width=WIDTH,
-        height=40 + 28 * len(variants),
+        height=40 + 28 * len(rows),
         index_position=None,
     )
 

@@ -247,14 +247,23 @@ def _ops_table(report: Report, top: int = 15) -> str:
     return _section(_e(title)) + _table(head, body, right={2, 3, 4, 5, 6, 7})
 
 
-def _ab_table(ab: dict) -> str:
-    variants = ab.get("variants") or []
-    if not variants:
-        return ""
-    body: list[list[str] | str] = []
-    for v in variants:
-        median = _number(v.get("median_s"))
-        iqr = _number(v.get("iqr_s"))
+AB_COLUMNS = (
+    ("variant", "variant"),
+    ("median", "median"),
+    ("iqr", "IQR"),
+    ("speedup", "speed-up (range)"),
+    ("verdict", "verdict"),
+    ("correctness", "correctness"),
+    ("compile", "compile time"),
+    ("error", "error"),
+)
+
+
+def ab_rows(ab: dict) -> list[dict[str, str]]:
+    """The A/B table as plain text, one dict per variant keyed as ``AB_COLUMNS`` (escape before
+    use): the static HTML and the bokeh export show the same rows."""
+    rows = []
+    for v in ab.get("variants") or []:
         speedup = _number(v.get("speedup"))
         low, high = _number(v.get("speedup_low")), _number(v.get("speedup_high"))
         if speedup is None:
@@ -263,45 +272,49 @@ def _ab_table(ab: dict) -> str:
             speed = f"{speedup:.2f}x ({low:.2f}–{high:.2f})"
         else:
             speed = f"{speedup:.2f}x"
-        verdict = str(v.get("verdict") or "-")
-        colour = {"faster": "#2e7d32", "slower": "#c62828", "failed": "#c62828"}.get(verdict)
-        verdict_html = f'<b style="color:{colour}">{_e(verdict)}</b>' if colour else _e(verdict)
-        correct = v.get("correct")
         err = _number(v.get("max_abs_err"))
-        if correct is True:
+        if v.get("correct") is True:
             correctness = "same outputs" + (f" (max abs err {err:.2g})" if err else "")
-        elif correct is False:
-            correctness = '<b style="color:#c62828">outputs differ</b>' + (
-                f" (max abs err {_e(f'{err:.2g}')})" if err is not None else ""
+        elif v.get("correct") is False:
+            correctness = "outputs differ" + (
+                f" (max abs err {err:.2g})" if err is not None else ""
             )
         else:
             correctness = "-"
-        compile_s = _number(v.get("compile_s"))
-        row = [
-            _e(v.get("name", "")),
-            fmt.seconds(median) if median is not None else "-",
-            fmt.seconds(iqr) if iqr is not None else "-",
-            speed,
-            verdict_html,
-            correctness,
-            fmt.seconds(compile_s) if compile_s is not None else "-",
-        ]
-        body.append(row)
-        if v.get("error"):
-            error = " ".join(str(v["error"]).split())
-            error = error if len(error) <= 300 else error[:299] + "…"
+        error = " ".join(str(v.get("error") or "").split())
+        rows.append(
+            {
+                "variant": str(v.get("name", "")),
+                "median": fmt.seconds(_number(v.get("median_s"))),
+                "iqr": fmt.seconds(_number(v.get("iqr_s"))),
+                "speedup": speed,
+                "verdict": str(v.get("verdict") or "-"),
+                "correctness": correctness,
+                "compile": fmt.seconds(_number(v.get("compile_s"))),
+                "error": error if len(error) <= 300 else error[:299] + "…",
+            }
+        )
+    return rows
+
+
+def _ab_table(ab: dict) -> str:
+    rows = ab_rows(ab)
+    if not rows:
+        return ""
+    body: list[list[str] | str] = []
+    for row in rows:
+        colour = {"faster": "#2e7d32", "slower": "#c62828", "failed": "#c62828"}.get(row["verdict"])
+        cells = {key: _e(value) for key, value in row.items()}
+        if colour:
+            cells["verdict"] = f'<b style="color:{colour}">{cells["verdict"]}</b>'
+        if row["correctness"].startswith("outputs differ"):
+            cells["correctness"] = f'<b style="color:#c62828">{cells["correctness"]}</b>'
+        body.append([cells[key] for key, _title in AB_COLUMNS[:-1]])
+        if row["error"]:
             body.append(
-                f'<span style="color:#c62828;font-size:11px">{_e(v.get("name", ""))}: {_e(error)}</span>'
+                f'<span style="color:#c62828;font-size:11px">{cells["variant"]}: {cells["error"]}</span>'
             )
-    head = [
-        "variant",
-        "median",
-        "IQR",
-        "speed-up (range)",
-        "verdict",
-        "correctness",
-        "compile time",
-    ]
+    head = [title for _key, title in AB_COLUMNS[:-1]]
     notes = "".join(f"<li>{_e(n)}</li>" for n in ab.get("notes") or [])
     notes_html = (
         f'<ul style="margin:2px 0;padding-left:20px;font-size:11px;{_MUTED}">{notes}</ul>'

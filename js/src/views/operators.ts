@@ -363,7 +363,7 @@ export async function renderOperators(
       plot,
       groups,
       totalTime,
-      cpuOnly ? 'CPU time (ms)' : 'Self GPU time (ms)',
+      cpuOnly ? 'Self CPU time (ms)' : 'Self GPU time (ms)',
       ctx.theme()
     );
     ctx.track(chart);
