@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from . import format as fmt
-from .html import AB_COLUMNS, COLOURS, LABELS, ab_rows, key_figures
+from .html import AB_COLUMNS, COLOURS, LABELS, ab_rows
+from .html import header as header_html
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -87,7 +88,7 @@ def document(report: Report) -> Any:
     from bokeh.layouts import column
     from bokeh.models import Div, TabPanel, Tabs
 
-    header = Div(text=_header_html(report), width=WIDTH)
+    header = Div(text=header_html(report), width=WIDTH)
     if report.empty:
         return column(header)
     overview = [split_figure(report)]
@@ -122,25 +123,18 @@ def _plot(**kwargs: Any) -> Any:
     return fig
 
 
-def _short(text: Any, limit: int) -> str:
-    text = "" if text is None else str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _label(name: Any, shapes: Any, limit: int = 60) -> str:
     name = str(name).removeprefix("aten::")
     shapes = (
         "" if shapes is None or (isinstance(shapes, float) and math.isnan(shapes)) else str(shapes)
     )
-    return _short(f"{name} {shapes}".strip() if shapes and shapes != "[]" else name, limit)
+    return fmt.short(f"{name} {shapes}".strip() if shapes and shapes != "[]" else name, limit)
 
 
 def _num(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number
+    """A report value as a float, NaN where missing (for bokeh columns)."""
+    number = fmt.number(value)
+    return math.nan if number is None else number
 
 
 def _roof_text(value: Any) -> str:
@@ -269,8 +263,8 @@ def _ops_source_data(report: Report, rows: pd.DataFrame) -> dict:
     )
     seconds = rows[key].to_numpy(float)
     return {
-        "name": [_short(n, _NAME_LIMIT) for n in rows["name"].astype(str)],
-        "shapes": [_short(s, _NAME_LIMIT) for s in rows["shapes"].fillna("").astype(str)],
+        "name": [fmt.short(n, _NAME_LIMIT) for n in rows["name"].astype(str)],
+        "shapes": [fmt.short(s, _NAME_LIMIT) for s in rows["shapes"].fillna("").astype(str)],
         "dtype": rows["dtype"].fillna("").astype(str).tolist()
         if "dtype" in rows
         else [""] * len(rows),
@@ -598,12 +592,10 @@ def _decade_ticks(axis: Any, low: float, high: float) -> None:
     """Ticks at powers of ten labelled with SI prefixes (1k, 10T), with no formatter code."""
     from bokeh.models import FixedTicker
 
-    from .pictures import _si
-
     exponents = range(math.floor(math.log10(low)) - 4, math.ceil(math.log10(high)) + 5)
     ticks = [10.0**e for e in exponents]
     axis.ticker = FixedTicker(ticks=ticks)
-    axis.major_label_overrides = {t: _si(t) for t in ticks}
+    axis.major_label_overrides = {t: fmt.si(t) for t in ticks}
 
 
 # --- timeline ----------------------------------------------------------------------------------
@@ -635,7 +627,7 @@ def timeline_figure(report: Report, limit: int = 50_000) -> Any:
                     "lane": lane,
                     "left": list(start),
                     "right": list(start + dur * 1e3),
-                    "name": [_short(n, _NAME_LIMIT) for n in k["name"].astype(str)],
+                    "name": [fmt.short(n, _NAME_LIMIT) for n in k["name"].astype(str)],
                     "op": k["op"].fillna("").astype(str).tolist() if "op" in k else [""] * len(k),
                     "start": [
                         fmt.seconds(v / 1e3) if v >= 0 else "-" + fmt.seconds(-v / 1e3)
@@ -662,7 +654,7 @@ def timeline_figure(report: Report, limit: int = 50_000) -> Any:
                     "lane": lane,
                     "left": list(start),
                     "right": list(start + dur * 1e3),
-                    "name": [_short(n, _NAME_LIMIT) for n in c["name"].astype(str)],
+                    "name": [fmt.short(n, _NAME_LIMIT) for n in c["name"].astype(str)],
                     "op": [""] * len(c),
                     "start": [
                         fmt.seconds(v / 1e3) if v >= 0 else "-" + fmt.seconds(-v / 1e3)
@@ -738,7 +730,7 @@ def _whatif_parts(report: Report) -> tuple[float, list[tuple[str, float]]]:
             label = (
                 LABELS.get(row.part, row.part)
                 if row.kind == "category"
-                else f"op: {_short(row.part, 70)}"
+                else f"op: {fmt.short(row.part, 70)}"
             )
             parts.append((label, float(row.time_s)))
         return span, parts
@@ -912,29 +904,6 @@ def whatif_figure(report: Report, factor: float = 2.0) -> Any:
 
 
 # --- header and A/B ----------------------------------------------------------------------------
-
-
-def _header_html(report: Report) -> str:
-    title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
-    rows = "".join(
-        f'<tr><td style="color:#666;padding-right:10px">{escape(label)}</td><td>{escape(value)}</td></tr>'
-        for label, value in key_figures(report)
-    )
-    advice = "".join(
-        f"<li><b>{escape(str(a.get('title', '')))}</b>: {escape(str(a.get('detail', '')))}</li>"
-        for a in report.recommendations[:3]
-    )
-    notes = "".join(f"<li>{escape(str(n))}</li>" for n in report.notes)
-    parts = [f"<h2 style='margin:4px 0'>{escape(title)}</h2>", f"<table>{rows}</table>"]
-    if report.empty:
-        parts.append(
-            "<p>The code ran no torch operations: there is nothing to show. Profile code that calls PyTorch (a model's forward, tensor maths) to get a report.</p>"
-        )
-    if advice:
-        parts.append(f"<p style='margin:8px 0 2px 0'><b>What to try first</b></p><ul>{advice}</ul>")
-    if notes:
-        parts.append(f"<ul style='color:#666;font-size:12px'>{notes}</ul>")
-    return "".join(parts)
 
 
 def _ab_table(ab: dict) -> Any:

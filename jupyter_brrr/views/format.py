@@ -1,8 +1,34 @@
-"""Number formatting shared by the text and HTML views."""
+"""Number and text formatting shared by all the views (text, static HTML, pictures, bokeh)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+
+def number(value: Any) -> float | None:
+    """A report value as a float; None where it is missing, not a number, or NaN."""
+    if value is None:
+        return None
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(result) else result
+
+
+def short(text: Any, limit: int) -> str:
+    """Text cut to ``limit`` characters with an ellipsis; None as ""."""
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def si(value: float, _pos: Any = None) -> str:
+    """An axis tick with an SI prefix: 1e12 -> "1T" (a matplotlib formatter's signature)."""
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g}{prefix}"
+    return f"{value:g}"
 
 
 def seconds(value: float | None) -> str:

@@ -50,16 +50,6 @@ def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if number != number else number
-
-
 def _img(png: bytes | None, alt: str, width: int = 640) -> str:
     if not png:
         return ""
@@ -131,15 +121,15 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         gaps = s.get("idle_gap_count")
         idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
         rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
-        achieved = _number(s.get("achieved_flops_per_s"))
+        achieved = fmt.number(s.get("achieved_flops_per_s"))
         dtype = _main_dtype(report)
         peak_flops = (peaks or {}).get("flops", {}).get(dtype) if dtype else None
         value = f"{fmt.rate(achieved, 'FLOP/s')} while busy"
         if achieved and peak_flops:
             value += f" ({fmt.percent(achieved, peak_flops)} of the {dtype} peak, {fmt.rate(peak_flops, 'FLOP/s')})"
         rows.append(("compute", value))
-        bandwidth = _number(s.get("achieved_bytes_per_s"))
-        peak_bw = _number((peaks or {}).get("bandwidth"))
+        bandwidth = fmt.number(s.get("achieved_bytes_per_s"))
+        peak_bw = fmt.number((peaks or {}).get("bandwidth"))
         value = f"{fmt.rate(bandwidth, 'B/s')} while busy"
         if bandwidth and peak_bw:
             value += f" ({fmt.percent(bandwidth, peak_bw)} of {fmt.rate(peak_bw, 'B/s')})"
@@ -159,9 +149,9 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
             ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
         )
         rows.append(("span", f"{fmt.seconds(span)} per run ({fmt.span_source(s)})"))
-    peak_memory = _number(s.get("peak_memory_bytes"))
+    peak_memory = fmt.number(s.get("peak_memory_bytes"))
     if peak_memory is not None:
-        capacity = _number(s.get("memory_capacity_bytes"))
+        capacity = fmt.number(s.get("memory_capacity_bytes"))
         value = fmt.size(peak_memory)
         if capacity:
             value += f" of {fmt.size(capacity)} ({fmt.percent(peak_memory, capacity)})"
@@ -187,7 +177,7 @@ def _recommendations(report: Report, top: int = 3) -> str:
     for advice in report.recommendations[:top]:
         bottleneck = str(advice.get("bottleneck", "other"))
         colour = COLOURS.get("idle" if bottleneck == "overhead" else bottleneck, COLOURS["other"])
-        share = _number(advice.get("share"))
+        share = fmt.number(advice.get("share"))
         tag = f"{bottleneck} {100 * share:.0f}%" if share is not None else bottleneck
         items.append(
             f'<li><span style="background:{colour};color:white;padding:0 4px;border-radius:3px;font-size:11px">'
@@ -221,9 +211,9 @@ def _ops_table(report: Report, top: int = 15) -> str:
         head += ["FLOP/s", "bytes/s", "% of roof", "bound"]
     body: list[list[str] | str] = []
     for r in rows.itertuples():
-        seconds = _number(getattr(r, key)) or 0.0
+        seconds = fmt.number(getattr(r, key)) or 0.0
         shapes = str(r.shapes)
-        shapes = shapes if len(shapes) <= 80 else shapes[:79] + "…"
+        shapes = fmt.short(shapes, 80)
         row = [
             f"<code>{_e(r.name)}</code>",
             f'<span style="font-size:11px">{_e(shapes)}</span>',
@@ -232,13 +222,13 @@ def _ops_table(report: Report, top: int = 15) -> str:
             fmt.percent(seconds, total),
         ]
         if gpu:
-            roof = _number(r.roof_fraction)
+            roof = fmt.number(r.roof_fraction)
             bound = str(r.bound)
             colour = COLOURS.get(bound)
             bound_html = f'<span style="color:{colour}">{_e(bound)}</span>' if colour else _e(bound)
             row += [
-                fmt.rate(_number(r.flops_per_s), "FLOP/s"),
-                fmt.rate(_number(r.bytes_per_s), "B/s"),
+                fmt.rate(fmt.number(r.flops_per_s), "FLOP/s"),
+                fmt.rate(fmt.number(r.bytes_per_s), "B/s"),
                 "-" if roof is None else f"{100 * roof:.0f}%",
                 bound_html,
             ]
@@ -264,15 +254,15 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
     use): the static HTML and the bokeh export show the same rows."""
     rows = []
     for v in ab.get("variants") or []:
-        speedup = _number(v.get("speedup"))
-        low, high = _number(v.get("speedup_low")), _number(v.get("speedup_high"))
+        speedup = fmt.number(v.get("speedup"))
+        low, high = fmt.number(v.get("speedup_low")), fmt.number(v.get("speedup_high"))
         if speedup is None:
             speed = "-"
         elif low is not None and high is not None and (low, high) != (speedup, speedup):
             speed = f"{speedup:.2f}x ({low:.2f}–{high:.2f})"
         else:
             speed = f"{speedup:.2f}x"
-        err = _number(v.get("max_abs_err"))
+        err = fmt.number(v.get("max_abs_err"))
         if v.get("correct") is True:
             correctness = "same outputs" + (f" (max abs err {err:.2g})" if err else "")
         elif v.get("correct") is False:
@@ -285,13 +275,13 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
         rows.append(
             {
                 "variant": str(v.get("name", "")),
-                "median": fmt.seconds(_number(v.get("median_s"))),
-                "iqr": fmt.seconds(_number(v.get("iqr_s"))),
+                "median": fmt.seconds(fmt.number(v.get("median_s"))),
+                "iqr": fmt.seconds(fmt.number(v.get("iqr_s"))),
                 "speedup": speed,
                 "verdict": str(v.get("verdict") or "-"),
                 "correctness": correctness,
-                "compile": fmt.seconds(_number(v.get("compile_s"))),
-                "error": error if len(error) <= 300 else error[:299] + "…",
+                "compile": fmt.seconds(fmt.number(v.get("compile_s"))),
+                "error": fmt.short(error, 300),
             }
         )
     return rows
@@ -333,13 +323,9 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     if pictures is None:
         pictures = _pictures(report)
     s = report.summary
-    title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
-    parts = [f'<div style="font-weight:bold;font-size:14px;margin-bottom:4px">{_e(title)}</div>']
+    parts = [_title(report)]
     if report.empty:
-        parts.append(
-            "<div>The code ran no torch operations: there is nothing to show. Profile code that calls PyTorch (a model's forward, tensor maths) to get a report.</div>"
-        )
-        parts.append(_notes(report))
+        parts += [f"<div>{_e(EMPTY)}</div>", _notes(report)]
         return _wrap(parts)
     parts.append(_key_figures(report))
     if s.get("gpu"):
@@ -356,6 +342,28 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     parts.append(_ops_table(report))
     parts.append(_notes(report))
     return _wrap(parts)
+
+
+def header(report: Report) -> str:
+    """The title, key figures, advice and notes, as HTML: the top of the bokeh export."""
+    parts = [_title(report)]
+    if report.empty:
+        parts.append(f"<div>{_e(EMPTY)}</div>")
+    else:
+        parts += [_key_figures(report), _recommendations(report)]
+    parts.append(_notes(report))
+    return "".join(parts)
+
+
+EMPTY = (
+    "The code ran no torch operations: there is nothing to show. Profile code that calls "
+    "PyTorch (a model's forward, tensor maths) to get a report."
+)
+
+
+def _title(report: Report) -> str:
+    title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
+    return f'<div style="font-weight:bold;font-size:14px;margin-bottom:4px">{_e(title)}</div>'
 
 
 def _wrap(parts: list[str]) -> str:

@@ -189,13 +189,6 @@ def _split_figure(report: Report) -> Any:
     return fig
 
 
-def _si(value: float, _pos: Any = None) -> str:
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if value >= scale:
-            return f"{value / scale:g}{prefix}"
-    return f"{value:g}"
-
-
 def _ceilings(peaks: dict | None) -> list[tuple[float, str]]:
     """Compute ceilings, highest first, with the dtypes that share each one named together."""
     if not peaks or not peaks.get("flops"):
@@ -411,8 +404,8 @@ def _roofline_figure(report: Report) -> Any:
     # No minor ticks: on log axes they are most of the drawing time.
     ax.xaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(_si))
-    ax.yaxis.set_major_formatter(FuncFormatter(_si))
+    ax.xaxis.set_major_formatter(FuncFormatter(fmt.si))
+    ax.yaxis.set_major_formatter(FuncFormatter(fmt.si))
     ax.tick_params(labelsize=_FONT, length=3)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=_FONT)
     ax.set_ylabel("achieved FLOP/s", fontsize=_FONT)
@@ -491,8 +484,7 @@ def _seconds_formatter() -> Any:
 
 
 def _short(text: str, limit: int) -> str:
-    text = text.replace("aten::", "") if text.startswith("aten::") else text
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return fmt.short(text.removeprefix("aten::"), limit)
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -59,7 +59,7 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
     total = report.summary["span_s"] if gpu else max(ops[key].sum(), 1e-12)
     lines = [header, "-" * len(header)]
     for r in rows.itertuples():
-        name = r.name if len(r.name) <= 44 else r.name[:41] + "..."
+        name = fmt.short(r.name, 44)
         lines.append(
             f"{name:<44} {r.calls:>6} {fmt.seconds(getattr(r, key)):>10} "
             f"{fmt.percent(getattr(r, key), total):>6} {fmt.rate(r.flops_per_s, 'FLOP/s'):>12} "
