@@ -83,7 +83,15 @@ def analyze(
     )
     ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
     ops["kernel_count"] = np.bincount(owner[owner >= 0], minlength=len(ops))
-    _roofline(ops, peaks, per_call=True)
+    # Of each op call, only the bound is used (by the kernels); the op table has its own figures.
+    bound = _roofline(
+        ops["flops"].to_numpy(float),
+        ops["bytes"].to_numpy(float),
+        ops["gpu_s"].to_numpy(float),
+        ops["dtype"].to_numpy(dtype=object),
+        peaks,
+    )["bound"]
+    ops["bound"] = pd.Series(bound, index=ops.index, dtype=object)
 
     kernels = _kernel_table(gpu, ops)
     if gpu_work:
@@ -166,8 +174,11 @@ _LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
 
 def _launch_count(trace: Trace) -> int:
     """Kernel and CUDA-graph launches: the host runtime calls that start GPU work."""
-    names = pd.Series(trace.runtime["name"].to_numpy(dtype=object), dtype=object)
-    return int(names.str.contains("|".join(_LAUNCH_CALLS)).sum())
+    # The pattern is tested once per distinct name: a trace repeats a few dozen calls.
+    codes, distinct = pd.factorize(trace.runtime["name"].to_numpy(dtype=object))
+    pattern = "|".join(_LAUNCH_CALLS)
+    launches = pd.Series(distinct, dtype=object).str.contains(pattern, na=False).to_numpy(bool)
+    return int(np.count_nonzero(launches[codes[codes >= 0]]))
 
 
 # --- costs and ownership -------------------------------------------------------------------------
@@ -179,10 +190,10 @@ def _op_costs(trace_ops: pd.DataFrame) -> pd.DataFrame:
     # An op whose subtree holds another modelled op leaves the cost to it.
     parent = ops["parent"].to_numpy()
     has_modelled_below = np.zeros(len(ops), dtype=bool)
-    cursor = np.where(modelled, parent, -1)
-    while (alive := cursor >= 0).any():
-        has_modelled_below[cursor[alive]] = True
-        cursor = np.where(alive, parent[np.maximum(cursor, 0)], -1)
+    above = parent[modelled]  # the ancestors of the modelled ops, one level at a time
+    while len(above := above[above >= 0]):
+        has_modelled_below[above] = True
+        above = parent[above]
     counted = modelled & ~has_modelled_below
     ops["counted"] = counted
     for column in ("flops", "bytes"):
@@ -217,52 +228,60 @@ def _total_gpu_time(gpu: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
     return total
 
 
-def _roofline(frame: pd.DataFrame, peaks: Peaks | None, *, per_call: bool) -> None:
-    """Add intensity, achieved rates, fraction of the roof and the bound label, in place."""
-    flops, nbytes = frame["flops"].to_numpy(float), frame["bytes"].to_numpy(float)
-    seconds = frame["gpu_s"].to_numpy(float)
-    calls = np.ones(len(frame)) if per_call else frame["calls"].to_numpy(float)
+def _roofline(
+    flops: np.ndarray,
+    nbytes: np.ndarray,
+    seconds: np.ndarray,
+    dtype: np.ndarray,
+    peaks: Peaks | None,
+    calls: np.ndarray | float = 1.0,
+) -> dict[str, np.ndarray]:
+    """Intensity, achieved rates, fraction of the roof and the bound label of each row (an op
+    call, or ``calls`` calls of one op)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        frame["intensity"] = np.where(nbytes > 0, flops / nbytes, np.nan)
-        frame["flops_per_s"] = np.where(seconds > 0, flops / seconds, np.nan)
-        frame["bytes_per_s"] = np.where(seconds > 0, nbytes / seconds, np.nan)
+        intensity = np.where(nbytes > 0, flops / nbytes, np.nan)
+        flops_per_s = np.where(seconds > 0, flops / seconds, np.nan)
+        bytes_per_s = np.where(seconds > 0, nbytes / seconds, np.nan)
     modelled = ~np.isnan(flops) & (seconds > 0)
-    bound = np.where(seconds > 0, "other", "cpu").astype(object)
-    roof = np.full(len(frame), np.nan)
+    bound = np.empty(len(flops), dtype=object)
+    bound.fill("cpu")  # one shared string: np.full would make a new one for each row
+    bound[seconds > 0] = "other"
+    roof = np.full(len(flops), np.nan)
     if peaks is not None and modelled.any():
-        dtype = frame["dtype"].fillna("").to_numpy()
         codes, distinct = pd.factorize(dtype)
-        peak = np.array([peaks.flops_for(d or None) for d in distinct] + [np.nan])[codes]
-        intensity = frame["intensity"].to_numpy()
+        # Code -1, a missing dtype, is looked up as no dtype, like "".
+        peak = np.array([peaks.flops_for(d or None) for d in [*distinct, None]])[codes]
         attainable = np.minimum(peak, np.nan_to_num(intensity, nan=np.inf) * peaks.bandwidth)
         with np.errstate(divide="ignore", invalid="ignore"):
-            roof = np.where(modelled, frame["flops_per_s"].to_numpy() / attainable, np.nan)
+            roof = np.where(modelled, flops_per_s / attainable, np.nan)
             # Ops that move bytes but do no arithmetic (copies) are judged by bandwidth.
             no_flops = modelled & (flops == 0)
-            roof[no_flops] = frame["bytes_per_s"].to_numpy()[no_flops] / peaks.bandwidth
+            roof[no_flops] = bytes_per_s[no_flops] / peaks.bandwidth
             ideal = np.maximum(flops / peak, nbytes / peaks.bandwidth) / calls
         compute = intensity >= peak / peaks.bandwidth
         bound[modelled] = np.where(compute[modelled], "compute", "memory")
         bound[modelled & (ideal < LAUNCH_FLOOR_S)] = "overhead"
-    frame["roof_fraction"] = roof
-    frame["bound"] = pd.Series(bound, index=frame.index, dtype=object)
+    return {
+        "intensity": intensity,
+        "flops_per_s": flops_per_s,
+        "bytes_per_s": bytes_per_s,
+        "roof_fraction": roof,
+        "bound": bound,
+    }
 
 
 def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     owner = gpu["owner"].to_numpy()
-    known = owner >= 0
 
     def of_owner(column: str, missing: object) -> np.ndarray:
         """The owner op's value for each GPU event; ``missing`` where no op launched it (a
         CUDA graph replay launches kernels with no op around them)."""
-        values = np.full(len(owner), missing, dtype=object)
-        values[known] = ops[column].to_numpy()[owner[known]]
-        return values
+        return np.append(ops[column].to_numpy(), missing)[owner]  # owner -1: the last
 
     category = of_owner("category", "")
     bound = of_owner("bound", "other")
-    counted = of_owner("counted", False).astype(bool)
-    category = np.where(counted, category, "unmodelled").astype(object)
+    counted = of_owner("counted", False)
+    category[~counted] = "unmodelled"
     bound[~counted] = "other"
     names = gpu["name"].to_numpy(dtype=object)
     # Pattern tests on the distinct names only: a trace repeats a few hundred kernel names.
@@ -281,24 +300,24 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
         share = dur / of_owner("gpu_s", np.nan).astype(float)
     flops = np.where(counted, of_owner("flops", np.nan).astype(float) * share, np.nan)
     nbytes = np.where(counted, of_owner("bytes", np.nan).astype(float) * share, np.nan)
-    kernels = frame(
-        {
-            "name": names,
-            "op": of_owner("name", ""),
-            "category": category,
-            "stream": gpu["stream"].to_numpy(),
-            "device": gpu["device"].to_numpy(),
-            "kind": gpu["kind"].to_numpy(),
-            "start_s": gpu["start_s"].to_numpy(),
-            "dur_s": dur,
-            "count": 1,
-            "flops": flops,
-            "bytes": nbytes,
-            "bound": bound,
-            "op_row": owner,
-        }
-    )
-    return kernels.sort_values("start_s", kind="stable").reset_index(drop=True)
+    start = gpu["start_s"].to_numpy()
+    columns = {
+        "name": names,
+        "op": of_owner("name", ""),
+        "category": category,
+        "stream": gpu["stream"].to_numpy(),
+        "device": gpu["device"].to_numpy(),
+        "kind": gpu["kind"].to_numpy(),
+        "start_s": start,
+        "dur_s": dur,
+        "count": 1,
+        "flops": flops,
+        "bytes": nbytes,
+        "bound": bound,
+        "op_row": owner,
+    }
+    order = np.argsort(start, kind="stable")  # time order, as sort_values would, for less
+    return frame({name: v[order] if np.ndim(v) else v for name, v in columns.items()})
 
 
 # --- the split -------------------------------------------------------------------------------------
@@ -346,45 +365,66 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
     def first_of(column: str) -> np.ndarray:
         return ops[column].to_numpy(dtype=object)[first]
 
+    def first_text(column: str) -> np.ndarray:
+        """First values, "" where missing: filled on the groups only, not on every op."""
+        values = first_of(column)
+        values[pd.isna(values)] = ""
+        return values
+
     def total(column: str) -> np.ndarray:
         return np.bincount(codes, weights=ops[column].to_numpy(float), minlength=groups)
 
-    table = frame(
-        {
-            "name": first_of("name"),
-            "shapes": first_of("shapes"),
-            "dtypes": first_of("dtypes"),
-            "category": ops["category"].fillna("").to_numpy(dtype=object)[first],
-            "module": first_of("module"),
-            "calls": np.bincount(codes, minlength=groups),
-            "gpu_s": total("gpu_s"),
-            "total_gpu_s": total("total_gpu_s"),
-            "cpu_time_s": total("dur_s"),
-            "self_cpu_time_s": total("self_cpu_s"),
-            "kernels": np.bincount(codes, weights=ops["kernel_count"], minlength=groups),
-            "flops": group_sums(codes, ops["flops"], groups),
-            "bytes": group_sums(codes, ops["bytes"], groups),
-            "dtype": ops["dtype"].fillna("").to_numpy(dtype=object)[first],
-        }
+    kernels = np.bincount(codes, weights=ops["kernel_count"], minlength=groups)
+    table = {
+        "name": first_of("name"),
+        "shapes": first_of("shapes"),
+        "dtypes": first_of("dtypes"),
+        "category": first_text("category"),
+        "module": first_of("module"),
+        "calls": np.bincount(codes, minlength=groups),
+        "gpu_time_s": total("gpu_s"),
+        "total_gpu_time_s": total("total_gpu_s"),
+        "cpu_time_s": total("dur_s"),
+        "self_cpu_time_s": total("self_cpu_s"),
+        "kernels": kernels.astype(np.int64),
+        "flops": group_sums(codes, ops["flops"], groups),
+        "bytes": group_sums(codes, ops["bytes"], groups),
+        "dtype": first_text("dtype"),
+    }
+    table |= _roofline(
+        table["flops"],
+        table["bytes"],
+        table["gpu_time_s"],
+        table["dtype"],
+        peaks,
+        calls=table["calls"].astype(float),
     )
-    table["kernels"] = table["kernels"].astype(np.int64)
-    _roofline(table, peaks, per_call=False)
-    table = table.rename(columns={"gpu_s": "gpu_time_s", "total_gpu_s": "total_gpu_time_s"})
+    # Built once, with the columns in the schema's order.
+    ops_table = frame({name: table[name] for name in OPS_COLUMNS})
     order = ["gpu_time_s", "total_gpu_time_s", "cpu_time_s"]
-    table = table.sort_values(order, ascending=False, kind="stable").reset_index(drop=True)
-    return table[list(OPS_COLUMNS)]
+    return ops_table.sort_values(order, ascending=False, kind="stable", ignore_index=True)
 
 
 def _cpu_lane(trace_ops: pd.DataFrame, origin: float) -> pd.DataFrame:
-    top = trace_ops[trace_ops["parent"] < 0]
+    # The four columns taken at the top-level rows, rather than the whole frame filtered.
+    top = np.flatnonzero(trace_ops["parent"].to_numpy() < 0)
     return frame(
         {
-            "name": top["name"].to_numpy(dtype=object),
-            "tid": top["tid"].to_numpy().astype(str).astype(object),
-            "start_s": top["start_s"].to_numpy() - origin,
-            "dur_s": top["dur_s"].to_numpy(),
+            "name": trace_ops["name"].to_numpy(dtype=object)[top],
+            "tid": _as_text(trace_ops["tid"].to_numpy()[top]),
+            "start_s": trace_ops["start_s"].to_numpy()[top] - origin,
+            "dur_s": trace_ops["dur_s"].to_numpy()[top],
         }
     )
+
+
+def _as_text(values: np.ndarray) -> np.ndarray:
+    """Values as Python strings, as ``astype(str)`` writes them. Integers (thread ids: a few,
+    over thousands of ops) are converted once per distinct value."""
+    if values.dtype.kind in "iu":
+        distinct, codes = np.unique(values, return_inverse=True)
+        return distinct.astype(str).astype(object)[codes]
+    return values.astype(str).astype(object)
 
 
 # --- device facts from the trace ------------------------------------------------------------------

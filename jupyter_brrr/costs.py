@@ -1396,14 +1396,15 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
         ops[c].to_numpy(dtype=object) if c in ops else np.full(n, None, dtype=object)
         for c in _KEY_COLUMNS[1:]
     ]
-    has_shapes = ops["dims"].notna().to_numpy() if "dims" in ops else np.zeros(n, dtype=bool)
-    modelled = pd.Series(ops["name"].unique(), dtype=object)
-    modelled = modelled[modelled.map(has_model).astype(bool)]
-    candidates = np.flatnonzero(ops["name"].isin(modelled).to_numpy() & has_shapes)
+    # Costed: the ops whose name has a model (looked up once per name) and that have shapes.
+    name_codes, distinct = pd.factorize(names)
+    with_model = np.array([has_model(name) for name in distinct] + [False], dtype=bool)
+    candidates = np.flatnonzero(with_model[name_codes])
+    candidates = candidates[pd.notna(columns[0][candidates])]
     # Arguments are keyed by identity: the trace reader decodes each distinct value once, so
     # equal arguments are the same object (elsewhere equal ones are merely costed twice).
     key_codes, first = group_codes(
-        names[candidates],
+        name_codes[candidates],
         *(
             np.fromiter(map(id, column[candidates]), np.int64, len(candidates))
             for column in columns
@@ -1423,7 +1424,7 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
     bytes_by_code = np.array([*traffic, np.nan], dtype=float)
     category_by_code = np.array([*category, ""], dtype=object)
     dtype_by_code = np.array([*dtype, ""], dtype=object)
-    out = ops.copy()
+    out = ops.copy(deep=False)  # copy-on-write: the new columns leave ``ops`` as it was
     out["flops"] = flops_by_code[codes]
     out["bytes"] = bytes_by_code[codes]
     out["category"] = pd.Series(category_by_code[codes], index=ops.index, dtype=object)

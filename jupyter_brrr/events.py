@@ -5,21 +5,28 @@ runtime calls, annotations. Each kernel is linked to the op that launched it (th
 External id, or the runtime call's correlation id), and each op to its parent op and its
 ``nn.Module`` scope. The same code serves a live profile (its exported trace) and a file.
 
-Big traces are the norm, so the hot path is vectorised: the file is inflated by ISA-L and decoded
-straight into typed structs by msgspec in chunks of events (a Kineto file is streamed, never held
-whole); each chunk is sorted into kinds and turned into numpy arrays by C-level iteration; the
-tables are built from those arrays once, and the hierarchy is computed with numpy pointer
-jumping rather than a per-event loop.
+Big traces are the norm, so the hot path makes no Python object per event: the file is inflated
+by ISA-L and cut into chunks of whole events (a Kineto file is streamed,
+never held whole); the compiled reader (``_scan.c``) reads each chunk into columns, several
+chunks at once in threads, and only the distinct names, ids and shapes become Python objects.
+Where that reader is not built, or declines a chunk it does not know, msgspec decodes the chunk
+into typed structs, read into arrays by C-level iteration; both give the same tables. The tables
+are built from those arrays once, and the hierarchy is computed with numpy pointer jumping rather
+than a per-event loop.
 
 All times are seconds from the first event of the trace.
 """
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
+import os
 import re
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -33,6 +40,11 @@ import pandas as pd
 from isal import igzip, isal_zlib
 
 from .tables import frame, group_codes
+
+try:  # the compiled columnar reader; without it (no C compiler at install) msgspec reads all
+    from . import _scan
+except ImportError:  # pragma: no cover - the CI build always has it
+    _scan = None
 
 __all__ = ["Trace", "TraceError", "parse_trace", "read_trace"]
 
@@ -90,7 +102,7 @@ _FILE_DECODER = msgspec.json.Decoder(_File)
 _EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
 _EVENT_SEPARATOR = b"\n  },\n  {"
 _EVENTS_END = re.compile(rb"\n  \}\s*\]")
-_BLOCK_BYTES = 4 << 20
+_BLOCK_BYTES = 1 << 20
 
 # Event categories, normalised: old traces use capitalised names.
 _CATEGORY_ALIASES = {
@@ -146,12 +158,47 @@ class _Columns:
         }
         self.memory: list[tuple[float, Any, float]] = []
         self._codes = _Codes()
+        self._pending: deque[tuple[bytearray, Future | None]] = deque()
+        self._scanned: list[tuple] = []
         # Over every timed complete event, kept or not: a trace of a cell that ran no torch op
         # still has its profiler's own events, and is empty rather than broken.
         self.timed = 0
         self.first_ts = math.inf
 
     def add(self, events: list[_Event]) -> None:
+        """Events decoded by msgspec, after the chunks still being read (file order)."""
+        self.finish()
+        self._add_structs(events)
+
+    def add_array(self, chunk: bytearray) -> None:
+        """The events of the JSON array ``chunk`` (a copy the caller no longer touches).
+
+        The compiled reader reads it in a worker thread, without the GIL, while the caller
+        inflates and cuts the next chunks; a chunk it declines is decoded by msgspec (which
+        then also words any error). At most a few chunks wait at once, so a big file is never
+        held whole.
+        """
+        future = _reader_pool().submit(_scan.scan, chunk, 0, len(chunk)) if _scan else None
+        self._pending.append((chunk, future))
+        while len(self._pending) > _PENDING_CHUNKS:
+            self._take_oldest()
+
+    def finish(self) -> None:
+        """Wait for the chunks being read and sort their events into kinds."""
+        while self._pending:
+            self._take_oldest()
+        self._sort_scanned()
+
+    def _take_oldest(self) -> None:
+        chunk, future = self._pending.popleft()
+        scanned = future.result() if future else None
+        if scanned is None:
+            self._sort_scanned()  # keep the file's order
+            self._add_structs(_EVENTS_DECODER.decode(chunk))
+        else:
+            self._scanned.append(scanned)
+
+    def _add_structs(self, events: list[_Event]) -> None:
         n = len(events)
         codes = np.fromiter(
             map(self._codes.__getitem__, map(_PHASE_AND_CATEGORY, events)), np.int64, n
@@ -169,6 +216,64 @@ class _Columns:
         for e in rows[codes == _INSTANT].tolist():
             if e.args is not None and e.args.total_allocated is not None:
                 self.memory.append((e.ts, e.args.device_id, e.args.total_allocated))
+
+    def _sort_scanned(self) -> None:
+        """The compiled reader's chunks read so far, sorted into kinds as ``_add_structs`` does
+        for structs, all chunks at once.
+
+        A coded field holds, per event, the index of its raw JSON text among the chunk's
+        distinct ones; the chunks' texts are merged into one numbering, each distinct text is
+        decoded once, and the field's default for a missing field goes last, where -1 points.
+        """
+        if not self._scanned:
+            return
+        chunks, self._scanned = self._scanned, []
+        codes, numbers, texts = _merge_scanned(chunks)
+        code = dict(zip(_SCANNED_CODED, codes, strict=True))
+        number = dict(zip(_SCANNED_NUMBERS, numbers, strict=True))
+        values = {
+            name: _distinct_values(name, distinct)
+            for name, distinct in zip(_SCANNED_CODED, texts, strict=True)
+        }
+        phases, categories = values["ph"], values["cat"]
+        kind_of_pair = np.array([[self._codes[(p, c)] for c in categories] for p in phases])
+        kinds = kind_of_pair[code["ph"], code["cat"]]
+        normalised = np.array([self._codes.categories.get(c, c) for c in categories], object)
+        for kind_code, kind in enumerate(_FIELDS):
+            rows = np.flatnonzero(kinds == kind_code)
+            if not len(rows):
+                continue
+            parts = self.parts[kind]
+            for name in _FIELDS[kind]:
+                if name in _FLOAT_FIELDS:
+                    parts[name].append(number[name][rows])
+                    continue
+                codes_here = code[name][rows]
+                if name == "cat":
+                    parts[name].append(normalised[codes_here])
+                elif name in _ID_FIELDS:
+                    # Converted as _ids converts each event's value, once per distinct value.
+                    used = np.unique(codes_here)
+                    ids = _ids(values[name][used].tolist(), None)
+                    lookup = np.empty(len(values[name]), ids.dtype)
+                    lookup[used] = ids
+                    parts[name].append(lookup[codes_here])
+                else:
+                    parts[name].append(values[name][codes_here])
+        other = kinds == _OTHER_COMPLETE
+        if other.any():
+            ts = number["ts"][other]
+            self.timed += int(np.isfinite(ts).sum())
+            self.first_ts = float(np.nanmin(ts, initial=self.first_ts))
+        instants = np.flatnonzero(kinds == _INSTANT)
+        totals = values["total_allocated"][code["total_allocated"][instants]]
+        sampled = instants[np.not_equal(totals, None)]
+        self.memory += zip(
+            number["ts"][sampled].tolist(),
+            values["device_id"][code["device_id"][sampled]].tolist(),
+            values["total_allocated"][code["total_allocated"][sampled]].tolist(),
+            strict=True,
+        )
 
     def _add_kind(self, kind: str, events: list[_Event]) -> None:
         if None in map(_ARGS, events):
@@ -192,6 +297,7 @@ class _Columns:
 
     def arrays(self, kind: str) -> dict[str, np.ndarray]:
         """The fields of one kind of event, each as one array over all chunks."""
+        self.finish()
         return {
             name: np.concatenate(chunks) if chunks else np.empty(0, _empty_dtype(name))
             for name, chunks in self.parts[kind].items()
@@ -233,6 +339,56 @@ _PATHS = {
 }
 
 
+# Chunks read at once by the compiled reader's threads, waiting or being read.
+_PENDING_CHUNKS = min(8, os.cpu_count() or 1)
+
+
+@functools.cache
+def _reader_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_PENDING_CHUNKS, thread_name_prefix="jupyter_brrr-reader")
+
+
+def _merge_scanned(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:
+    """The columns of the compiled reader's chunks joined, with one numbering of the distinct
+    texts of each coded field."""
+    codes = [np.frombuffer(c[1], np.int32).reshape(len(_SCANNED_CODED), c[0]) for c in chunks]
+    numbers = [np.frombuffer(c[2], np.float64).reshape(len(_SCANNED_NUMBERS), c[0]) for c in chunks]
+    if len(chunks) == 1:
+        return codes[0], numbers[0], list(chunks[0][3])
+    texts, joined = [], []
+    for index in range(len(_SCANNED_CODED)):
+        merged: dict[bytes, int] = {}
+        renumbered = []
+        for chunk, chunk_codes in zip(chunks, codes, strict=True):
+            # The chunk's codes in the merged numbering; -1 (missing) stays -1.
+            renumber = [merged.setdefault(text, len(merged)) for text in chunk[3][index]]
+            renumbered.append(np.array([*renumber, -1], np.int32)[chunk_codes[index]])
+        texts.append(list(merged))
+        joined.append(np.concatenate(renumbered))
+    return np.stack(joined), np.concatenate(numbers, axis=1), texts
+
+
+# The compiled reader's fields, in the order of its columns (see _scan.c).
+_SCANNED_CODED = (
+    *("ph", "cat", "name", "pid", "tid", "stream", "device", "bytes", "dims", "types"),
+    *("concrete", "total_allocated", "device_id"),
+)
+_SCANNED_NUMBERS = ("ts", "dur", "external_id", "correlation")
+
+
+def _distinct_values(name: str, texts: list[bytes]) -> np.ndarray:
+    """The decoded distinct values of a coded field, and last its value where missing."""
+    if name in _RAW_FIELDS:
+        decoded: list = texts
+    else:
+        decoded = msgspec.json.decode(b"[" + b",".join(texts) + b"]")
+    missing = "" if name in ("ph", "cat", "name") else b"" if name in _RAW_FIELDS else None
+    values = np.empty(len(decoded) + 1, dtype=object)
+    values[:-1] = decoded
+    values[-1] = missing
+    return values
+
+
 def _floats(events: list[_Event], path: str) -> np.ndarray:
     """A field as float64, with NaN for missing values (and for the odd string a tool wrote)."""
     try:
@@ -242,19 +398,22 @@ def _floats(events: list[_Event], path: str) -> np.ndarray:
         return pd.to_numeric(values, errors="coerce").to_numpy(float)
 
 
-def _ids(events: list[_Event], path: str) -> np.ndarray:
-    """An integer id field as int64; as objects where a tool wrote strings or left some out."""
+def _ids(events: list, path: str | None) -> np.ndarray:
+    """An integer id field as int64; as objects where a tool wrote strings or left some out.
+    ``path`` is where the field lives in each event, or None when ``events`` are the values."""
+    get = attrgetter(path) if path else None
     try:
-        return np.fromiter(map(attrgetter(path), events), dtype=np.int64, count=len(events))
+        return np.fromiter(map(get, events) if get else events, dtype=np.int64, count=len(events))
     except (TypeError, ValueError, OverflowError):
-        return np.fromiter(map(attrgetter(path), events), dtype=object, count=len(events))
+        return np.fromiter(map(get, events) if get else events, dtype=object, count=len(events))
 
 
 def _blocks(path: Path) -> Iterator[bytes]:
     """Decompressed blocks of a (possibly gzipped) file, never the whole file at once.
 
     ISA-L's gzip (``isal.igzip``, the standard module's interface) inflates about six times
-    faster than zlib: on a large trace that is a tenth of the load time.
+    faster than zlib. (Its threaded reader was no faster here, as the chunks are read in threads
+    already, and its read-ahead buffer cost a file's worth of memory.)
     """
     with path.open("rb") as f:
         gzipped = f.read(2) == b"\x1f\x8b"
@@ -267,43 +426,45 @@ def _blocks(path: Path) -> Iterator[bytes]:
 def _decode(blocks: Iterator[bytes], columns: _Columns) -> _File:
     """Decode a trace from its blocks, event chunk by event chunk where the layout allows.
 
-    The buffer is decoded in place: the comma after a chunk's last event is swapped for the
-    closing bracket while msgspec reads the chunk, then for the opening bracket of the next
-    one, so no chunk is ever copied.
+    Each block is cut after its last whole event; the text up to there, with what was left of
+    the block before, becomes a chunk of its own (its last comma made the closing bracket),
+    handed to ``columns``, which reads it while the next blocks are inflated and cut.
     """
-    buffer = bytearray()
+    head = bytearray()  # the start of the file, until the events array opens
     header: bytes | None = None
-    start = 0  # index of the "[" that opens the next chunk
+    pending = bytearray()  # "[" and the events of the next chunk read so far
     for block in blocks:
-        buffer += block
         if header is None:
-            opening = _EVENTS_START.search(buffer)
+            head += block
+            opening = _EVENTS_START.search(head)
             if opening is None:
                 continue
-            header, start = bytes(buffer[: opening.start()]), opening.end() - 1
-        cut = buffer.rfind(_EVENT_SEPARATOR, start)
-        if cut > start:
+            header, block = bytes(head[: opening.start()]), bytes(head[opening.end() - 1 :])
+        cut = block.rfind(_EVENT_SEPARATOR)
+        with memoryview(block) as view:
+            if cut < 0:
+                pending += view
+                continue
             comma = cut + 4
-            buffer[comma] = ord("]")
-            with memoryview(buffer) as view:
-                columns.add(_EVENTS_DECODER.decode(view[start : comma + 1]))
-            buffer[comma] = ord("[")
-            del buffer[:comma]
-            start = 0
+            chunk, pending = pending, bytearray(b"[")
+            chunk += view[: comma + 1]
+            chunk[-1] = ord("]")
+            pending += view[comma + 1 :]
+        columns.add_array(chunk)
     if header is None:
         # No traceEvents array found by the fast path: decode whole for a precise error.
-        meta = _FILE_DECODER.decode(buffer)
+        meta = _FILE_DECODER.decode(head)
         columns.add(meta.traceEvents)
         return meta
-    closing = _EVENTS_END.search(buffer, start)
+    closing = _EVENTS_END.search(pending)
     if closing is None:
         # Not Kineto's layout: decode what is left in one piece.
-        rest = _FILE_DECODER.decode(header + b'"traceEvents": ' + bytes(buffer[start:]))
+        rest = _FILE_DECODER.decode(header + b'"traceEvents": ' + bytes(pending))
         columns.add(rest.traceEvents)
         return rest
-    with memoryview(buffer) as view:
-        columns.add(_EVENTS_DECODER.decode(view[start : closing.end()]))
-    return _FILE_DECODER.decode(header + b'"traceEvents": []' + bytes(buffer[closing.end() :]))
+    columns.add_array(pending[: closing.end()])
+    columns.finish()
+    return _FILE_DECODER.decode(header + b'"traceEvents": []' + bytes(pending[closing.end() :]))
 
 
 # --- the tables -------------------------------------------------------------------------------------
@@ -488,24 +649,26 @@ def _timed(events: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return events if has_ts.all() else {name: v[has_ts] for name, v in events.items()}
 
 
-def _frame(
-    events: dict[str, np.ndarray], extra: list[str], rows: Any = slice(None)
-) -> pd.DataFrame:
-    """A table of the named fields (after name and times), in that order, at ``rows``."""
-    return frame({n: events[n][rows] for n in ["name", "start_s", "dur_s", "end_s", *extra]})
+def _frame(events: dict[str, np.ndarray], extra: list[str]) -> pd.DataFrame:
+    """A table of the named fields (after name and times), in that order."""
+    return frame({n: events[n] for n in ["name", "start_s", "dur_s", "end_s", *extra]})
 
 
-def _normalise_gpu_ids(frame: pd.DataFrame) -> pd.DataFrame:
+def _normalise_gpu_ids(table: pd.DataFrame) -> pd.DataFrame:
     """Stream and device as integers: ROCm and old traces differ from CUDA's layout."""
-    stream = pd.to_numeric(frame["stream"], errors="coerce")
-    frame["stream"] = (
-        stream.fillna(pd.to_numeric(frame["tid"], errors="coerce")).fillna(-1).astype(np.int64)
-    )
-    device = pd.to_numeric(frame["device"], errors="coerce")
-    frame["device"] = (
-        device.fillna(pd.to_numeric(frame["pid"], errors="coerce")).fillna(0).astype(np.int64)
-    )
-    return frame.drop(columns=["pid", "tid"])
+    columns = {name: table[name].to_numpy() for name in table.columns if name not in ("pid", "tid")}
+    columns["stream"] = _integer_ids(table["stream"], table["tid"], -1)
+    columns["device"] = _integer_ids(table["device"], table["pid"], 0)
+    return frame(columns)
+
+
+def _integer_ids(ids: pd.Series, fallback: pd.Series, default: int) -> np.ndarray:
+    """``ids`` as int64; where one is missing or not a number, ``fallback``'s, else ``default``."""
+    if ids.dtype == np.int64:  # CUDA's layout: nothing to fill
+        return ids.to_numpy()
+    ids = pd.to_numeric(ids, errors="coerce")
+    fallback = pd.to_numeric(fallback, errors="coerce")
+    return ids.fillna(fallback).fillna(default).astype(np.int64).to_numpy()
 
 
 # --- the host hierarchy ------------------------------------------------------------------------------
@@ -519,10 +682,12 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     element' search, done for all events at once by pointer jumping.
     """
     thread = _thread_codes(host["pid"], host["tid"])
-    order = np.lexsort((-host["dur_s"], host["start_s"], thread))
-    host = {name: values[order] for name, values in host.items()}
+    order = _nesting_order(thread, host["start_s"], host["dur_s"])
+    # Only the columns the hierarchy needs are sorted; the tables take their rows through
+    # ``order`` from the columns as they are.
     thread_codes = thread[order]
-    end = host["end_s"]
+    end = host["end_s"][order]
+    category = host["cat"][order]
     n = len(end)
     parent = np.arange(n) - 1
     same_thread = np.zeros(n, dtype=bool)
@@ -530,61 +695,79 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     parent[~same_thread] = -1
     # Tolerate rounding: a child may end a hair after its parent in float microseconds.
     slack = 1e-9
-    while True:
-        active = parent >= 0
-        not_enclosing = np.zeros(n, dtype=bool)
-        not_enclosing[active] = end[parent[active]] + slack < end[active]
-        if not not_enclosing.any():
-            break
-        parent[not_enclosing] = parent[parent[not_enclosing]]
+    # Only the rows whose parent does not enclose them jump; a row whose parent does is done,
+    # so each round looks at the rows still jumping rather than at all of them.
+    rows = np.flatnonzero(parent >= 0)
+    while len(rows):
+        rows = rows[end[parent[rows]] + slack < end[rows]]
+        parent[rows] = parent[parent[rows]]
+        rows = rows[parent[rows] >= 0]
 
-    category = host["cat"]
     is_op = category == "cpu_op"
-    names = host["name"]
+    names = host["name"]  # not sorted: read through ``order``
     # Module scopes exist only where the trace has Python stacks: test just those rows.
     is_module = category == "python_function"
     if is_module.any():
-        is_module[is_module] = [name.startswith(_MODULE_PREFIX) for name in names[is_module]]
+        is_module[is_module] = [name.startswith(_MODULE_PREFIX) for name in names[order[is_module]]]
     op_parent = _nearest_ancestor(parent, is_op)
-    module_row = _nearest_ancestor(parent, is_module)
-    depth = _depth(op_parent)
-    top = _outermost(op_parent)
+    depth, top = _depth_and_top(op_parent)
 
     # Renumber: ops keep their own row numbers, links point into the ops frame.
     op_rows = np.flatnonzero(is_op)
     new_index = np.full(n, -1)
     new_index[op_rows] = np.arange(len(op_rows))
-    module = np.full(n, "", dtype=object)
+    module = np.empty(len(op_rows), dtype=object)
+    module.fill("")  # one shared "": np.full would make a new string for each row
     if is_module.any():
+        module_row = _nearest_ancestor(parent, is_module)[op_rows]
         has_module = module_row >= 0
         module[has_module] = [
-            name.removeprefix(_MODULE_PREFIX) for name in names[module_row[has_module]]
+            name.removeprefix(_MODULE_PREFIX) for name in names[order[module_row[has_module]]]
         ]
     op_parent = _remap(new_index, op_parent[op_rows])
-    shapes, dims = _shared_values(host["dims"][op_rows])
-    dtypes, types = _shared_values(host["types"][op_rows])
+    source = order[op_rows]  # the ops' rows in ``host``
+    shapes, dims = _shared_values(host["dims"][source])
+    dtypes, types = _shared_values(host["types"][source])
     ops = frame(
         {
-            **{name: host[name][op_rows] for name in _OP_FIELDS},
+            **{name: host[name][source] for name in _OP_FIELDS},
             "dims": dims,
             "types": types,
-            "concrete": _shared_values(host["concrete"][op_rows])[1],
+            "concrete": _shared_values(host["concrete"][source])[1],
             "parent": op_parent,
             "top": _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows)),
             "depth": depth[op_rows],
-            "module": module[op_rows],
-            "self_cpu_s": _self_time(host["dur_s"][op_rows], op_parent),
+            "module": module,
+            "self_cpu_s": _self_time(host["dur_s"][source], op_parent),
             "shapes": shapes,
             "dtypes": dtypes,
         }
     )
-    annotation_rows = np.flatnonzero(category == "user_annotation")
-    host["where"] = np.full(n, "host", dtype=object)
-    annotations = _frame(host, ["pid", "tid", "external_id", "where"], annotation_rows)
-    return ops, annotations
+    source = order[category == "user_annotation"]
+    annotations = {name: values[source] for name, values in host.items()}
+    annotations["where"] = np.full(len(source), "host", dtype=object)
+    return ops, _frame(annotations, ["pid", "tid", "external_id", "where"])
 
 
 _OP_FIELDS = ("name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id")
+
+
+def _nesting_order(thread: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The rows sorted by (thread, start, longest first), equal ones in row order: what
+    ``np.lexsort((-dur, start, thread))`` gives, faster. Sorting the durations is the slow part
+    (they come in no order, the starts nearly sorted), and only rows of equal thread and start,
+    a few, need them."""
+    order = np.lexsort((start, thread))
+    tied = (thread[order][1:] == thread[order][:-1]) & (start[order][1:] == start[order][:-1])
+    if tied.any():
+        run = np.concatenate([[0], np.cumsum(~tied)])  # runs of equal (thread, start)
+        in_tie = np.zeros(len(order), dtype=bool)
+        in_tie[1:] = tied
+        in_tie[:-1] |= tied
+        at = np.flatnonzero(in_tie)
+        rows = order[at]  # a run's rows are contiguous and in row order: lexsort keeps that
+        order[at] = rows[np.lexsort((-dur[rows], run[at]))]
+    return order
 
 
 def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
@@ -612,33 +795,27 @@ def _remap(new_index: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def _nearest_ancestor(parent: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """For each row, the nearest ancestor (not itself) for which ``wanted`` is true, else -1."""
     found = parent.copy()
-    while True:
-        climbing = found >= 0
-        climbing[climbing] = ~wanted[found[climbing]]
-        if not climbing.any():
-            return found
+    climbing = np.flatnonzero(found >= 0)  # the rows still climbing, fewer each round
+    while len(climbing):
+        climbing = climbing[~wanted[found[climbing]]]
         found[climbing] = parent[found[climbing]]
+        climbing = climbing[found[climbing] >= 0]
+    return found
 
 
-def _depth(parent: np.ndarray) -> np.ndarray:
+def _depth_and_top(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The number of ancestors of each row, and its top-level ancestor (-1 for rows that are
+    top level themselves), in one climb."""
     depth = np.zeros(len(parent), dtype=np.int64)
-    cursor = parent.copy()
-    while (alive := cursor >= 0).any():
-        depth[alive] += 1
-        cursor[alive] = parent[cursor[alive]]
-    return depth
-
-
-def _outermost(parent: np.ndarray) -> np.ndarray:
-    """The top-level ancestor of each row (-1 for rows that are top level themselves)."""
-    top = parent.copy()
-    while True:
-        has_parent = top >= 0
-        step = np.zeros(len(top), dtype=bool)
-        step[has_parent] = parent[top[has_parent]] >= 0
-        if not step.any():
-            return top
-        top[step] = parent[top[step]]
+    top = np.full(len(parent), -1)
+    rows = np.flatnonzero(parent >= 0)  # the rows still climbing, fewer each round
+    cursor = parent[rows]
+    while len(rows):
+        depth[rows] += 1
+        top[rows] = cursor
+        cursor = parent[cursor]
+        rows, cursor = rows[cursor >= 0], cursor[cursor >= 0]
+    return depth, top
 
 
 def _self_time(dur: np.ndarray, parent: np.ndarray) -> np.ndarray:

@@ -25,11 +25,17 @@ def group_codes(*keys: Sequence | np.ndarray | pd.Series) -> tuple[np.ndarray, n
     n = len(keys[0])
     codes = np.zeros(n, dtype=np.int64)
     for key in keys:
-        key_codes, distinct = pd.factorize(np.asarray(key), use_na_sentinel=False)
-        # Re-factorized after each key, so the combined number stays below n * len(distinct).
-        codes = pd.factorize(codes * len(distinct) + key_codes)[0]
-    first = np.unique(codes, return_index=True)[1] if n else np.empty(0, dtype=np.int64)
-    return codes.astype(np.int64, copy=False), first
+        # Missing values get code -1, made one more value here: pandas' own option for that
+        # (use_na_sentinel=False) scans an object column for them first, at a cost.
+        key_codes, distinct = pd.factorize(np.asarray(key))
+        key_codes[key_codes < 0] = len(distinct)
+        # Re-factorized after each key, so the combined number stays below n * (distinct + 1).
+        codes = pd.factorize(codes * (len(distinct) + 1) + key_codes)[0]
+    # Groups are numbered by first row, so a group's first row is where the code passes all
+    # the codes before it: no sort needed.
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = codes[1:] > np.maximum.accumulate(codes)[:-1]
+    return codes.astype(np.int64, copy=False), np.flatnonzero(new_group)
 
 
 def group_sums(codes: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
@@ -51,10 +57,14 @@ def frame(columns: dict[str, np.ndarray | Sequence]) -> pd.DataFrame:
         name: np.asarray(values) if np.ndim(values) else np.full(n, values)
         for name, values in columns.items()
     }
+    # One index object for every column: pandas then takes the columns as they are, where
+    # columns with an index each would be aligned (reindexed) to a common one.
+    index = pd.RangeIndex(n)
     return pd.DataFrame(
         {
-            name: pd.Series(values, dtype=values.dtype, copy=False)
+            name: pd.Series(values, index=index, dtype=values.dtype, copy=False)
             for name, values in arrays.items()
         },
+        index=index,
         copy=False,
     )

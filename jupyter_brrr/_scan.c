@@ -1,0 +1,582 @@
+/* A columnar reader for the events of a Chrome-trace (Kineto) JSON file.
+
+   scan(buffer, start, end) reads the JSON array buffer[start:end] of trace events and returns
+   their fields as columns, without making a Python object per event:
+
+       (count, codes, numbers, uniques)
+
+   - codes: int32, FIELD_COUNT columns of `count` rows (column-major), for the fields that repeat
+     (phase, category, name, pid, tid, and some args): the index of the field's raw JSON text in
+     uniques[field], or -1 where the event lacks the field;
+   - numbers: float64, NUMBER_COUNT columns of `count` rows: ts, dur and two ids, NaN where absent
+     or null;
+   - uniques: one list per coded field of the distinct raw JSON texts (bytes), in order of first
+     appearance; the caller decodes each distinct value once.
+
+   The reader is strict: on anything outside the plain layout it knows (invalid JSON, a string key
+   with escapes, a non-string phase, a non-numeric time, nesting deeper than MAX_DEPTH) it
+   returns None, and the caller decodes that chunk with its general JSON decoder instead, which
+   then gives the result or the error message. So this file decides speed, never meaning.
+
+   The scan itself runs without the GIL (it makes no Python object), so that several chunks of a
+   file can be read at once by threads; the distinct texts are made into bytes afterwards.
+
+   Numbers are converted exactly as a correctly rounded strtod would: a fast path where the
+   decimal is exact in a double (Clinger's), or for the "16 integer digits and a few decimals"
+   microsecond timestamps, and PyOS_string_to_double, after the scan, otherwise. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { PH, CAT, NAME, PID, TID, STREAM, DEVICE, BYTES, DIMS, TYPES, CONCRETE, TOTAL, DEVICE_ID,
+       FIELD_COUNT };
+enum { TS, DUR, EXTERNAL_ID, CORRELATION, NUMBER_COUNT };
+enum { MAX_DEPTH = 256 };
+
+/* --- growable columns -------------------------------------------------------------------- */
+
+/* Everything the scan allocates comes from the raw allocator, which needs no GIL. */
+
+/* `*items` grown to hold at least `needed` items of `size` bytes; -1 when out of memory. */
+static int grow(void **items, size_t *capacity, size_t needed, size_t size) {
+    if (needed <= *capacity) return 0;
+    size_t grown = *capacity ? *capacity : 1024;
+    while (grown < needed) grown *= 2;
+    void *moved = PyMem_RawRealloc(*items, grown * size);
+    if (!moved) return -1;
+    *items = moved;
+    *capacity = grown;
+    return 0;
+}
+
+typedef struct {
+    size_t offset, length;
+} Span;
+
+typedef struct {
+    Span text;
+    Py_ssize_t row;
+    int field;
+} Deferred; /* a number left to PyOS_string_to_double once the GIL is back */
+
+typedef struct {
+    int32_t *codes[FIELD_COUNT];
+    double *numbers[NUMBER_COUNT];
+    size_t count, capacity;
+    Deferred *deferred;
+    size_t deferred_count, deferred_capacity;
+} Columns;
+
+static int columns_grow(Columns *c) {
+    size_t capacity = c->capacity ? c->capacity * 2 : 4096;
+    size_t at;
+    for (int f = 0; f < FIELD_COUNT; f++)
+        if (at = c->capacity, grow((void **)&c->codes[f], &at, capacity, sizeof(int32_t)) < 0)
+            return -1;
+    for (int f = 0; f < NUMBER_COUNT; f++)
+        if (at = c->capacity, grow((void **)&c->numbers[f], &at, capacity, sizeof(double)) < 0)
+            return -1;
+    c->capacity = capacity;
+    return 0;
+}
+
+static void columns_free(Columns *c) {
+    for (int f = 0; f < FIELD_COUNT; f++) PyMem_RawFree(c->codes[f]);
+    for (int f = 0; f < NUMBER_COUNT; f++) PyMem_RawFree(c->numbers[f]);
+    PyMem_RawFree(c->deferred);
+}
+
+/* --- interning raw values ---------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t hash;
+    int32_t code; /* -1: an empty slot */
+} Slot;
+
+typedef struct {
+    const char *text; /* the buffer the spans point into */
+    Slot *slots;
+    size_t mask;  /* slot count - 1, a power of two */
+    Span *spans;  /* the distinct values, by code */
+    size_t count, capacity;
+} Interner;
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+    /* Word-at-a-time multiply-xorshift: spans are short, and collisions only cost a memcmp. */
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+    uint64_t w;
+    while (n >= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    return h ^ (h >> 29);
+}
+
+static Slot *empty_slots(size_t count) {
+    Slot *slots = PyMem_RawMalloc(count * sizeof(Slot));
+    if (slots)
+        for (size_t i = 0; i < count; i++) slots[i].code = -1;
+    return slots;
+}
+
+static int interner_init(Interner *t, const char *text) {
+    t->text = text;
+    t->mask = 255;
+    t->slots = empty_slots(t->mask + 1);
+    return t->slots ? 0 : -1;
+}
+
+static void interner_free(Interner *t) {
+    PyMem_RawFree(t->slots);
+    PyMem_RawFree(t->spans);
+}
+
+static int interner_grow(Interner *t) {
+    size_t mask = t->mask * 2 + 1;
+    Slot *slots = empty_slots(mask + 1);
+    if (!slots) return -1;
+    for (size_t i = 0; i <= t->mask; i++) {
+        Slot s = t->slots[i];
+        if (s.code < 0) continue;
+        size_t j = s.hash & mask;
+        while (slots[j].code >= 0) j = (j + 1) & mask;
+        slots[j] = s;
+    }
+    PyMem_RawFree(t->slots);
+    t->slots = slots;
+    t->mask = mask;
+    return 0;
+}
+
+/* The code of the span p[0:n] of the buffer, a new one if the text is new; -1 when out of
+   memory. */
+static int32_t intern(Interner *t, const char *p, size_t n) {
+    uint64_t h = hash_bytes(p, n);
+    size_t i = h & t->mask;
+    for (;; i = (i + 1) & t->mask) {
+        Slot *s = &t->slots[i];
+        if (s->code < 0) break;
+        Span known = t->spans[s->code];
+        if (s->hash == h && known.length == n && memcmp(t->text + known.offset, p, n) == 0)
+            return s->code;
+    }
+    if (t->count >= INT32_MAX ||
+        grow((void **)&t->spans, &t->capacity, t->count + 1, sizeof(Span)) < 0)
+        return -1;
+    int32_t code = (int32_t)t->count++;
+    t->spans[code] = (Span){(size_t)(p - t->text), n};
+    t->slots[i] = (Slot){h, code};
+    if (t->count * 2 > t->mask && interner_grow(t) < 0) return -1;
+    return code;
+}
+
+/* The distinct values as a list of bytes; needs the GIL. */
+static PyObject *interner_values(Interner *t) {
+    PyObject *values = PyList_New((Py_ssize_t)t->count);
+    for (size_t i = 0; values && i < t->count; i++) {
+        PyObject *value =
+            PyBytes_FromStringAndSize(t->text + t->spans[i].offset, (Py_ssize_t)t->spans[i].length);
+        if (!value) Py_CLEAR(values);
+        else PyList_SET_ITEM(values, (Py_ssize_t)i, value);
+    }
+    return values;
+}
+
+/* --- JSON ---------------------------------------------------------------------------------- */
+
+/* Every parsing function takes the current position and returns the position after what it
+   read, or NULL where the text is not what this reader accepts. */
+
+static inline const char *skip_space(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+/* Whether any byte of w is a quote, a backslash or a control character (SWAR: eight bytes a
+   step, as most of a trace's bytes are in long kernel names). */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline uint64_t has_zero_byte(uint64_t v) { return (v - ONES) & ~v & HIGHS; }
+static inline int has_special_byte(uint64_t w) {
+    return (has_zero_byte(w ^ (ONES * '"')) | has_zero_byte(w ^ (ONES * '\\')) |
+            ((w - ONES * 0x20) & ~w & HIGHS)) != 0;
+}
+
+/* p at the opening quote; *escaped set if the string holds an escape. */
+static const char *skip_string(const char *p, const char *end, int *escaped) {
+    *escaped = 0;
+    for (p++;; p++) {
+        uint64_t w;
+        while (end - p >= 8 && (memcpy(&w, p, 8), !has_special_byte(w))) p += 8;
+        if (p >= end) return NULL;
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p + 1;
+        if (c < 0x20) return NULL;
+        if (c == '\\') {
+            *escaped = 1;
+            if (++p >= end) return NULL;
+            switch (*p) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                break;
+            case 'u':
+                if (end - p < 5) return NULL;
+                for (int k = 1; k <= 4; k++) {
+                    char h = p[k];
+                    if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+                        return NULL;
+                }
+                p += 4;
+                break;
+            default:
+                return NULL;
+            }
+        }
+    }
+}
+
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A JSON number; its value in *value when value is not NULL, or *deferred set where only
+   PyOS_string_to_double can convert it exactly. */
+static const char *read_number(const char *p, const char *end, double *value, int *deferred) {
+    int negative = 0, exponent = 0;
+    uint64_t integer = 0, fraction = 0;
+    int integer_digits = 0, fraction_digits = 0;
+    if (p < end && *p == '-') {
+        negative = 1;
+        p++;
+    }
+    if (p >= end || !is_digit(*p)) return NULL;
+    if (*p == '0') {
+        p++;
+    } else {
+        for (; p < end && is_digit(*p); p++, integer_digits++)
+            if (integer_digits < 19) integer = integer * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || !is_digit(*p)) return NULL;
+        for (; p < end && is_digit(*p); p++, fraction_digits++)
+            if (fraction_digits < 19) fraction = fraction * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        exponent = 1;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || !is_digit(*p)) return NULL;
+        while (p < end && is_digit(*p)) p++;
+    }
+    if (!value) return p;
+
+    const uint64_t exact = 1ull << 53;
+    if (!exponent && integer_digits + fraction_digits <= 19 && fraction_digits <= 22 &&
+        integer_digits <= 19) {
+        uint64_t mantissa = integer;
+        int ok = 1;
+        for (int k = 0; k < fraction_digits && ok; k++) {
+            if (mantissa > (UINT64_MAX - 9) / 10) ok = 0;
+            else mantissa *= 10;
+        }
+        if (ok) mantissa += fraction;
+        if (ok && mantissa < exact) {
+            /* Both operands exact: one correctly rounded division (Clinger's fast path). */
+            double v = (double)mantissa / POW10[fraction_digits];
+            *value = negative ? -v : v;
+            return p;
+        }
+        if (integer < exact && integer_digits + fraction_digits > 15 && fraction_digits <= 7) {
+            /* A large integer part and a few decimals (Kineto's microsecond timestamps): the
+               integer part is exact, the decimals' rounding error (< 2^-53 of them) is far
+               below the distance of the exact sum to any rounding boundary of the result. */
+            double v = (double)integer + (double)fraction / POW10[fraction_digits];
+            *value = negative ? -v : v;
+            return p;
+        }
+    }
+    *deferred = 1;
+    return p;
+}
+
+/* The numbers the scan deferred, converted; needs the GIL. -1 with an exception on failure. */
+static int convert_deferred(Columns *c, const char *text) {
+    for (size_t i = 0; i < c->deferred_count; i++) {
+        Deferred d = c->deferred[i];
+        char *number = PyMem_Malloc(d.text.length + 1);
+        if (!number) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(number, text + d.text.offset, d.text.length);
+        number[d.text.length] = '\0';
+        double v = PyOS_string_to_double(number, NULL, NULL); /* overflow gives inf, as strtod */
+        PyMem_Free(number);
+        if (v == -1.0 && PyErr_Occurred()) return -1;
+        c->numbers[d.field][d.row] = v;
+    }
+    return 0;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth);
+
+static const char *skip_container(const char *p, const char *end, int depth, char close) {
+    int escaped;
+    if (depth > MAX_DEPTH) return NULL;
+    p = skip_space(p + 1, end);
+    if (p < end && *p == close) return p + 1;
+    for (;;) {
+        if (close == '}') {
+            if (p >= end || *p != '"') return NULL;
+            if (!(p = skip_string(p, end, &escaped))) return NULL;
+            p = skip_space(p, end);
+            if (p >= end || *p != ':') return NULL;
+            p = skip_space(p + 1, end);
+        }
+        if (!(p = skip_value(p, end, depth + 1))) return NULL;
+        p = skip_space(p, end);
+        if (p >= end) return NULL;
+        if (*p == close) return p + 1;
+        if (*p != ',') return NULL;
+        p = skip_space(p + 1, end);
+    }
+}
+
+static const char *skip_literal(const char *p, const char *end, const char *word, size_t n) {
+    return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth) {
+    int escaped;
+    if (p >= end) return NULL;
+    switch (*p) {
+    case '"': return skip_string(p, end, &escaped);
+    case '{': return skip_container(p, end, depth, '}');
+    case '[': return skip_container(p, end, depth, ']');
+    case 't': return skip_literal(p, end, "true", 4);
+    case 'f': return skip_literal(p, end, "false", 5);
+    case 'n': return skip_literal(p, end, "null", 4);
+    default: return read_number(p, end, NULL, NULL);
+    }
+}
+
+/* --- events -------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *key;
+    size_t length; /* of key: compared first, as most keys differ in length */
+    int coded;     /* a coded field (index into codes) or a number (index into numbers) */
+    int index;
+    int string_only; /* typed str by the general decoder: anything else is not ours to judge */
+} Field;
+
+#define FIELD(key, coded, index, string_only) {key, sizeof(key) - 1, coded, index, string_only}
+static const Field EVENT_FIELDS[] = {
+    FIELD("ph", 1, PH, 1),   FIELD("cat", 1, CAT, 1), FIELD("name", 1, NAME, 1),
+    FIELD("pid", 1, PID, 0), FIELD("tid", 1, TID, 0), FIELD("ts", 0, TS, 0),
+    FIELD("dur", 0, DUR, 0), {NULL, 0, 0, 0, 0},
+};
+static const Field ARGS_FIELDS[] = {
+    FIELD("External id", 0, EXTERNAL_ID, 0), FIELD("correlation", 0, CORRELATION, 0),
+    FIELD("stream", 1, STREAM, 0),           FIELD("device", 1, DEVICE, 0),
+    FIELD("bytes", 1, BYTES, 0),             FIELD("Input Dims", 1, DIMS, 0),
+    FIELD("Input type", 1, TYPES, 0),        FIELD("Concrete Inputs", 1, CONCRETE, 0),
+    FIELD("Total Allocated", 1, TOTAL, 0),   FIELD("Device Id", 1, DEVICE_ID, 0),
+    {NULL, 0, 0, 0, 0},
+};
+
+static const Field *find_field(const Field *fields, const char *key, size_t n) {
+    for (const Field *f = fields; f->key; f++)
+        if (f->length == n && memcmp(f->key, key, n) == 0) return f;
+    return NULL;
+}
+
+typedef struct {
+    const char *text; /* the buffer */
+    Columns columns;
+    Interner interners[FIELD_COUNT];
+    int memory_error;
+} Reader;
+
+/* The value at p, stored in row `row` of the field's column when the field is one we keep. */
+static const char *read_field(Reader *r, const Field *f, const char *p, const char *end,
+                              Py_ssize_t row, int depth) {
+    if (!f) return skip_value(p, end, depth);
+    if (!f->coded) {
+        double *slot = &r->columns.numbers[f->index][row];
+        if (p < end && *p == 'n') {
+            *slot = NAN;
+            return skip_literal(p, end, "null", 4);
+        }
+        if (p >= end || !(*p == '-' || is_digit(*p))) return NULL;
+        int deferred = 0;
+        const char *after = read_number(p, end, slot, &deferred);
+        if (after && deferred) {
+            Columns *c = &r->columns;
+            if (grow((void **)&c->deferred, &c->deferred_capacity, c->deferred_count + 1,
+                     sizeof(Deferred)) < 0) {
+                r->memory_error = 1;
+                return NULL;
+            }
+            Span text = {(size_t)(p - r->text), (size_t)(after - p)};
+            c->deferred[c->deferred_count++] = (Deferred){text, row, f->index};
+        }
+        return after;
+    }
+    if (f->string_only && (p >= end || *p != '"')) return NULL;
+    const char *after = skip_value(p, end, depth);
+    if (!after) return NULL;
+    int32_t code = intern(&r->interners[f->index], p, (size_t)(after - p));
+    if (code < 0) {
+        r->memory_error = 1;
+        return NULL;
+    }
+    r->columns.codes[f->index][row] = code;
+    return after;
+}
+
+/* An object whose known keys are read into row `row`; p at its opening brace. */
+static const char *read_object(Reader *r, const Field *fields, const char *p, const char *end,
+                               Py_ssize_t row, int is_event) {
+    int escaped;
+    p = skip_space(p + 1, end);
+    if (p < end && *p == '}') return p + 1;
+    for (;;) {
+        if (p >= end || *p != '"') return NULL;
+        const char *key = p + 1;
+        if (!(p = skip_string(p, end, &escaped)) || escaped) return NULL;
+        const Field *f = find_field(fields, key, (size_t)(p - 1 - key));
+        p = skip_space(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p = skip_space(p + 1, end);
+        if (is_event && !f && (size_t)(p - key) >= 5 && memcmp(key, "args\"", 5) == 0) {
+            if (p < end && *p == '{') p = read_object(r, ARGS_FIELDS, p, end, row, 0);
+            else if (p < end && *p == 'n') p = skip_literal(p, end, "null", 4);
+            else return NULL;
+        } else {
+            p = read_field(r, f, p, end, row, 2);
+        }
+        if (!p) return NULL;
+        p = skip_space(p, end);
+        if (p >= end) return NULL;
+        if (*p == '}') return p + 1;
+        if (*p != ',') return NULL;
+        p = skip_space(p + 1, end);
+    }
+}
+
+static const char *read_events(Reader *r, const char *p, const char *end) {
+    Columns *c = &r->columns;
+    p = skip_space(p, end);
+    if (p >= end || *p != '[') return NULL;
+    p = skip_space(p + 1, end);
+    if (p < end && *p == ']') return p + 1;
+    for (;;) {
+        if (p >= end || *p != '{') return NULL;
+        if (c->count == c->capacity && columns_grow(c) < 0) {
+            r->memory_error = 1;
+            return NULL;
+        }
+        Py_ssize_t row = (Py_ssize_t)c->count++;
+        for (int f = 0; f < FIELD_COUNT; f++) c->codes[f][row] = -1;
+        for (int f = 0; f < NUMBER_COUNT; f++) c->numbers[f][row] = NAN;
+        if (!(p = read_object(r, EVENT_FIELDS, p, end, row, 1))) return NULL;
+        p = skip_space(p, end);
+        if (p >= end) return NULL;
+        if (*p == ']') return p + 1;
+        if (*p != ',') return NULL;
+        p = skip_space(p + 1, end);
+    }
+}
+
+static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, stop;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &stop)) return NULL;
+    if (start < 0 || stop > view.len || start > stop) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "scan: start and stop out of the buffer");
+        return NULL;
+    }
+    Reader r;
+    memset(&r, 0, sizeof r);
+    PyObject *result = NULL, *codes = NULL, *numbers = NULL, *uniques = NULL;
+    const char *text = (const char *)view.buf, *end = text + stop, *p = NULL;
+    int ready = 1;
+    r.text = text;
+    for (int f = 0; f < FIELD_COUNT; f++) ready &= interner_init(&r.interners[f], text) == 0;
+    if (!ready) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    p = read_events(&r, text + start, end);
+    if (p) p = skip_space(p, end);
+    Py_END_ALLOW_THREADS
+    if (r.memory_error) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!p || p != end) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (convert_deferred(&r.columns, text) < 0) goto done;
+    Py_ssize_t n = (Py_ssize_t)r.columns.count;
+    codes = PyBytes_FromStringAndSize(NULL, FIELD_COUNT * n * (Py_ssize_t)sizeof(int32_t));
+    numbers = PyBytes_FromStringAndSize(NULL, NUMBER_COUNT * n * (Py_ssize_t)sizeof(double));
+    uniques = PyTuple_New(FIELD_COUNT);
+    if (!codes || !numbers || !uniques) goto done;
+    for (int f = 0; f < FIELD_COUNT; f++) {
+        if (n) memcpy(PyBytes_AS_STRING(codes) + f * n * sizeof(int32_t), r.columns.codes[f],
+                      n * sizeof(int32_t));
+        PyObject *values = interner_values(&r.interners[f]);
+        if (!values) goto done;
+        PyTuple_SET_ITEM(uniques, f, values);
+    }
+    for (int f = 0; f < NUMBER_COUNT; f++)
+        if (n) memcpy(PyBytes_AS_STRING(numbers) + f * n * sizeof(double), r.columns.numbers[f],
+                      n * sizeof(double));
+    result = Py_BuildValue("(nOOO)", n, codes, numbers, uniques);
+
+done:
+    Py_XDECREF(codes);
+    Py_XDECREF(numbers);
+    Py_XDECREF(uniques);
+    for (int f = 0; f < FIELD_COUNT; f++) interner_free(&r.interners[f]);
+    columns_free(&r.columns);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS,
+     "scan(buffer, start, stop) -> (count, codes, numbers, uniques) or None: the events of the "
+     "JSON array buffer[start:stop] as columns (see the source for the layout)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddIntConstant(m, "FIELD_COUNT", FIELD_COUNT) < 0 ||
+        PyModule_AddIntConstant(m, "NUMBER_COUNT", NUMBER_COUNT) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,185 @@
+"""The compiled columnar reader (``jupyter_brrr/_scan.c``) gives exactly what msgspec gives.
+
+msgspec stays the reference: every table read with the compiled reader must equal the one read
+with msgspec alone, and the reader must decline (return None) whatever it does not know, so that
+msgspec decides the result or the error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jupyter_brrr import events
+from jupyter_brrr.events import TraceError, parse_trace, read_trace
+
+_scan = pytest.importorskip("jupyter_brrr._scan", reason="the compiled reader is not built")
+
+DATA = Path(__file__).parent / "data"
+TABLES = ("ops", "kernels", "copies", "runtime", "annotations", "memory")
+
+
+class _Counting:
+    """Wraps the reader to count the chunks it read and the ones it declined."""
+
+    def __init__(self) -> None:
+        self.read = self.declined = 0
+
+    def scan(self, buffer: bytearray, start: int, stop: int) -> tuple | None:
+        result = _scan.scan(buffer, start, stop)
+        if result is None:
+            self.declined += 1
+        else:
+            self.read += 1
+        return result
+
+
+def _both_ways(monkeypatch: pytest.MonkeyPatch, read) -> tuple:
+    counting = _Counting()
+    monkeypatch.setattr(events, "_scan", counting)
+    compiled = read()
+    monkeypatch.setattr(events, "_scan", None)
+    reference = read()
+    monkeypatch.undo()
+    return compiled, reference, counting
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.json.gz")), ids=lambda p: p.name)
+def test_every_trace_reads_the_same_as_with_msgspec(
+    monkeypatch: pytest.MonkeyPatch, path: Path
+) -> None:
+    compiled, reference, counting = _both_ways(monkeypatch, lambda: read_trace(path))
+    assert counting.read >= 1 and counting.declined == 0
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+    assert compiled.devices == reference.devices
+    assert compiled.metadata == reference.metadata
+    assert compiled.origin_us == reference.origin_us
+
+
+def test_small_chunks_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Blocks of 4 kB: hundreds of chunks, each with its own distinct values to merge.
+    monkeypatch.setattr(events, "_BLOCK_BYTES", 4096)
+    path = DATA / "resnet50_train_amp_b64.json.gz"
+    compiled, reference, counting = _both_ways(monkeypatch, lambda: read_trace(path))
+    assert counting.read > 100
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+
+
+def _kineto_layout(events_: list[dict]) -> bytes:
+    """Events written the way Kineto writes them: one object per event at two spaces of indent."""
+    body = ",\n".join("  " + json.dumps(e, indent=2).replace("\n", "\n  ") for e in events_)
+    return ('{\n  "traceEvents": [\n' + body + '\n  ]\n, "displayTimeUnit": "ms"}').encode()
+
+
+_ODD_EVENTS = [
+    # Escapes in names, a unicode name, string and missing ids, null fields, a nested args value,
+    # a number with an exponent, a negative duration, a memory sample.
+    {"ph": "X", "cat": "cpu_op", "name": 'aten::"quoted"\n\u00e9\u4e2d', "pid": 1, "tid": 2,
+     "ts": 10.5, "dur": 2e1, "args": {"External id": 7, "Input Dims": [[2, 3], []],
+                                     "Input type": ["float", ""], "nested": {"a": [1, {"b": None}]}}},
+    {"ph": "X", "cat": "Kernel", "name": "k", "pid": "gpu 0", "tid": "stream 7", "ts": 11.25,
+     "dur": -1, "args": {"External id": 7, "correlation": 3, "stream": 7, "device": 0}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 10.75,
+     "dur": 0.25, "args": {"External id": 7, "correlation": 3}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 12,
+     "dur": 1, "args": {"stream": "7", "device": None, "bytes": 1 << 40, "correlation": None}},
+    {"ph": "X", "cat": "cpu_op", "name": "no args", "pid": 1, "tid": 2, "ts": 13, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "null args", "pid": 1, "tid": 2, "ts": 14, "args": None},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 2, "ts": 15,
+     "args": {"Total Allocated": 1024, "Device Id": 0, "Bytes": 512}},
+    {"ph": "i", "name": "marker", "ts": 15.5, "args": {"Total Allocated": None}},
+    {"ph": "f", "id": 1, "pid": 1, "tid": 2, "ts": 16, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+    {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler", "ts": 9, "dur": 20, "pid": True},
+]  # fmt: skip
+
+
+def test_odd_but_valid_events_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _kineto_layout(_ODD_EVENTS)
+    compiled, reference, counting = _both_ways(monkeypatch, lambda: parse_trace(data))
+    assert counting.read >= 1 and counting.declined == 0
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+    assert compiled.ops["name"].iloc[0] == 'aten::"quoted"\n\u00e9\u4e2d'
+    assert compiled.memory["allocated_bytes"].tolist() == [1024]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"ph": "X", "n\\u0061me": "escaped key"},  # the key is "name", written with an escape
+        {"ph": "X", "cat": "cpu_op", "name": "a", "ts": "12.5"},  # a time as a string
+        {"ph": 1, "cat": "cpu_op", "name": "a", "ts": 1},  # a phase that is not a string
+        {"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "args": [1]},  # args not an object
+    ],
+)
+def test_the_reader_declines_what_it_does_not_know(
+    monkeypatch: pytest.MonkeyPatch, odd: dict
+) -> None:
+    ok = {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 2, "pid": 1, "tid": 1}
+    data = _kineto_layout([ok, odd]).replace(b"n\\\\u0061me", b"n\\u0061me")
+
+    def read() -> object:
+        try:
+            return parse_trace(data)
+        except TraceError as e:
+            return str(e)
+
+    compiled, reference, counting = _both_ways(monkeypatch, read)
+    assert counting.declined == 1  # the chunk with the odd event; the one before it is read
+    if isinstance(reference, str):
+        assert compiled == reference  # the same error, worded by msgspec
+    else:
+        for name in TABLES:
+            pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"[{]", b'[{"ts": 1.}]', b'[{"ts": 01}]', b'[{"ts": NaN}]', b'[{"name": "a\x01"}]',
+     b'[{"name": "\\x"}]', b'[{"ph": "X"} {"ph": "X"}]', b'[{"ph": "X"}] extra', b"[" * 300,
+     b'[{"args": {"a": [1, 2}}]', b'[{"ts": 1e}]', b'[{"ts": -}]', b'[{"ph": tru}]'],
+)  # fmt: skip
+def test_invalid_json_is_declined(text: bytes) -> None:
+    assert _scan.scan(text, 0, len(text)) is None
+
+
+def test_numbers_are_read_exactly_as_python_reads_them() -> None:
+    rng = random.Random(7)
+    texts = ["0", "-0", "1", "0.1", "123.456", "1e3", "-2.5E-3", "1712195495519689.047"]
+    for _ in range(3000):
+        integer = str(rng.randrange(10 ** rng.randrange(0, 20)))
+        decimals = "".join(rng.choice("0123456789") for _ in range(rng.randrange(0, 12)))
+        text = ("-" if rng.random() < 0.2 else "") + integer + (f".{decimals}" if decimals else "")
+        if rng.random() < 0.1:
+            text += f"e{rng.randrange(-30, 30)}"
+        texts.append(text)
+    array = ("[" + ",".join(f'{{"ts": {t}}}' for t in texts) + "]").encode()
+    count, _, numbers, _ = _scan.scan(array, 0, len(array))
+    ts = np.frombuffer(numbers, np.float64)[:count]
+    expected = np.array([float(t) for t in texts])
+    mismatched = [t for t, a, b in zip(texts, ts, expected, strict=True) if a != b]
+    assert not mismatched
+    assert np.array_equal(np.signbit(ts), np.signbit(expected))
+
+
+def test_a_real_chunk_has_the_columns_the_docstring_promises() -> None:
+    with gzip.open(DATA / "coscos_eager.json.gz") as f:
+        doc = json.load(f)
+    text = json.dumps(doc["traceEvents"]).encode()
+    count, codes, numbers, uniques = _scan.scan(text, 0, len(text))
+    assert count == len(doc["traceEvents"])
+    codes = np.frombuffer(codes, np.int32).reshape(_scan.FIELD_COUNT, count)
+    names = [json.loads(uniques[2][c]) if c >= 0 else None for c in codes[2]]
+    assert names == [e.get("name") for e in doc["traceEvents"]]
+    dur = np.frombuffer(numbers, np.float64).reshape(_scan.NUMBER_COUNT, count)[1]
+    expected = [e.get("dur", np.nan) for e in doc["traceEvents"]]
+    np.testing.assert_array_equal(dur, np.array(expected, dtype=float))
