@@ -253,7 +253,7 @@ class _Columns:
                     parts[name].append(normalised[codes_here])
                 elif name in _ID_FIELDS:
                     # Converted as _ids converts each event's value, once per distinct value.
-                    used = np.unique(codes_here)
+                    used = np.flatnonzero(np.bincount(codes_here + 1, minlength=1)) - 1
                     ids = _ids(values[name][used].tolist(), None)
                     lookup = np.empty(len(values[name]), ids.dtype)
                     lookup[used] = ids
@@ -346,6 +346,11 @@ _PENDING_CHUNKS = min(8, os.cpu_count() or 1)
 @functools.cache
 def _reader_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_PENDING_CHUNKS, thread_name_prefix="jupyter_brrr-reader")
+
+
+# A forked child has none of its parent's threads: it makes a pool of its own.
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_reader_pool.cache_clear)
 
 
 def _merge_scanned(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:

@@ -183,3 +183,26 @@ def test_a_real_chunk_has_the_columns_the_docstring_promises() -> None:
     dur = np.frombuffer(numbers, np.float64).reshape(_scan.NUMBER_COUNT, count)[1]
     expected = [e.get("dur", np.nan) for e in doc["traceEvents"]]
     np.testing.assert_array_equal(dur, np.array(expected, dtype=float))
+
+
+def _read_in_child(path: str, results: object) -> None:
+    results.put(len(read_trace(path).kernels))  # type: ignore[attr-defined]
+
+
+def test_a_forked_child_reads_with_threads_of_its_own() -> None:
+    # The parent's reader threads do not exist in a forked child; a pool carried over would
+    # wait forever for them.
+    import multiprocessing
+
+    path = str(DATA / "resnet50_train_amp_b64.json.gz")
+    expected = len(read_trace(path).kernels)  # the parent's pool now exists
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_read_in_child, args=(path, results))
+    child.start()
+    child.join(timeout=60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "the child hung reading a trace"
+    assert results.get(timeout=5) == expected
