@@ -96,18 +96,19 @@ def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Repo
     from .report import Report
 
     trace = read_trace(path)
+    trace_device = analysis.device_name(trace)  # once, for the peaks and the summary
     notes = []
     if peaks is None and len(trace.kernels):
         props = trace.devices[0] if trace.devices else {}
         peaks, note = peak_table.peaks_for(
-            device or analysis.device_name(trace),
+            device or trace_device,
             measure_if_unknown=False,
             memory_bytes=props.get("totalGlobalMem"),
             multiprocessors=props.get("numSms"),
         )
         notes.append(note)
-    result = analysis.analyze(trace, peaks, notes=notes)
-    steps = trace.annotations["name"].astype(str).str.startswith("ProfilerStep#").sum()
+    result = analysis.analyze(trace, peaks, device=trace_device, notes=notes)
+    steps = analysis.profiler_steps(trace)
     if steps > 1:
         result.notes.append(
             f"The trace holds {steps} profiler steps: figures cover all of them together."

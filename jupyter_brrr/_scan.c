@@ -23,7 +23,10 @@
 
    Numbers are converted exactly as a correctly rounded strtod would: a fast path where the
    decimal is exact in a double (Clinger's), or for the "16 integer digits and a few decimals"
-   microsecond timestamps, and PyOS_string_to_double, after the scan, otherwise. */
+   microsecond timestamps, and PyOS_string_to_double, after the scan, otherwise.
+
+   Built by hatch_build.py at install; after a change here, `pip install -e .` again (a test
+   fails while the built module is older than this file). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

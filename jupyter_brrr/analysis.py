@@ -19,6 +19,8 @@ How a number is made:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +30,7 @@ from . import costs, intervals
 from .events import Trace
 from .peaks import Peaks
 from .schema import OPS_COLUMNS
-from .tables import frame, group_codes, group_sums
+from .tables import factorize_objects, frame, group_codes, group_sums
 
 # Below this ideal time a kernel cannot fill the GPU: a launch costs a few microseconds.
 LAUNCH_FLOOR_S = 2e-6
@@ -45,6 +47,12 @@ _COMMUNICATION = (
     "sendrecv",
 )
 _HOST_COPY_MARKERS = ("HtoD", "DtoH", "Host", "Pageable", "Pinned", "HtoH")
+# One search of the alternatives per name, as pandas' str.contains does.
+_COMMUNICATION_PATTERN = re.compile("|".join(_COMMUNICATION))
+_HOST_COPY_PATTERN = re.compile("|".join(_HOST_COPY_MARKERS))
+
+# A table as a frame, or as a dict of its columns' arrays.
+_Columns = pd.DataFrame | dict[str, np.ndarray]
 
 
 @dataclass
@@ -73,36 +81,27 @@ def analyze(
 ) -> Analysis:
     """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span."""
     notes = list(notes or [])
+    # The trace's columns are taken once, as arrays, and each output frame is built once: the
+    # analysis is many small steps, where pandas' cost per operation would be most of the time.
     ops = _op_costs(trace.ops)
-    gpu = trace.gpu_events
-    gpu_work = len(gpu) > 0
-    owner = _owners(gpu["op"].to_numpy(), ops)
-    gpu["owner"] = owner
-    ops["gpu_s"] = np.bincount(
-        owner[owner >= 0], weights=gpu["dur_s"].to_numpy()[owner >= 0], minlength=len(ops)
-    )
+    n_ops = len(ops["name"])
+    gpu = _gpu_events(trace)
+    gpu_work = len(gpu["op"]) > 0
+    owner = _owners(gpu["op"], ops)
+    owned = owner >= 0
+    ops["gpu_s"] = np.bincount(owner[owned], weights=gpu["dur_s"][owned], minlength=n_ops)
     ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
-    ops["kernel_count"] = np.bincount(owner[owner >= 0], minlength=len(ops))
-    # Of each op call, only the bound is used (by the kernels); the op table has its own figures.
-    bound = _roofline(
-        ops["flops"].to_numpy(float),
-        ops["bytes"].to_numpy(float),
-        ops["gpu_s"].to_numpy(float),
-        ops["dtype"].to_numpy(dtype=object),
-        peaks,
-    )["bound"]
-    ops["bound"] = pd.Series(bound, index=ops.index, dtype=object)
+    ops["bound"] = _call_bounds(ops, peaks)
 
-    kernels = _kernel_table(gpu, ops)
     if gpu_work:
         origin = float(gpu["start_s"].min())
         trace_span = float(gpu["end_s"].max()) - origin
     else:
-        origin = float(trace.ops["start_s"].min()) if len(trace.ops) else 0.0
-        trace_span = float(trace.ops["end_s"].max()) - origin if len(trace.ops) else 0.0
-    kernels["start_s"] -= origin
+        origin = float(ops["start_s"].min()) if n_ops else 0.0
+        trace_span = float(ops["end_s"].max()) - origin if n_ops else 0.0
+    kernels = _kernel_table(gpu, owner, ops, origin)
 
-    split = _split(kernels, gpu_work, trace.ops)
+    split = _split(kernels, gpu_work, ops)
     span = span_s if span_s is not None else trace_span
     if gpu_work and span < split["busy_s"]:
         # CUDA events bracket the launches, so they cannot see less than the kernels ran;
@@ -124,11 +123,12 @@ def analyze(
         "memory_capacity_bytes": memory_capacity_bytes
         if memory_capacity_bytes is not None
         else _trace_capacity(trace),
-        "flops": float(ops["flops"].sum()),
-        "bytes": float(ops["bytes"].sum()),
+        # nansum: pandas' sum, which skips NaN (the ops without a model)
+        "flops": float(np.nansum(ops["flops"])),
+        "bytes": float(np.nansum(ops["bytes"])),
         "kernel_count": len(trace.kernels),
         "copy_count": len(trace.copies),
-        "short_kernel_count": int((trace.kernels["dur_s"] < SHORT_S).sum()),
+        "short_kernel_count": int(np.count_nonzero(trace.kernels["dur_s"].to_numpy() < SHORT_S)),
         "launch_count": _launch_count(trace),
     }
     busy = summary["busy_s"]
@@ -136,13 +136,16 @@ def analyze(
     modelled = bool(ops["counted"].any())
     summary["achieved_flops_per_s"] = summary["flops"] / busy if busy > 0 and modelled else None
     summary["achieved_bytes_per_s"] = summary["bytes"] / busy if busy > 0 and modelled else None
-    summary["unmodelled_s"] = float(kernels.loc[kernels["category"] == "unmodelled", "dur_s"].sum())
+    unmodelled = kernels["category"] == "unmodelled"
+    summary["unmodelled_s"] = float(np.nansum(kernels["dur_s"][unmodelled]))
 
-    op_table = _op_table(ops, peaks)
-    over_roof = op_table[(op_table["category"] == "fused") & (op_table["roof_fraction"] > 1.0)]
-    if len(over_roof):
+    op_table = _op_table(ops, owner, peaks)
+    over_roof = np.count_nonzero(
+        (op_table["category"].to_numpy() == "fused") & (op_table["roof_fraction"].to_numpy() > 1.0)
+    )
+    if over_roof:
         notes.append(
-            f"{len(over_roof)} torch.compile (Triton) kernels show more than 100% of the roof: their "
+            f"{over_roof} torch.compile (Triton) kernels show more than 100% of the roof: their "
             "bytes are estimates, the sum of their tensor arguments, and some read only part of one "
             "(a split, a gathered row)."
         )
@@ -155,14 +158,14 @@ def analyze(
     if not gpu_work:
         notes.append(
             "No GPU work was recorded: the times shown are CPU op times."
-            if len(trace.ops)
+            if n_ops
             else "No PyTorch ops were recorded: the code ran no torch operations."
         )
     return Analysis(
         summary=summary,
         ops=op_table,
-        kernels=kernels,
-        cpu_ops=_cpu_lane(trace.ops, origin),
+        kernels=frame(kernels),
+        cpu_ops=_cpu_lane(trace.ops, ops, origin),
         notes=notes,
         recommendations=recommend(summary, op_table),
     )
@@ -170,26 +173,63 @@ def analyze(
 
 # Runtime calls that launch GPU work (CUDA and HIP names contain these).
 _LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
+_LAUNCH_PATTERN = re.compile("|".join(_LAUNCH_CALLS))
 
 
 def _launch_count(trace: Trace) -> int:
     """Kernel and CUDA-graph launches: the host runtime calls that start GPU work."""
-    # The pattern is tested once per distinct name: a trace repeats a few dozen calls.
-    codes, distinct = pd.factorize(trace.runtime["name"].to_numpy(dtype=object))
-    pattern = "|".join(_LAUNCH_CALLS)
-    launches = pd.Series(distinct, dtype=object).str.contains(pattern, na=False).to_numpy(bool)
-    return int(np.count_nonzero(launches[codes[codes >= 0]]))
+    names = trace.runtime["name"].to_numpy(dtype=object)
+    # The pattern is tested once per distinct name, and the rows of each launching name (a
+    # few: cudaLaunchKernel, cudaGraphLaunch...) counted by one comparison: cheaper than
+    # numbering the rows by name, the runtime calls being most of a trace's events.
+    launching = [
+        name for name in set(names) if isinstance(name, str) and _LAUNCH_PATTERN.search(name)
+    ]
+    return sum(int(np.count_nonzero(names == name)) for name in launching)
+
+
+def profiler_steps(trace: Trace) -> int:
+    """The number of ``ProfilerStep#`` annotations: the profiler steps the trace holds."""
+    (steps,) = _name_tests(
+        trace.annotations["name"].to_numpy(dtype=object),
+        lambda name: name.startswith("ProfilerStep#"),
+    )
+    return int(np.count_nonzero(steps))
+
+
+def _name_tests(names: np.ndarray, *tests: Callable[[str], bool]) -> list[np.ndarray]:
+    """Each test's verdict on each row's name (False where the name is missing or not text).
+
+    Each test runs once per distinct name: a trace repeats a few hundred names."""
+    codes, distinct = factorize_objects(names)
+    verdicts = []
+    for test in tests:
+        passed = [isinstance(name, str) and test(name) for name in distinct]
+        # Code -1, a missing name, picks the False at the end.
+        verdicts.append(np.array([*passed, False], dtype=bool)[codes])
+    return verdicts
 
 
 # --- costs and ownership -------------------------------------------------------------------------
 
+# The op-call columns the analysis reads.
+_OP_TEXT = ("name", "shapes", "dtypes", "module")
+_OP_NUMBERS = ("parent", "start_s", "end_s", "dur_s", "self_cpu_s")
 
-def _op_costs(trace_ops: pd.DataFrame) -> pd.DataFrame:
-    ops = costs.add_costs(trace_ops)  # a copy with the cost columns
-    modelled = ops["flops"].notna().to_numpy()
+
+def _op_costs(trace_ops: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The op calls' columns as arrays (text as object arrays, the name also as ``name_code``),
+    with the cost columns; ``flops`` and ``bytes`` only on the calls that own the cost
+    (``counted``)."""
+    ops = {column: trace_ops[column].to_numpy(dtype=object) for column in _OP_TEXT}
+    ops |= {column: trace_ops[column].to_numpy() for column in _OP_NUMBERS}
+    # The names' codes serve twice: cost lookups per name and the op table's groups.
+    ops["name_code"], distinct = factorize_objects(ops["name"])
+    ops |= costs.cost_columns(trace_ops, (ops["name_code"], distinct))
+    modelled = ~np.isnan(ops["flops"])
     # An op whose subtree holds another modelled op leaves the cost to it.
-    parent = ops["parent"].to_numpy()
-    has_modelled_below = np.zeros(len(ops), dtype=bool)
+    parent = ops["parent"]
+    has_modelled_below = np.zeros(len(parent), dtype=bool)
     above = parent[modelled]  # the ancestors of the modelled ops, one level at a time
     while len(above := above[above >= 0]):
         has_modelled_below[above] = True
@@ -197,15 +237,28 @@ def _op_costs(trace_ops: pd.DataFrame) -> pd.DataFrame:
     counted = modelled & ~has_modelled_below
     ops["counted"] = counted
     for column in ("flops", "bytes"):
-        ops[column] = np.where(counted, ops[column].to_numpy(), np.nan)
+        ops[column] = np.where(counted, ops[column], np.nan)
     return ops
 
 
-def _owners(launching: np.ndarray, ops: pd.DataFrame) -> np.ndarray:
+def _gpu_events(trace: Trace) -> dict[str, np.ndarray]:
+    """Kernels and copies together, as ``Trace.gpu_events`` has them, without its frame."""
+    kernels, copies = trace.kernels, trace.copies
+    gpu = {
+        column: np.concatenate([kernels[column].to_numpy(), copies[column].to_numpy()])
+        for column in ("name", "start_s", "end_s", "dur_s", "stream", "device", "op")
+    }
+    kind = np.empty(len(kernels), dtype=object)
+    kind.fill("kernel")  # one shared string: np.full would make a new one for each row
+    gpu["kind"] = np.concatenate([kind, copies["kind"].to_numpy()])
+    return gpu
+
+
+def _owners(launching: np.ndarray, ops: dict[str, np.ndarray]) -> np.ndarray:
     """For each GPU event: the nearest op at or above its launcher that owns a cost, else the
     launcher itself (-1 when the launcher is unknown)."""
-    counted = ops["counted"].to_numpy()
-    parent = ops["parent"].to_numpy()
+    counted = ops["counted"]
+    parent = ops["parent"]
     found = launching.copy()
     climbing = found >= 0
     climbing[climbing] = ~counted[found[climbing]]
@@ -216,16 +269,30 @@ def _owners(launching: np.ndarray, ops: pd.DataFrame) -> np.ndarray:
     return np.where(found >= 0, found, launching)
 
 
-def _total_gpu_time(gpu: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+def _total_gpu_time(gpu: dict[str, np.ndarray], ops: dict[str, np.ndarray]) -> np.ndarray:
     """GPU time of the events launched by each op or any op below it."""
-    total = np.zeros(len(ops))
-    parent = ops["parent"].to_numpy()
-    cursor = gpu["op"].to_numpy().copy()
-    dur = gpu["dur_s"].to_numpy()
-    while (alive := cursor >= 0).any():
-        total += np.bincount(cursor[alive], weights=dur[alive], minlength=len(ops))
-        cursor = np.where(alive, parent[np.maximum(cursor, 0)], -1)
+    parent = ops["parent"]
+    total = np.zeros(len(parent))
+    cursor, dur = gpu["op"], gpu["dur_s"]
+    # Each event's time is added to its launcher, then to each ancestor in turn; the events
+    # whose climb has reached the top are dropped.
+    while len(cursor := cursor[alive := cursor >= 0]):
+        dur = dur[alive]
+        total += np.bincount(cursor, weights=dur, minlength=len(parent))
+        cursor = parent[cursor]
     return total
+
+
+def _call_bounds(ops: dict[str, np.ndarray], peaks: Peaks | None) -> np.ndarray:
+    """The bound of each op call, for its kernels. Only the calls that own a cost are judged:
+    the kernels of any other are "other"."""
+    bound = np.empty(len(ops["counted"]), dtype=object)
+    bound.fill("other")
+    rows = np.flatnonzero(ops["counted"])
+    bound[rows] = _roofline(
+        ops["flops"][rows], ops["bytes"][rows], ops["gpu_s"][rows], ops["dtype"][rows], peaks
+    )["bound"]
+    return bound
 
 
 def _roofline(
@@ -270,44 +337,52 @@ def _roofline(
     }
 
 
-def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
-    owner = gpu["owner"].to_numpy()
+def _is_communication(name: str) -> bool:
+    return _COMMUNICATION_PATTERN.search(name.lower()) is not None
+
+
+def _is_host_copy(name: str) -> bool:
+    return _HOST_COPY_PATTERN.search(name) is not None
+
+
+def _kernel_table(
+    gpu: dict[str, np.ndarray], owner: np.ndarray, ops: dict[str, np.ndarray], origin: float
+) -> dict[str, np.ndarray]:
+    """The kernel table's columns, in time order, times from ``origin``."""
+
+    every_event_owned = bool(np.all(owner >= 0))
 
     def of_owner(column: str, missing: object) -> np.ndarray:
         """The owner op's value for each GPU event; ``missing`` where no op launched it (a
         CUDA graph replay launches kernels with no op around them)."""
-        return np.append(ops[column].to_numpy(), missing)[owner]  # owner -1: the last
+        if every_event_owned:
+            return ops[column][owner]
+        return np.append(ops[column], missing)[owner]  # owner -1: the last
 
     category = of_owner("category", "")
-    bound = of_owner("bound", "other")
+    bound = of_owner("bound", "other")  # "other" already where the owner owns no cost
     counted = of_owner("counted", False)
     category[~counted] = "unmodelled"
-    bound[~counted] = "other"
-    names = gpu["name"].to_numpy(dtype=object)
-    # Pattern tests on the distinct names only: a trace repeats a few hundred kernel names.
-    codes, distinct = pd.factorize(names)
-    distinct = pd.Series(distinct, dtype=object)
-    is_comm = distinct.str.lower().str.contains("|".join(_COMMUNICATION)).to_numpy()[codes]
-    host_copy = (gpu["kind"] == "memcpy").to_numpy() & distinct.str.contains(
-        "|".join(_HOST_COPY_MARKERS)
-    ).to_numpy()[codes]
+    names = gpu["name"]
+    is_comm, host_copy = _name_tests(names, _is_communication, _is_host_copy)
+    host_copy[host_copy] = gpu["kind"][host_copy] == "memcpy"  # compared where the name says so
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
     bound[is_comm | host_copy] = "other"
     # An op's cost is shared among its kernels by their share of its GPU time.
-    dur = gpu["dur_s"].to_numpy()
+    dur = gpu["dur_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
         share = dur / of_owner("gpu_s", np.nan).astype(float)
     flops = np.where(counted, of_owner("flops", np.nan).astype(float) * share, np.nan)
     nbytes = np.where(counted, of_owner("bytes", np.nan).astype(float) * share, np.nan)
-    start = gpu["start_s"].to_numpy()
+    start = gpu["start_s"]
     columns = {
         "name": names,
         "op": of_owner("name", ""),
         "category": category,
-        "stream": gpu["stream"].to_numpy(),
-        "device": gpu["device"].to_numpy(),
-        "kind": gpu["kind"].to_numpy(),
+        "stream": gpu["stream"],
+        "device": gpu["device"],
+        "kind": gpu["kind"],
         "start_s": start,
         "dur_s": dur,
         "count": 1,
@@ -317,16 +392,21 @@ def _kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
         "op_row": owner,
     }
     order = np.argsort(start, kind="stable")  # time order, as sort_values would, for less
-    return frame({name: v[order] if np.ndim(v) else v for name, v in columns.items()})
+    table = {name: v[order] if np.ndim(v) else v for name, v in columns.items()}
+    table["start_s"] -= origin  # a copy: taken through ``order``
+    return table
 
 
 # --- the split -------------------------------------------------------------------------------------
 
 
-def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> dict:
+def _split(kernels: _Columns, gpu_work: bool, trace_ops: _Columns) -> dict:
+    """The span's split by bound. ``kernels`` and ``trace_ops``: frames or dicts of arrays."""
     if not gpu_work:
-        top = trace_ops[trace_ops["parent"] < 0]
-        busy = intervals.union_length(top["start_s"].to_numpy(), top["end_s"].to_numpy())
+        top = np.asarray(trace_ops["parent"]) < 0
+        busy = intervals.union_length(
+            np.asarray(trace_ops["start_s"])[top], np.asarray(trace_ops["end_s"])[top]
+        )
         return {
             "busy_s": busy,
             "compute_s": 0.0,
@@ -334,12 +414,15 @@ def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> di
             "other_s": busy,
             "overhead_kernels_s": 0.0,
         }
-    start = kernels["start_s"].to_numpy()
-    end = start + kernels["dur_s"].to_numpy()
-    bound = kernels["bound"].to_numpy()
+    start = np.asarray(kernels["start_s"])
+    dur = np.asarray(kernels["dur_s"])
+    end = start + dur
+    bound = np.asarray(kernels["bound"])
     compute = bound == "compute"
     roofline_bound = compute | (bound == "memory")
-    busy = intervals.union_length(start, end)
+    # One merge of all kernels gives both the busy time and the idle gaps.
+    merged_start, merged_end = intervals.merge(start, end)
+    busy = float(np.sum(merged_end - merged_start))
     compute_s = intervals.union_length(start[compute], end[compute])
     compute_or_memory = intervals.union_length(start[roofline_bound], end[roofline_bound])
     overhead = bound == "overhead"
@@ -349,46 +432,45 @@ def _split(kernels: pd.DataFrame, gpu_work: bool, trace_ops: pd.DataFrame) -> di
         "memory_s": compute_or_memory - compute_s,
         "other_s": busy - compute_or_memory,
         # Part of other_s: kernels too small for their bound to matter (launch-sized).
-        "overhead_kernels_s": float(kernels.loc[overhead, "dur_s"].sum()),
-        "idle_gap_count": int(np.sum(intervals.gaps(start, end) > 0)),
+        "overhead_kernels_s": float(np.nansum(dur[overhead])),
+        "idle_gap_count": int(np.sum(merged_start[1:] - merged_end[:-1] > 0)),
     }
 
 
 # --- the op table ----------------------------------------------------------------------------------
 
 
-def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
+def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None) -> pd.DataFrame:
     """One row per op name and input shapes, summed over calls."""
-    codes, first = group_codes(ops["name"], ops["shapes"], ops["dtypes"])
+    codes, first = group_codes(ops["name_code"], ops["shapes"], ops["dtypes"])
     groups = len(first)
-
-    def first_of(column: str) -> np.ndarray:
-        return ops[column].to_numpy(dtype=object)[first]
 
     def first_text(column: str) -> np.ndarray:
         """First values, "" where missing: filled on the groups only, not on every op."""
-        values = first_of(column)
+        values = ops[column][first]
         values[pd.isna(values)] = ""
         return values
 
     def total(column: str) -> np.ndarray:
-        return np.bincount(codes, weights=ops[column].to_numpy(float), minlength=groups)
+        return np.bincount(codes, weights=ops[column], minlength=groups)
 
-    kernels = np.bincount(codes, weights=ops["kernel_count"], minlength=groups)
+    # Only the calls that own a cost have figures (NaN elsewhere): sums over them alone are the
+    # same, for less.
+    counted = ops["counted"]
     table = {
-        "name": first_of("name"),
-        "shapes": first_of("shapes"),
-        "dtypes": first_of("dtypes"),
+        "name": ops["name"][first],
+        "shapes": ops["shapes"][first],
+        "dtypes": ops["dtypes"][first],
         "category": first_text("category"),
-        "module": first_of("module"),
+        "module": ops["module"][first],
         "calls": np.bincount(codes, minlength=groups),
         "gpu_time_s": total("gpu_s"),
         "total_gpu_time_s": total("total_gpu_s"),
         "cpu_time_s": total("dur_s"),
         "self_cpu_time_s": total("self_cpu_s"),
-        "kernels": kernels.astype(np.int64),
-        "flops": group_sums(codes, ops["flops"], groups),
-        "bytes": group_sums(codes, ops["bytes"], groups),
+        "kernels": np.bincount(codes[owner[owner >= 0]], minlength=groups),
+        "flops": group_sums(codes[counted], ops["flops"][counted], groups),
+        "bytes": group_sums(codes[counted], ops["bytes"][counted], groups),
         "dtype": first_text("dtype"),
     }
     table |= _roofline(
@@ -399,21 +481,22 @@ def _op_table(ops: pd.DataFrame, peaks: Peaks | None) -> pd.DataFrame:
         peaks,
         calls=table["calls"].astype(float),
     )
-    # Built once, with the columns in the schema's order.
-    ops_table = frame({name: table[name] for name in OPS_COLUMNS})
-    order = ["gpu_time_s", "total_gpu_time_s", "cpu_time_s"]
-    return ops_table.sort_values(order, ascending=False, kind="stable", ignore_index=True)
+    # Largest GPU time first, then total GPU time, then CPU time, ties in row order: what
+    # sort_values(ascending=False, kind="stable") gives (NaN last), on arrays. Built once, with
+    # the columns in the schema's order.
+    order = np.lexsort((-table["cpu_time_s"], -table["total_gpu_time_s"], -table["gpu_time_s"]))
+    return frame({name: table[name][order] for name in OPS_COLUMNS})
 
 
-def _cpu_lane(trace_ops: pd.DataFrame, origin: float) -> pd.DataFrame:
-    # The four columns taken at the top-level rows, rather than the whole frame filtered.
-    top = np.flatnonzero(trace_ops["parent"].to_numpy() < 0)
+def _cpu_lane(trace_ops: pd.DataFrame, ops: dict[str, np.ndarray], origin: float) -> pd.DataFrame:
+    """The top-level ops on the host, for the timeline."""
+    top = np.flatnonzero(ops["parent"] < 0)
     return frame(
         {
-            "name": trace_ops["name"].to_numpy(dtype=object)[top],
+            "name": ops["name"][top],
             "tid": _as_text(trace_ops["tid"].to_numpy()[top]),
-            "start_s": trace_ops["start_s"].to_numpy()[top] - origin,
-            "dur_s": trace_ops["dur_s"].to_numpy()[top],
+            "start_s": ops["start_s"][top] - origin,
+            "dur_s": ops["dur_s"][top],
         }
     )
 
@@ -422,7 +505,7 @@ def _as_text(values: np.ndarray) -> np.ndarray:
     """Values as Python strings, as ``astype(str)`` writes them. Integers (thread ids: a few,
     over thousands of ops) are converted once per distinct value."""
     if values.dtype.kind in "iu":
-        distinct, codes = np.unique(values, return_inverse=True)
+        codes, distinct = pd.factorize(values)
         return distinct.astype(str).astype(object)[codes]
     return values.astype(str).astype(object)
 
@@ -434,8 +517,13 @@ def device_name(trace: Trace) -> str:
     """The name of the GPU most kernels ran on, from the trace's device properties."""
     if not len(trace.kernels) and not len(trace.copies):
         return "CPU"
-    used = pd.concat([trace.kernels["device"], trace.copies["device"]]).mode()
-    device_id = int(used.iloc[0]) if len(used) else 0
+    # The most common device id, the smallest of equals (Series.mode's first). The reader
+    # gives integer ids.
+    ids, counts = np.unique(
+        np.concatenate([trace.kernels["device"].to_numpy(), trace.copies["device"].to_numpy()]),
+        return_counts=True,
+    )
+    device_id = int(ids[np.argmax(counts)])
     for props in trace.devices:
         if props.get("id") == device_id and props.get("name"):
             return str(props["name"])
@@ -448,8 +536,12 @@ def _trace_capacity(trace: Trace) -> float | None:
 
 
 def _trace_peak_memory(trace: Trace) -> float | None:
-    on_gpu = trace.memory[pd.to_numeric(trace.memory["device"], errors="coerce") >= 0]
-    return float(on_gpu["allocated_bytes"].max()) if len(on_gpu) else None
+    memory = trace.memory
+    if not len(memory):
+        return None
+    on_gpu = pd.to_numeric(memory["device"], errors="coerce").to_numpy() >= 0
+    allocated = memory["allocated_bytes"][on_gpu]
+    return float(allocated.max()) if len(allocated) else None
 
 
 # --- advice ---------------------------------------------------------------------------------------
@@ -487,6 +579,20 @@ def _percent(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _largest_of_bound(ops: pd.DataFrame, bound: str, n: int = 3) -> np.ndarray:
+    """The rows of the ``n`` ops of this bound with the most GPU time, largest first: what
+    ``ops[ops["bound"] == bound].nlargest(n, "gpu_time_s")`` selects (ties in row order, NaN
+    last), on arrays."""
+    rows = np.flatnonzero(ops["bound"].to_numpy() == bound)
+    gpu_time = ops["gpu_time_s"].to_numpy(dtype=float)[rows]
+    return rows[np.argsort(-gpu_time, kind="stable")[:n]]
+
+
+def _names_of(ops: pd.DataFrame, rows: np.ndarray) -> str:
+    """The distinct names of these rows, in order, as a list in words."""
+    return ", ".join(dict.fromkeys(str(name) for name in ops["name"].to_numpy()[rows]))
+
+
 def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
     """Plain-language advice tied to the three bottlenecks, biggest share first."""
     span = summary["span_s"]
@@ -512,8 +618,7 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
         )
     memory = summary["memory_s"] / span
     if memory >= 0.1:
-        top = ops[ops["bound"] == "memory"].nlargest(3, "gpu_time_s")
-        names = ", ".join(top["name"].astype(str).unique()[:3])
+        names = _names_of(ops, _largest_of_bound(ops, "memory"))
         bandwidth = summary.get("achieved_bytes_per_s")
         advice.append(
             {
@@ -534,9 +639,10 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
         )
     compute = summary["compute_s"] / span
     if compute >= 0.1:
-        top = ops[ops["bound"] == "compute"].nlargest(3, "gpu_time_s")
-        fraction = top["roof_fraction"].dropna()
-        names = ", ".join(top["name"].astype(str).unique()[:3])
+        top = _largest_of_bound(ops, "compute")
+        fraction = ops["roof_fraction"].to_numpy(dtype=float)[top]
+        fraction = fraction[~np.isnan(fraction)]
+        names = _names_of(ops, top)
         advice.append(
             {
                 "bottleneck": "compute",
@@ -544,7 +650,7 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
                 "title": f"Compute-bound kernels take {_percent(compute)} of the span",
                 "detail": (
                     f"The arithmetic units are the limit (largest: {names}"
-                    + (f", at {_percent(float(fraction.iloc[0]))} of peak" if len(fraction) else "")
+                    + (f", at {_percent(float(fraction[0]))} of peak" if len(fraction) else "")
                     + "). Use lower precision on tensor cores (bf16, or TF32 for float32 matmuls via "
                     "torch.set_float32_matmul_precision('high')), shapes that are multiples of 8/64, "
                     "or less arithmetic (a better algorithm)."

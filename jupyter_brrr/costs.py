@@ -1390,6 +1390,22 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
     (name, dims, types, concrete) is costed once and the results are mapped back by code, so this
     stays fast on traces with hundreds of thousands of ops that repeat a few hundred shapes.
     """
+    columns = cost_columns(ops)
+    out = ops.copy(deep=False)  # copy-on-write: the new columns leave ``ops`` as it was
+    out["flops"] = columns["flops"]
+    out["bytes"] = columns["bytes"]
+    out["category"] = pd.Series(columns["category"], index=ops.index, dtype=object)
+    out["dtype"] = pd.Series(columns["dtype"], index=ops.index, dtype=object)
+    return out
+
+
+def cost_columns(
+    ops: pd.DataFrame, factorized_names: tuple[np.ndarray, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
+    """The columns :func:`add_costs` adds, as arrays, for a caller that needs no frame.
+
+    ``factorized_names``: ``pd.factorize`` of the name column, when the caller has it already.
+    """
     n = len(ops)
     names = ops["name"].to_numpy(dtype=object)
     columns = [
@@ -1397,7 +1413,7 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
         for c in _KEY_COLUMNS[1:]
     ]
     # Costed: the ops whose name has a model (looked up once per name) and that have shapes.
-    name_codes, distinct = pd.factorize(names)
+    name_codes, distinct = factorized_names or pd.factorize(names)
     with_model = np.array([has_model(name) for name in distinct] + [False], dtype=bool)
     candidates = np.flatnonzero(with_model[name_codes])
     candidates = candidates[pd.notna(columns[0][candidates])]
@@ -1420,13 +1436,9 @@ def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
         category.append(cost.category if cost else "")
         dtype.append(cost.dtype if cost else "")
     # Code -1 (no model) picks the sentinel at the end.
-    flops_by_code = np.array([*flops, np.nan], dtype=float)
-    bytes_by_code = np.array([*traffic, np.nan], dtype=float)
-    category_by_code = np.array([*category, ""], dtype=object)
-    dtype_by_code = np.array([*dtype, ""], dtype=object)
-    out = ops.copy(deep=False)  # copy-on-write: the new columns leave ``ops`` as it was
-    out["flops"] = flops_by_code[codes]
-    out["bytes"] = bytes_by_code[codes]
-    out["category"] = pd.Series(category_by_code[codes], index=ops.index, dtype=object)
-    out["dtype"] = pd.Series(dtype_by_code[codes], index=ops.index, dtype=object)
-    return out
+    return {
+        "flops": np.array([*flops, np.nan], dtype=float)[codes],
+        "bytes": np.array([*traffic, np.nan], dtype=float)[codes],
+        "category": np.array([*category, ""], dtype=object)[codes],
+        "dtype": np.array([*dtype, ""], dtype=object)[codes],
+    }

@@ -15,6 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+# Combined group numbers stay below this, well inside int64.
+_MAX_CODE = 2**62
+_NONE = np.array([None], dtype=object)
+
 
 def group_codes(*keys: Sequence | np.ndarray | pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """The group of each row over the key columns, and the first row of each group.
@@ -23,19 +27,45 @@ def group_codes(*keys: Sequence | np.ndarray | pd.Series) -> tuple[np.ndarray, n
     value like any other.
     """
     n = len(keys[0])
+    if n == 0:  # nothing to group: pandas' fixed costs spared
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     codes = np.zeros(n, dtype=np.int64)
+    size = 1  # codes are below this
     for key in keys:
-        # Missing values get code -1, made one more value here: pandas' own option for that
-        # (use_na_sentinel=False) scans an object column for them first, at a cost.
-        key_codes, distinct = pd.factorize(np.asarray(key))
-        key_codes[key_codes < 0] = len(distinct)
-        # Re-factorized after each key, so the combined number stays below n * (distinct + 1).
-        codes = pd.factorize(codes * (len(distinct) + 1) + key_codes)[0]
+        key = np.asarray(key)
+        if key.dtype.kind in "iu" and key.min() >= 0 and key.max() < n:
+            # Small non-negative integers (codes from an earlier factorize) serve as they are.
+            key_codes, radix = key.astype(np.int64, copy=False), int(key.max()) + 1
+        else:
+            key_codes, distinct = pd.factorize(key)
+            # Missing values get code -1, made one more value here: pandas' own option for that
+            # (use_na_sentinel=False) scans an object column for them first, at a cost.
+            key_codes[key_codes < 0] = len(distinct)
+            radix = len(distinct) + 1
+        if size > _MAX_CODE // radix:
+            # Renumbered before the combined number could overflow: then it stays below n.
+            codes, distinct_codes = pd.factorize(codes)
+            size = len(distinct_codes)
+        codes = codes * radix + key_codes
+        size *= radix
+    codes = pd.factorize(codes)[0]
     # Groups are numbered by first row, so a group's first row is where the code passes all
     # the codes before it: no sort needed.
     new_group = np.ones(n, dtype=bool)
     new_group[1:] = codes[1:] > np.maximum.accumulate(codes)[:-1]
     return codes.astype(np.int64, copy=False), np.flatnonzero(new_group)
+
+
+def factorize_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize`` of an object array (names), hashing its values as Python objects.
+
+    pandas hashes an array of nothing but strings as text, byte by byte, at a cost that grows
+    with their length (C++ kernel names run to hundreds of characters). With a leading None it
+    takes the array as general objects: Python caches a string's hash, and the reader's equal
+    names are one object, equal at the first comparison. The None gets code -1, like any
+    missing value, and is dropped."""
+    codes, distinct = pd.factorize(np.concatenate([_NONE, values]))
+    return codes[1:], distinct
 
 
 def group_sums(codes: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
@@ -57,12 +87,15 @@ def frame(columns: dict[str, np.ndarray | Sequence]) -> pd.DataFrame:
         name: np.asarray(values) if np.ndim(values) else np.full(n, values)
         for name, values in columns.items()
     }
-    # One index object for every column: pandas then takes the columns as they are, where
-    # columns with an index each would be aligned (reindexed) to a common one.
+    # Numbers go in as arrays, as they are. Anything else (text) goes in as a Series of its own
+    # dtype, which pandas takes as it is, where it would infer a string dtype from an array;
+    # one index object for all of them, or pandas would align (reindex) them to a common one.
     index = pd.RangeIndex(n)
     return pd.DataFrame(
         {
-            name: pd.Series(values, index=index, dtype=values.dtype, copy=False)
+            name: values
+            if values.dtype.kind in "biufc"
+            else pd.Series(values, index=index, dtype=values.dtype, copy=False)
             for name, values in arrays.items()
         },
         index=index,

@@ -50,6 +50,14 @@ def _both_ways(monkeypatch: pytest.MonkeyPatch, read) -> tuple:
     return compiled, reference, counting
 
 
+def test_the_built_reader_is_not_older_than_its_source() -> None:
+    source = Path(events.__file__).with_name("_scan.c")
+    if source.exists():  # a source tree (an installed wheel has no .c)
+        assert Path(_scan.__file__).stat().st_mtime >= source.stat().st_mtime, (
+            "jupyter_brrr/_scan.c changed after the reader was built: run `pip install -e .` again"
+        )
+
+
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.json.gz")), ids=lambda p: p.name)
 def test_every_trace_reads_the_same_as_with_msgspec(
     monkeypatch: pytest.MonkeyPatch, path: Path
