@@ -150,6 +150,25 @@ def test_the_reader_declines_what_it_does_not_know(
             pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
 
 
+def test_a_declined_chunk_between_read_ones_keeps_the_file_order(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Runtime calls keep the file's order in their table (here against their times).
+    calls = [
+        {"ph": "X", "cat": "cuda_runtime", "name": f"call{i}", "pid": 1, "tid": 1,
+         "ts": 300 - i, "dur": 0.5}
+        for i in range(300)
+    ]  # fmt: skip
+    calls[150]["ts"] = "150"  # a time as a string: that chunk goes to msgspec
+    path = tmp_path / "trace.json"
+    path.write_bytes(_kineto_layout(calls))
+    monkeypatch.setattr(events, "_BLOCK_BYTES", 2048)  # about 20 chunks
+    compiled, reference, counting = _both_ways(monkeypatch, lambda: read_trace(path))
+    assert counting.declined == 1 and counting.read > 10
+    pd.testing.assert_frame_equal(compiled.runtime, reference.runtime)
+    assert compiled.runtime["name"].tolist() == [f"call{i}" for i in range(300)]
+
+
 @pytest.mark.parametrize(
     "text",
     [b"[{]", b'[{"ts": 1.}]', b'[{"ts": 01}]', b'[{"ts": NaN}]', b'[{"name": "a\x01"}]',
