@@ -313,7 +313,8 @@ static const char *read_number(const char *p, const char *end, double *value, in
     return p;
 }
 
-/* The numbers the scan deferred, converted; needs the GIL. -1 with an exception on failure. */
+/* The numbers the scan deferred, converted; needs the GIL. -1 with an exception on failure,
+   1 for a number out of range. */
 static int convert_deferred(Columns *c, const char *text) {
     for (size_t i = 0; i < c->deferred_count; i++) {
         Deferred d = c->deferred[i];
@@ -324,9 +325,10 @@ static int convert_deferred(Columns *c, const char *text) {
         }
         memcpy(number, text + d.text.offset, d.text.length);
         number[d.text.length] = '\0';
-        double v = PyOS_string_to_double(number, NULL, NULL); /* overflow gives inf, as strtod */
+        double v = PyOS_string_to_double(number, NULL, NULL); /* overflow gives inf */
         PyMem_Free(number);
         if (v == -1.0 && PyErr_Occurred()) return -1;
+        if (!isfinite(v)) return 1; /* out of a double's range: left to the general decoder */
         c->numbers[d.field][d.row] = v;
     }
     return 0;
@@ -449,9 +451,12 @@ static const char *read_field(Reader *r, const Field *f, const char *p, const ch
     return after;
 }
 
-/* An object whose known keys are read into row `row`; p at its opening brace. */
+/* An object whose known keys are read into row `row`; p at its opening brace. A known key
+   written twice is declined: the general decoder's "last one wins" is not worth copying. */
 static const char *read_object(Reader *r, const Field *fields, const char *p, const char *end,
                                Py_ssize_t row, int is_event) {
+    const uint32_t ARGS_SEEN = 1u << 31;
+    uint32_t seen = 0; /* bit i: fields[i] read */
     int escaped;
     p = skip_space(p + 1, end);
     if (p < end && *p == '}') return p + 1;
@@ -459,11 +464,16 @@ static const char *read_object(Reader *r, const Field *fields, const char *p, co
         if (p >= end || *p != '"') return NULL;
         const char *key = p + 1;
         if (!(p = skip_string(p, end, &escaped)) || escaped) return NULL;
-        const Field *f = find_field(fields, key, (size_t)(p - 1 - key));
+        size_t key_length = (size_t)(p - 1 - key);
+        const Field *f = find_field(fields, key, key_length);
+        uint32_t bit = f ? 1u << (f - fields) : 0;
+        if (is_event && key_length == 4 && memcmp(key, "args", 4) == 0) bit = ARGS_SEEN;
+        if (seen & bit) return NULL;
+        seen |= bit;
         p = skip_space(p, end);
         if (p >= end || *p != ':') return NULL;
         p = skip_space(p + 1, end);
-        if (is_event && !f && (size_t)(p - key) >= 5 && memcmp(key, "args\"", 5) == 0) {
+        if (bit == ARGS_SEEN) {
             if (p < end && *p == '{') p = read_object(r, ARGS_FIELDS, p, end, row, 0);
             else if (p < end && *p == 'n') p = skip_literal(p, end, "null", 4);
             else return NULL;
@@ -535,7 +545,11 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
         result = Py_NewRef(Py_None);
         goto done;
     }
-    if (convert_deferred(&r.columns, text) < 0) goto done;
+    int converted = convert_deferred(&r.columns, text);
+    if (converted != 0) {
+        if (converted > 0) result = Py_NewRef(Py_None);
+        goto done;
+    }
     Py_ssize_t n = (Py_ssize_t)r.columns.count;
     codes = PyBytes_FromStringAndSize(NULL, FIELD_COUNT * n * (Py_ssize_t)sizeof(int32_t));
     numbers = PyBytes_FromStringAndSize(NULL, NUMBER_COUNT * n * (Py_ssize_t)sizeof(double));

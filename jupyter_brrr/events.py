@@ -147,8 +147,10 @@ class _Columns:
     """The fields of each kind of event (host ops, runtime calls, kernels, copies, GPU
     annotations) as arrays, and the memory samples, filled chunk by chunk.
 
-    Each chunk is sorted into kinds with numpy, not a loop over its events: the only per-event
-    work is C-level (msgspec's decode, ``map(attrgetter)``, ``np.fromiter``).
+    A chunk is read by the compiled reader into columns (``_sort_scanned``) or, where it is
+    declined or not built, decoded by msgspec into structs (``_add_structs``); either way the
+    events are sorted into kinds with numpy, not a loop over them, and the only per-event work
+    is C-level. Chunks are added in file order, and their events keep it.
     """
 
     def __init__(self) -> None:

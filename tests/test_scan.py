@@ -127,13 +127,20 @@ def test_odd_but_valid_events_read_the_same(monkeypatch: pytest.MonkeyPatch) -> 
         {"ph": "X", "cat": "cpu_op", "name": "a", "ts": "12.5"},  # a time as a string
         {"ph": 1, "cat": "cpu_op", "name": "a", "ts": 1},  # a phase that is not a string
         {"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "args": [1]},  # args not an object
+        {"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "ts_again": 2},  # a key twice
+        {"ph": "X", "cat": "cpu_op", "name": "a", "ts": "big"},  # beyond a double's range
     ],
 )
 def test_the_reader_declines_what_it_does_not_know(
     monkeypatch: pytest.MonkeyPatch, odd: dict
 ) -> None:
     ok = {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 2, "pid": 1, "tid": 1}
-    data = _kineto_layout([ok, odd]).replace(b"n\\\\u0061me", b"n\\u0061me")
+    data = (
+        _kineto_layout([ok, odd])
+        .replace(b"n\\\\u0061me", b"n\\u0061me")
+        .replace(b'"ts_again"', b'"ts"')
+        .replace(b'"big"', b"1e400")
+    )
 
     def read() -> object:
         try:
