@@ -887,7 +887,14 @@ def test_saved_ab_and_cpu_only(saved_page, artifacts):
     cpu.scroll_into_view_if_needed()
     assert "No GPU was found" in cpu.inner_text()
     open_view(page, cpu, "operators")
-    assert "Top ops by CPU time" in cpu.inner_text()
+    assert "Top ops by self CPU time" in cpu.inner_text()
+    # The table sorts as the chart does: by self CPU time, with the inclusive time beside it.
+    keys = table_header(cpu)
+    assert keys.index("self_cpu_time_s") < keys.index("cpu_time_s")
+    assert cpu.locator('th[data-key="self_cpu_time_s"]').get_attribute("data-sort") == "desc"
+    ops = rows_of(load_doc("cpu_only")["ops"])
+    want = [o["name"] for o in expected_order(ops, "self_cpu_time_s", True)]
+    assert [row[keys.index("name")] for row in table_rows(cpu)] == want[: len(table_rows(cpu))]
     shot(cpu, artifacts, "saved_cpu_only_operators")
     assert app_errors(page.brrr_errors) == []
 
