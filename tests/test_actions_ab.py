@@ -346,7 +346,7 @@ def test_explanation_names_the_idle_time_a_graph_removes() -> None:
             name=name,
             kind="graph" if name == "graph" else "eager",
             median_s=median,
-            verdict="faster" if name == "graph" else "baseline",
+            verdict="baseline" if name == "eager" else "faster",
             split={
                 "compute_s": 0.0,
                 "memory_s": 0.0,
@@ -363,6 +363,16 @@ def test_explanation_names_the_idle_time_a_graph_removes() -> None:
     ab._explain(base, graph, [], gpu=True)
     assert graph.gain_from == "idle"
     assert "idle time" in graph.why and "launches 20 -> 1" in graph.why.lower()
+    assert "Fused" not in graph.why and "Replaced" not in graph.why
+
+    # Ops gone from a compiled variant: fused where a fused kernel ran, else replaced.
+    compiled = variant("compile", 100e-6, 50e-6, 21, 2)
+    ab._explain(base, compiled, ["aten::addmm"], gpu=True)
+    assert "Replaced by compiled code: aten::addmm." in compiled.why
+    assert "Fused" not in compiled.why
+    compiled.report = jupyter_brrr.load(os.path.join(DATA, "coscos_compiled.json.gz"))
+    ab._explain(base, compiled, ["aten::cos"], gpu=True)
+    assert "Fused away: aten::cos (into triton_poi_fused_cos_0)." in compiled.why
 
 
 def test_dynamo_watch_reads_graph_break_and_recompile_messages() -> None:

@@ -919,8 +919,11 @@ def _explain(base: VariantResult, res: VariantResult, fused: list[str], gpu: boo
         if res.report is not None and len(res.report.kernels):
             names = dict.fromkeys(res.report.kernels["name"].astype(str))
             fused_kernels = [k for k in names if "fused" in k][:3]
-        text += f" Fused away: {', '.join(fused[:8])}"
-        text += f" (into {', '.join(fused_kernels)})." if fused_kernels else "."
+        if fused_kernels:
+            text += f" Fused away: {', '.join(fused[:8])} (into {', '.join(fused_kernels)})."
+        else:
+            # No fused kernel ran: the ops were replaced (say, by a plain GEMM call), not fused.
+            text += f" Replaced by compiled code: {', '.join(fused[:8])}."
     res.why = text
 
 
