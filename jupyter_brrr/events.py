@@ -256,7 +256,7 @@ class _Columns:
                 elif name in _ID_FIELDS:
                     # Converted as _ids converts each event's value, once per distinct value.
                     used = np.flatnonzero(np.bincount(codes_here + 1, minlength=1)) - 1
-                    ids = _ids(values[name][used].tolist(), None)
+                    ids = _ids(values[name][used].tolist())
                     lookup = np.empty(len(values[name]), ids.dtype)
                     lookup[used] = ids
                     parts[name].append(lookup[codes_here])
@@ -288,7 +288,7 @@ class _Columns:
             if name in _FLOAT_FIELDS:
                 parts[name].append(_floats(events, _PATHS[name]))
             elif name in _ID_FIELDS:
-                parts[name].append(_ids(events, _PATHS[name]))
+                parts[name].append(_ids(list(map(attrgetter(_PATHS[name]), events))))
             else:
                 values = map(attrgetter(_PATHS[name]), events)
                 if name == "cat":
@@ -405,14 +405,12 @@ def _floats(events: list[_Event], path: str) -> np.ndarray:
         return pd.to_numeric(values, errors="coerce").to_numpy(float)
 
 
-def _ids(events: list, path: str | None) -> np.ndarray:
-    """An integer id field as int64; as objects where a tool wrote strings or left some out.
-    ``path`` is where the field lives in each event, or None when ``events`` are the values."""
-    get = attrgetter(path) if path else None
+def _ids(values: list) -> np.ndarray:
+    """Integer ids as int64; as objects where a tool wrote strings or left some out."""
     try:
-        return np.fromiter(map(get, events) if get else events, dtype=np.int64, count=len(events))
+        return np.fromiter(values, dtype=np.int64, count=len(values))
     except (TypeError, ValueError, OverflowError):
-        return np.fromiter(map(get, events) if get else events, dtype=object, count=len(events))
+        return np.fromiter(values, dtype=object, count=len(values))
 
 
 def _blocks(path: Path) -> Iterator[bytes]:
