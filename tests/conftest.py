@@ -1,12 +1,20 @@
-"""Fixtures shared by the test modules: one real IPython shell, one Inductor cache."""
+"""Fixtures shared by the test modules: one real IPython shell, one Inductor cache, the
+environment of a real kernel, and the GPT-2 report."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
+
+import jupyter_brrr
+from jupyter_brrr.report import Report
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +33,19 @@ def inductor_cache(tmp_path_factory):
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "inductor_cache")
     yield
     os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+
+
+@pytest.fixture(scope="session")
+def kernel_env(inductor_cache) -> dict[str, str]:
+    """The environment for a real kernel: it imports jupyter_brrr from this checkout even where
+    it is not installed, and inherits this session's Inductor cache (nothing is written into
+    the repository)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> Report:
+    """The H200 GPT-2 forward trace (bf16, batch 8 x 1024), loaded."""
+    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")

@@ -4,7 +4,6 @@ from Python, the worker thread waited for), in a real IPython shell on CPU."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 import time
@@ -291,23 +290,20 @@ def test_controls_only_where_someone_can_click(monkeypatch) -> None:
     assert not magic._widgets_enabled(object())  # a terminal IPython
 
 
-def test_ab_in_a_notebook_run_by_nbclient(tmp_path) -> None:
+def test_ab_in_a_notebook_run_by_nbclient(tmp_path, kernel_env) -> None:
     """The flag path in a real kernel: the saved notebook holds the A/B in the report output
     (nbclient applies the display update), and no widget output."""
     import nbformat
     from nbclient import NotebookClient
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_brrr\nimport torch\nx = torch.randn(1024)"),
         nbformat.v4.new_code_cell("%%brrr --ab graph --ab-budget 0.05\ny = x.cos()\ny"),
     ]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     NotebookClient(
         nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
-    ).execute(env=env)
+    ).execute(env=kernel_env)
     outputs = nb.cells[1].outputs
     assert not [o for o in outputs if o.output_type == "error"], outputs
     reports = [o for o in outputs if o.output_type == "display_data" and MIME_TYPE in o.data]
@@ -321,7 +317,7 @@ def test_ab_in_a_notebook_run_by_nbclient(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_controls_in_a_real_kernel() -> None:
+def test_controls_in_a_real_kernel(kernel_env) -> None:
     """The buttons as JupyterLab drives them: comm messages to a real ipykernel. A click starts
     the worker; the report output is updated through its display id; the kernel's interrupt
     (the stop button) cancels a running A/B; the kernel stays usable."""
@@ -329,10 +325,7 @@ def test_controls_in_a_real_kernel() -> None:
 
     from jupyter_client.manager import start_new_kernel
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    km, kc = start_new_kernel(kernel_name="python3", env=env)
+    km, kc = start_new_kernel(kernel_name="python3", env=kernel_env)
     try:
 
         def execute(code: str) -> list[dict]:

@@ -7,7 +7,6 @@ The notebook is executed once per session (it takes about 10 s on a CPU)."""
 from __future__ import annotations
 
 import base64
-import os
 import re
 import time
 from html.parser import HTMLParser
@@ -37,13 +36,8 @@ def report_outputs(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 
 
 @pytest.fixture(scope="session")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode, float]:
+def executed(kernel_env: dict[str, str]) -> tuple[nbformat.NotebookNode, float]:
     nb = nbformat.read(TOUR, as_version=4)
-    # The kernel imports jupyter_brrr from this checkout even where it is not installed, and
-    # writes nothing into the repository (Inductor's cache, if anything compiles, goes to tmp).
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
     # kernel "python3" with argv "python" runs this interpreter (jupyter_client substitutes
     # sys.executable), so the kernel sees the same environment as the tests.
     client = NotebookClient(
@@ -53,7 +47,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.Noteboo
         resources={"metadata": {"path": str(TOUR.parent)}},
     )
     start = time.perf_counter()
-    client.execute(env=env)
+    client.execute(env=kernel_env)
     return nb, time.perf_counter() - start
 
 

@@ -19,11 +19,6 @@ from jupyter_brrr.schema import KERNEL_COLUMNS, OPS_COLUMNS, SCHEMA_VERSION, SUM
 DATA = Path(__file__).parent / "data"
 
 
-@pytest.fixture(scope="module")
-def gpt2() -> Report:
-    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
-
-
 def test_summary_has_the_public_keys(gpt2: Report) -> None:
     for key in SUMMARY_KEYS:
         assert key in gpt2.summary

@@ -35,11 +35,6 @@ RAW = ("<img src=x", "<script>alert", "<svg onload", "onerror=alert(1)>")
 
 
 @pytest.fixture(scope="module")
-def gpt2() -> Report:
-    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
-
-
-@pytest.fixture(scope="module")
 def resnet() -> Report:
     return jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
 
