@@ -584,16 +584,25 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods, NULL, NULL, NULL, NULL};
-
-PyMODINIT_FUNC PyInit__scan(void) {
-    PyObject *m = PyModule_Create(&module);
-    if (!m) return NULL;
-    if (PyModule_AddIntConstant(m, "FIELD_COUNT", FIELD_COUNT) < 0 ||
-        PyModule_AddIntConstant(m, "NUMBER_COUNT", NUMBER_COUNT) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+/* No state outside a call: the module can be shared by interpreters and threads, and asks free-
+   threaded Python to keep the GIL off. */
+static int module_exec(PyObject *m) {
+    if (PyModule_AddIntConstant(m, "FIELD_COUNT", FIELD_COUNT) < 0) return -1;
+    return PyModule_AddIntConstant(m, "NUMBER_COUNT", NUMBER_COUNT);
 }
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, module_exec},
+#ifdef Py_MOD_PER_INTERPRETER_GIL_SUPPORTED
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#ifdef Py_MOD_GIL_NOT_USED
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_scan", NULL, 0, methods, slots, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__scan(void) { return PyModuleDef_Init(&module); }
