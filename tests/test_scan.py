@@ -240,3 +240,40 @@ def test_a_forked_child_reads_with_threads_of_its_own() -> None:
         child.kill()
     assert not alive, "the child hung reading a trace"
     assert results.get(timeout=5) == expected
+
+
+def test_damaged_text_is_read_as_msgspec_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random damage to a real trace: whatever the reader makes of a chunk, the tables or the
+    error must be msgspec's (and the process must survive: this is C)."""
+    with gzip.open(DATA / "coscos_eager.json.gz") as f:
+        clean = f.read()
+    rng = random.Random(11)
+    alphabet = b'{}[]",:\\ \n0123456789.-eEtrufalsnX\x00\xff'
+    results = {"read": 0, "declined": 0}
+    for _ in range(300):
+        text = bytearray(clean)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(text))
+            action = rng.randrange(3)
+            if action == 0:
+                text[at] = rng.choice(alphabet)
+            elif action == 1:
+                del text[at : at + rng.randrange(1, 40)]
+            else:
+                text[at:at] = bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 5)))
+
+        def read(data: bytes = bytes(text)) -> object:
+            try:
+                return parse_trace(data)
+            except TraceError as e:
+                return str(e)
+
+        compiled, reference, counting = _both_ways(monkeypatch, read)
+        results["read"] += counting.read
+        results["declined"] += counting.declined
+        if isinstance(reference, str) or isinstance(compiled, str):
+            assert compiled == reference
+        else:
+            for name in TABLES:
+                pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+    assert results["read"] > 50 and results["declined"] > 50  # both paths were exercised
