@@ -83,13 +83,6 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
     ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
     table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
     """
-    from .events import no_gc
-
-    with no_gc():
-        return _load(path, device, peaks)
-
-
-def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Report:
     from . import analysis
     from . import peaks as peak_table
     from .events import read_trace
@@ -99,7 +92,7 @@ def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Repo
     trace_device = analysis.device_name(trace)  # once, for the peaks and the summary
     notes = []
     if peaks is None and len(trace.kernels):
-        props = trace.devices[0] if trace.devices else {}
+        props = analysis.device_props(trace)  # the GPU the kernels ran on, as its name is
         peaks, note = peak_table.peaks_for(
             device or trace_device,
             measure_if_unknown=False,
@@ -113,12 +106,8 @@ def _load(path: str | PathLike, device: str | None, peaks: Peaks | None) -> Repo
         result.notes.append(
             f"The trace holds {steps} profiler steps: figures cover all of them together."
         )
-    result.summary["runs"] = {
-        "warmup": 0,
-        "timed": 0,
-        "profiled": int(max(steps, 1)),
-        "total": int(max(steps, 1)),
-    }
+    profiled = max(steps, 1)
+    result.summary["runs"] = {"warmup": 0, "timed": 0, "profiled": profiled, "total": profiled}
     result.summary["warm"] = None
     # The file's name, not its path: a shared notebook should not carry the author's folders.
     return Report.from_analysis(result, name=Path(path).name, source="trace", trace_path=str(path))

@@ -73,15 +73,19 @@ typedef struct {
     size_t deferred_count, deferred_capacity;
 } Columns;
 
+/* Room for twice as many rows in every column; -1 when out of memory. */
 static int columns_grow(Columns *c) {
     size_t capacity = c->capacity ? c->capacity * 2 : 4096;
-    size_t at;
-    for (int f = 0; f < FIELD_COUNT; f++)
-        if (at = c->capacity, grow((void **)&c->codes[f], &at, capacity, sizeof(int32_t)) < 0)
-            return -1;
-    for (int f = 0; f < NUMBER_COUNT; f++)
-        if (at = c->capacity, grow((void **)&c->numbers[f], &at, capacity, sizeof(double)) < 0)
-            return -1;
+    for (int f = 0; f < FIELD_COUNT; f++) {
+        int32_t *moved = PyMem_RawRealloc(c->codes[f], capacity * sizeof(int32_t));
+        if (!moved) return -1;
+        c->codes[f] = moved;
+    }
+    for (int f = 0; f < NUMBER_COUNT; f++) {
+        double *moved = PyMem_RawRealloc(c->numbers[f], capacity * sizeof(double));
+        if (!moved) return -1;
+        c->numbers[f] = moved;
+    }
     c->capacity = capacity;
     return 0;
 }

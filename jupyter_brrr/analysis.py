@@ -85,7 +85,7 @@ def analyze(
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
     ops = _op_costs(trace.ops)
     n_ops = len(ops["name"])
-    gpu = _gpu_events(trace)
+    gpu = trace.gpu_columns()
     gpu_work = len(gpu["op"]) > 0
     owner = _owners(gpu["op"], ops)
     owned = owner >= 0
@@ -241,19 +241,6 @@ def _op_costs(trace_ops: pd.DataFrame) -> dict[str, np.ndarray]:
     return ops
 
 
-def _gpu_events(trace: Trace) -> dict[str, np.ndarray]:
-    """Kernels and copies together, as ``Trace.gpu_events`` has them, without its frame."""
-    kernels, copies = trace.kernels, trace.copies
-    gpu = {
-        column: np.concatenate([kernels[column].to_numpy(), copies[column].to_numpy()])
-        for column in ("name", "start_s", "end_s", "dur_s", "stream", "device", "op")
-    }
-    kind = np.empty(len(kernels), dtype=object)
-    kind.fill("kernel")  # one shared string: np.full would make a new one for each row
-    gpu["kind"] = np.concatenate([kind, copies["kind"].to_numpy()])
-    return gpu
-
-
 def _owners(launching: np.ndarray, ops: dict[str, np.ndarray]) -> np.ndarray:
     """For each GPU event: the nearest op at or above its launcher that owns a cost, else the
     launcher itself (-1 when the launcher is unknown)."""
@@ -372,9 +359,9 @@ def _kernel_table(
     # An op's cost is shared among its kernels by their share of its GPU time.
     dur = gpu["dur_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = dur / of_owner("gpu_s", np.nan).astype(float)
-    flops = np.where(counted, of_owner("flops", np.nan).astype(float) * share, np.nan)
-    nbytes = np.where(counted, of_owner("bytes", np.nan).astype(float) * share, np.nan)
+        share = dur / of_owner("gpu_s", np.nan)
+    flops = np.where(counted, of_owner("flops", np.nan) * share, np.nan)
+    nbytes = np.where(counted, of_owner("bytes", np.nan) * share, np.nan)
     start = gpu["start_s"]
     columns = {
         "name": names,
@@ -445,12 +432,6 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
     codes, first = group_codes(ops["name_code"], ops["shapes"], ops["dtypes"])
     groups = len(first)
 
-    def first_text(column: str) -> np.ndarray:
-        """First values, "" where missing: filled on the groups only, not on every op."""
-        values = ops[column][first]
-        values[pd.isna(values)] = ""
-        return values
-
     def total(column: str) -> np.ndarray:
         return np.bincount(codes, weights=ops[column], minlength=groups)
 
@@ -461,7 +442,7 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
         "name": ops["name"][first],
         "shapes": ops["shapes"][first],
         "dtypes": ops["dtypes"][first],
-        "category": first_text("category"),
+        "category": ops["category"][first],  # "" where no model: never missing
         "module": ops["module"][first],
         "calls": np.bincount(codes, minlength=groups),
         "gpu_time_s": total("gpu_s"),
@@ -471,7 +452,7 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
         "kernels": np.bincount(codes[owner[owner >= 0]], minlength=groups),
         "flops": group_sums(codes[counted], ops["flops"][counted], groups),
         "bytes": group_sums(codes[counted], ops["bytes"][counted], groups),
-        "dtype": first_text("dtype"),
+        "dtype": ops["dtype"][first],
     }
     table |= _roofline(
         table["flops"],
@@ -513,26 +494,33 @@ def _as_text(values: np.ndarray) -> np.ndarray:
 # --- device facts from the trace ------------------------------------------------------------------
 
 
+def device_props(trace: Trace) -> dict:
+    """The trace's properties of the GPU most kernels ran on (the first GPU's when no kernel
+    ran, {} when the trace lists none): name, totalGlobalMem, numSms..."""
+    if len(trace.kernels) or len(trace.copies):
+        # The most common device id, the smallest of equals (Series.mode's first). The reader
+        # gives integer ids.
+        ids, counts = np.unique(
+            np.concatenate([trace.kernels["device"].to_numpy(), trace.copies["device"].to_numpy()]),
+            return_counts=True,
+        )
+        device_id = int(ids[np.argmax(counts)])
+        for props in trace.devices:
+            if props.get("id") == device_id:
+                return props
+    return trace.devices[0] if trace.devices else {}
+
+
 def device_name(trace: Trace) -> str:
     """The name of the GPU most kernels ran on, from the trace's device properties."""
     if not len(trace.kernels) and not len(trace.copies):
         return "CPU"
-    # The most common device id, the smallest of equals (Series.mode's first). The reader
-    # gives integer ids.
-    ids, counts = np.unique(
-        np.concatenate([trace.kernels["device"].to_numpy(), trace.copies["device"].to_numpy()]),
-        return_counts=True,
-    )
-    device_id = int(ids[np.argmax(counts)])
-    for props in trace.devices:
-        if props.get("id") == device_id and props.get("name"):
-            return str(props["name"])
-    return str(trace.devices[0].get("name", "unknown GPU")) if trace.devices else "unknown GPU"
+    return str(device_props(trace).get("name") or "unknown GPU")
 
 
 def _trace_capacity(trace: Trace) -> float | None:
-    memory = [p.get("totalGlobalMem") for p in trace.devices if p.get("totalGlobalMem")]
-    return float(memory[0]) if memory else None
+    memory = device_props(trace).get("totalGlobalMem")
+    return float(memory) if memory else None
 
 
 def _trace_peak_memory(trace: Trace) -> float | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import analysis, peaks
-from .events import no_gc, read_trace
+from .events import read_trace
 from .report import Report, steady_state_options
 
 
@@ -255,19 +255,18 @@ def _report(
         )
     if gpu and peaks_note:
         notes.append(peaks_note)
-    with no_gc():
-        trace = read_trace(trace_path)
-        result = analysis.analyze(
-            trace,
-            device_peaks,
-            span_s=span if gpu else None,
-            span_source=span_source,
-            runs=runs,
-            peak_memory_bytes=peak_memory,
-            memory_capacity_bytes=capacity,
-            device=device,
-            notes=notes,
-        )
+    trace = read_trace(trace_path)
+    result = analysis.analyze(
+        trace,
+        device_peaks,
+        span_s=span if gpu else None,
+        span_source=span_source,
+        runs=runs,
+        peak_memory_bytes=peak_memory,
+        memory_capacity_bytes=capacity,
+        device=device,
+        notes=notes,
+    )
     result.summary["warm"] = runs["warmup"] > 0
     result.summary["wall_s"] = wall
     result.summary["profiled_span_s"] = profiled_span

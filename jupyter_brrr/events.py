@@ -20,14 +20,12 @@ All times are seconds from the first event of the trace.
 from __future__ import annotations
 
 import functools
-import gc
 import math
 import os
 import re
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from os import PathLike
@@ -501,34 +499,15 @@ class Trace:
     origin_us: float = 0.0
     path: str | None = None
 
-    @property
-    def event_count(self) -> int:
-        return sum(
-            len(f) for f in (self.ops, self.kernels, self.copies, self.runtime, self.annotations)
-        )
-
-    @property
-    def gpu_events(self) -> pd.DataFrame:
-        """Kernels and copies together: everything that occupies the GPU."""
-        columns = ["name", "start_s", "end_s", "dur_s", "stream", "device", "op"]
+    def gpu_columns(self) -> dict[str, np.ndarray]:
+        """Kernels and copies together, everything that occupies the GPU, as arrays (``kind``:
+        "kernel", "memcpy" or "memset")."""
+        columns = ("name", "start_s", "end_s", "dur_s", "stream", "device", "op")
         both = {c: np.concatenate([self.kernels[c], self.copies[c]]) for c in columns}
-        both["kind"] = np.concatenate(
-            [np.full(len(self.kernels), "kernel", dtype=object), self.copies["kind"]]
-        )
-        return frame(both)
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: decoding makes millions of tuples and strings that
-    cannot form cycles, and collections triggered by them cost a quarter of the parse time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+        kind = np.empty(len(self.kernels), dtype=object)
+        kind.fill("kernel")  # one shared string: np.full would make a new one for each row
+        both["kind"] = np.concatenate([kind, self.copies["kind"].to_numpy()])
+        return both
 
 
 def read_trace(path: str | PathLike) -> Trace:
@@ -541,8 +520,7 @@ def read_trace(path: str | PathLike) -> Trace:
             f"{path} is a folder; give the path of one trace file (.json or .json.gz)."
         )
     try:
-        with no_gc():
-            return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
+        return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
     except TraceError as e:
         raise TraceError(f"{path}: {e}") from None
     except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:
@@ -564,8 +542,7 @@ def parse_trace(data: bytes | str | dict, name: str = "<trace>") -> Trace:
     if data[:2] == b"\x1f\x8b":
         data = igzip.decompress(data)
     try:
-        with no_gc():
-            return _build(_decode(iter([data]), columns := _Columns()), columns, None)
+        return _build(_decode(iter([data]), columns := _Columns()), columns, None)
     except msgspec.DecodeError as e:
         raise TraceError(f"{name}: {_describe_decode_error(e)}") from None
     except TraceError as e:

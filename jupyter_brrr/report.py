@@ -185,7 +185,9 @@ class Report:
             stem = path.name.removesuffix(".json")
             trace_out = path.with_name(f"{stem}.trace.json.gz")
             source = Path(self.trace_path)
-            if source.suffix == ".gz":
+            if trace_out.exists() and trace_out.samefile(source):
+                pass  # a loaded trace saved beside itself: it is already there
+            elif source.suffix == ".gz":
                 shutil.copyfile(source, trace_out)
             else:
                 with source.open("rb") as f, gzip.open(trace_out, "wb") as out:
@@ -235,16 +237,6 @@ def _frame(table: dict | None) -> pd.DataFrame:
     return pd.DataFrame(table["data"], columns=table["columns"])
 
 
-def _scalar(value: Any) -> Any:
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        return None if math.isnan(value) or math.isinf(value) else float(value)
-    return value
-
-
 def json_safe(value: Any) -> Any:
     """A JSON-safe copy: numpy scalars to Python, NaN and infinities to null, anything else that
     JSON cannot hold to its text."""
@@ -257,9 +249,14 @@ def json_safe(value: Any) -> Any:
 
 def _cell(value: Any) -> Any:
     """One JSON-safe value: a number, text, a boolean or null; anything else as its text."""
-    value = _scalar(value)
-    if value is None or isinstance(value, (str, int, float, bool)):
+    if value is None or isinstance(value, str):
         return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
     return str(value)
 
 
