@@ -29,6 +29,8 @@ class ScanBuildHook(BuildHookInterface):
                 "Python headers, then reinstall, to build it."
             )
             return
+        if version == "editable":
+            return  # imported from the source tree, where it was just built
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
         build_data["force_include"][str(built)] = f"jupyter_brrr/{built.name}"

@@ -90,26 +90,26 @@ def main() -> None:
     for label, path in TRACES.items():
         with gzip.open(path) as f:
             raw = f.read()
-        events = len(json.loads(raw)["traceEvents"])
+        count = len(json.loads(raw)["traceEvents"])
         with tempfile.TemporaryDirectory() as folder:
             shutil.copy(path, Path(folder) / path.name)  # HTA reads a folder of rank traces
             hta = measure(args.hta_python, "hta", args.repeat, folder=folder)
         ours = measure(sys.executable, "ours", args.repeat, path=str(path))
         ours["read"] = measure(sys.executable, "ours-read", args.repeat, False, path=str(path))
-        rows.append((label, events, len(raw), ours, hta))
+        rows.append((label, count, len(raw), ours, hta))
     print(
         "| trace | events | JSON MB | first load s (ours / HTA) | speed-up | second load s "
         "(ours / HTA) | speed-up | ours events/s (second) | peak MB (ours / HTA) | ours peak / JSON "
         "| ours, reading only: s (events/s) |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for label, events, size, ours, hta in rows:
+    for label, count, size, ours, hta in rows:
         print(
-            f"| {label} | {events:,} | {size / 1e6:.1f} | {ours['first']:.3f} / {hta['first']:.3f} | "
+            f"| {label} | {count:,} | {size / 1e6:.1f} | {ours['first']:.3f} / {hta['first']:.3f} | "
             f"{hta['first'] / ours['first']:.1f}x | {ours['second']:.3f} / {hta['second']:.3f} | "
-            f"{hta['second'] / ours['second']:.1f}x | {events / ours['second']:,.0f} | "
+            f"{hta['second'] / ours['second']:.1f}x | {count / ours['second']:,.0f} | "
             f"{ours['peak'] / 1e6:.0f} / {hta['peak'] / 1e6:.0f} | {ours['peak'] / size:.2f} | "
-            f"{ours['read']['second']:.3f} ({events / ours['read']['second']:,.0f}) |"
+            f"{ours['read']['second']:.3f} ({count / ours['read']['second']:,.0f}) |"
         )
 
 

@@ -13,9 +13,8 @@ from jupyter_brrr.schema import MIME_TYPE
 
 @pytest.fixture(scope="module")
 def ip(ipython_shell):
-    shell = ipython_shell
-    shell.run_line_magic("load_ext", "jupyter_brrr")
-    return shell
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    return ipython_shell
 
 
 def run(ip, code: str, line: str = "") -> tuple[object, object]:

@@ -2,7 +2,7 @@
 nbconvert, (c) read where no JavaScript runs (as GitHub shows notebooks). The JupyterLab views (a)
 are the browser tests' job.
 
-The notebook is executed once per session (it takes about 10 s on a CPU)."""
+The notebook is executed once per session (about 20 s on a CPU, one torch.compile included)."""
 
 from __future__ import annotations
 

@@ -46,8 +46,13 @@ def _both_ways(monkeypatch: pytest.MonkeyPatch, read) -> tuple:
     compiled = read()
     monkeypatch.setattr(events, "_scan", None)
     reference = read()
-    monkeypatch.undo()
+    monkeypatch.setattr(events, "_scan", _scan)  # the real reader again (the fixture ends it)
     return compiled, reference, counting
+
+
+def _assert_same_tables(compiled: events.Trace, reference: events.Trace) -> None:
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
 
 
 def test_the_built_reader_is_not_older_than_its_source() -> None:
@@ -64,8 +69,7 @@ def test_every_trace_reads_the_same_as_with_msgspec(
 ) -> None:
     compiled, reference, counting = _both_ways(monkeypatch, lambda: read_trace(path))
     assert counting.read >= 1 and counting.declined == 0
-    for name in TABLES:
-        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+    _assert_same_tables(compiled, reference)
     assert compiled.devices == reference.devices
     assert compiled.metadata == reference.metadata
     assert compiled.origin_us == reference.origin_us
@@ -77,8 +81,7 @@ def test_small_chunks_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     path = DATA / "resnet50_train_amp_b64.json.gz"
     compiled, reference, counting = _both_ways(monkeypatch, lambda: read_trace(path))
     assert counting.read > 100
-    for name in TABLES:
-        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+    _assert_same_tables(compiled, reference)
 
 
 def _kineto_layout(events_: list[dict]) -> bytes:
@@ -114,8 +117,7 @@ def test_odd_but_valid_events_read_the_same(monkeypatch: pytest.MonkeyPatch) -> 
     data = _kineto_layout(_ODD_EVENTS)
     compiled, reference, counting = _both_ways(monkeypatch, lambda: parse_trace(data))
     assert counting.read >= 1 and counting.declined == 0
-    for name in TABLES:
-        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+    _assert_same_tables(compiled, reference)
     assert compiled.ops["name"].iloc[0] == 'aten::"quoted"\n\u00e9\u4e2d'
     assert compiled.memory["allocated_bytes"].tolist() == [1024]
 
@@ -153,8 +155,7 @@ def test_the_reader_declines_what_it_does_not_know(
     if isinstance(reference, str):
         assert compiled == reference  # the same error, worded by msgspec
     else:
-        for name in TABLES:
-            pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+        _assert_same_tables(compiled, reference)
 
 
 def test_a_declined_chunk_between_read_ones_keeps_the_file_order(
@@ -274,6 +275,5 @@ def test_damaged_text_is_read_as_msgspec_reads_it(monkeypatch: pytest.MonkeyPatc
         if isinstance(reference, str) or isinstance(compiled, str):
             assert compiled == reference
         else:
-            for name in TABLES:
-                pd.testing.assert_frame_equal(getattr(compiled, name), getattr(reference, name))
+            _assert_same_tables(compiled, reference)
     assert results["read"] > 50 and results["declined"] > 50  # both paths were exercised
