@@ -174,3 +174,19 @@ def test_kernels_without_any_launching_op() -> None:
     assert set(result.kernels["bound"]) == {"other"}
     assert set(result.kernels["category"]) == {"unmodelled"}
     assert result.summary["other_s"] == pytest.approx(result.summary["busy_s"])
+
+
+def test_device_properties_are_those_of_the_gpu_the_kernels_ran_on(tmp_path: Path) -> None:
+    # A machine whose first listed device is another GPU (say, a display card): the name, the
+    # memory capacity and the peaks must all describe the H200 the kernels ran on.
+    with gzip.open(DATA / "coscos_eager.json.gz") as f:
+        doc = json.load(f)
+    h200 = doc["deviceProperties"][0]
+    other = {**h200, "id": 1, "name": "NVIDIA T400", "totalGlobalMem": 2 << 30, "numSms": 6}
+    doc["deviceProperties"] = [other, h200]
+    path = tmp_path / "two_gpus.json"
+    path.write_text(json.dumps(doc))
+    report = jupyter_brrr.load(path)
+    assert report.summary["device"] == "NVIDIA H200"
+    assert report.summary["memory_capacity_bytes"] == h200["totalGlobalMem"]
+    assert "H200" in report.summary["peaks"]["device"]

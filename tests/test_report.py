@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,14 @@ def test_profiling_prints_nothing_on_the_native_stderr(capfd: pytest.CaptureFixt
     # which a notebook shows under the cell; the capture silences exactly those two calls.
     jupyter_brrr.profile(lambda: torch.ones(4) + 1)
     assert "profiler_st" not in capfd.readouterr().err
+
+
+def test_save_beside_the_trace_it_was_loaded_from(tmp_path: Path) -> None:
+    # Reloading a saved report's trace and saving again under the same name: the trace is
+    # already where save() would copy it.
+    trace = tmp_path / "run.trace.json.gz"
+    shutil.copyfile(DATA / "tiny_mlp_eager.json.gz", trace)
+    before = trace.read_bytes()
+    written = jupyter_brrr.load(trace).save(tmp_path / "run.json")
+    assert written == [tmp_path / "run.json", trace]
+    assert trace.read_bytes() == before
