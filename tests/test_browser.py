@@ -633,21 +633,26 @@ def pick_isolated(points: list[dict], box: dict, margin: float = 12) -> dict:
     return max(inside, key=gap)
 
 
-def test_roofline_hover(gpu_page, lab, artifacts):
-    page, (_server, data) = gpu_page, lab
-    root = page.locator(".jp-brrr").first
+def hover_roofline_point(page, root) -> tuple[dict, dict]:
+    """Open the roofline and move the mouse onto its most isolated point, from outside the chart
+    as a mouse does; returns the point and the chart's box."""
     open_view(page, root, "roofline")
     chart = root.locator('[data-testid="brrr-roofline"]')
     chart.scroll_into_view_if_needed()
     painted(page)
     box = chart.bounding_box()
     point = pick_isolated(roofline_points(chart), box)
-    ops = {o["name"]: o for o in rows_of(data["gpu"]["ops"])}
-    assert point["name"] in ops
-
-    # Come from outside the chart, then onto the point, as a mouse does.
     page.mouse.move(box["x"] - 30, box["y"] - 30)
     page.mouse.move(point["x"], point["y"], steps=4)
+    return point, box
+
+
+def test_roofline_hover(gpu_page, lab, artifacts):
+    page, (_server, data) = gpu_page, lab
+    root = page.locator(".jp-brrr").first
+    point, box = hover_roofline_point(page, root)
+    ops = {o["name"]: o for o in rows_of(data["gpu"]["ops"])}
+    assert point["name"] in ops
     tip = page.locator(".jp-brrr-tip").filter(
         has=page.locator(".jp-brrr-tip-title", has_text=point["name"])
     )
@@ -794,14 +799,7 @@ def test_xss_names_are_text(context, server, lab, artifacts):
             open_view(page, root, "operators")
             root.locator('[data-testid="brrr-op-row"]').first.click()
             assert root.locator('[data-testid="brrr-op-detail"]').count() == 1
-            open_view(page, root, "roofline")
-            chart = root.locator('[data-testid="brrr-roofline"]')
-            chart.scroll_into_view_if_needed()
-            painted(page)
-            box = chart.bounding_box()
-            point = pick_isolated(roofline_points(chart), box)
-            page.mouse.move(box["x"] - 20, box["y"] - 20)
-            page.mouse.move(point["x"], point["y"], steps=3)
+            point, box = hover_roofline_point(page, root)
             tip_title = page.locator(".jp-brrr-tip-title", has_text=point["name"]).first
             tip_title.wait_for(state="visible", timeout=15_000)
             assert tip_title.inner_text() == point["name"]  # the markup, as text

@@ -30,7 +30,7 @@ const Bokeh = {
   LegendItem
 };
 
-import { boundColor, boundKey, COLORS, LABELS } from './colors';
+import { boundColor, boundKey, BOUNDS, COLORS, LABELS } from './colors';
 import { h } from './dom';
 import { ellipsize, fmtPct, fmtSI, fmtTime, sig } from './format';
 import type { ICpuOpRow, IKernelRow, IOpRow, IPeaks } from './schema';
@@ -86,8 +86,7 @@ function style(fig: Figure, t: IChartTheme): void {
   }
 }
 
-function styleLegend(fig: Figure, t: IChartTheme): void {
-  const legend = fig.legend;
+function styleLegend(legend: Legend, t: IChartTheme): void {
   legend.background_fill_color = t.bg;
   legend.background_fill_alpha = 0.75;
   legend.border_line_alpha = 0;
@@ -189,10 +188,9 @@ export async function drawOpBars(
     tools: 'xwheel_zoom,xpan,reset',
     toolbar_location: 'right'
   });
-  const bounds = ['compute', 'memory', 'overhead', 'other', 'cpu'];
   const renderers: any[] = [];
   const left = new Array(groups.length).fill(0);
-  for (const b of bounds) {
+  for (const b of BOUNDS) {
     const right: number[] = [];
     const lefts: number[] = [];
     let any = false;
@@ -228,7 +226,7 @@ export async function drawOpBars(
         ['share', fmtPct(totalTime > 0 ? g.total / totalTime : null)],
         ['op rows', String(g.count)]
       ];
-      for (const b of bounds) {
+      for (const b of BOUNDS) {
         const v = g.byBound[b];
         if (v) {
           rows.push([LABELS[b] ?? b, fmtTime(v)]);
@@ -272,22 +270,16 @@ function exposePoints(el: HTMLElement, view: any, points: IPlotPoint[]) {
   };
 }
 
-/** Draw the roofline: ceilings from the peaks and one point per op row. */
+/**
+ * Draw the roofline: ceilings from the peaks and one point per op row.
+ * `pts` are ReportData.roofOps: FLOPs, bytes and GPU time all positive.
+ */
 export async function drawRoofline(
   target: HTMLElement,
-  ops: IOpRow[],
+  pts: IOpRow[],
   peaks: IPeaks | null,
   t: IChartTheme
 ): Promise<IChartHandle> {
-  const pts = ops.filter(
-    o =>
-      o.flops !== null &&
-      o.flops > 0 &&
-      o.bytes !== null &&
-      o.bytes > 0 &&
-      o.gpu_time_s !== null &&
-      o.gpu_time_s > 0
-  );
   const intensity = (o: IOpRow) =>
     o.intensity && o.intensity > 0 ? o.intensity : o.flops! / o.bytes!;
   const rate = (o: IOpRow) =>
@@ -442,11 +434,8 @@ export async function drawRoofline(
           ['GPU time', fmtTime(o.gpu_time_s)],
           ['calls', o.calls === null ? '\u2014' : String(o.calls)],
           ['FLOP/s', fmtSI(rate(o), 'FLOP/s')],
-          [
-            'bytes/s',
-            fmtSI(o.bytes_per_s ?? (o.bytes ?? 0) / (o.gpu_time_s || 1), 'B/s')
-          ],
-          ['intensity', `${intensity(o).toPrecision(3)} FLOP/B`],
+          ['bytes/s', fmtSI(o.bytes_per_s ?? o.bytes! / o.gpu_time_s!, 'B/s')],
+          ['intensity', `${sig(intensity(o))} FLOP/B`],
           ['% of roof', fmtPct(o.roof_fraction)],
           ['bound', o.bound]
         ]);
@@ -454,7 +443,7 @@ export async function drawRoofline(
     );
   });
   style(fig, t);
-  styleLegend(fig, t);
+  styleLegend(fig.legend, t);
   fig.legend.location = 'top_left';
   fig.legend.title = 'bound';
   fig.legend.title_text_color = t.fg2;
@@ -466,18 +455,10 @@ export async function drawRoofline(
       title: 'ceilings',
       title_text_color: t.fg2,
       title_text_font_style: 'normal',
-      background_fill_color: t.bg,
-      background_fill_alpha: 0.75,
-      border_line_alpha: 0,
-      label_text_color: t.fg,
-      label_text_font: t.font,
-      label_text_font_size: '11px',
-      glyph_width: 24,
-      glyph_height: 12,
-      spacing: 2,
-      padding: 4,
       click_policy: 'hide'
     });
+    styleLegend(ceilings, t);
+    ceilings.glyph_width = 24; // wide enough to show the dash patterns
     fig.add_layout(ceilings);
   }
   return showIn(fig, target, view =>

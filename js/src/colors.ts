@@ -22,6 +22,9 @@ export const LABELS: { [key: string]: string } = {
   cpu: 'CPU'
 };
 
+/** The bounds of ops and kernels, in the order that charts stack and name them. */
+export const BOUNDS = ['compute', 'memory', 'overhead', 'other', 'cpu'];
+
 /** Colour of a bound; unknown bounds are grey. */
 export function boundColor(bound: string): string {
   return COLORS[bound] ?? '#8c8c8c';

@@ -20,6 +20,14 @@ export const SPLIT_KEYS = ['compute', 'memory', 'other', 'idle'] as const;
 /** One of SPLIT_KEYS. */
 export type SplitKey = (typeof SPLIT_KEYS)[number];
 
+/**
+ * The time an op row counts for: its self GPU time, or in a report without
+ * GPU work its self CPU time (its CPU time where no self time was recorded).
+ */
+export function opTime(o: IOpRow, cpu: boolean): number {
+  return cpu ? (o.self_cpu_time_s ?? o.cpu_time_s ?? 0) : (o.gpu_time_s ?? 0);
+}
+
 /** A report plus lazily derived tables. */
 export class ReportData {
   constructor(readonly report: IReport) {}
@@ -157,58 +165,16 @@ export class ReportData {
     return idle === null ? null : Math.max(0, 1 - idle / span);
   }
 
-  /** Sum of op self GPU time (the kernel time that ops account for). */
-  get opGpuTime(): number {
-    return (this._opGpu ??= this.ops.reduce(
-      (a, o) => a + (o.gpu_time_s ?? 0),
-      0
+  /** The op rows a roofline can place: FLOPs, bytes and GPU time all known and positive. */
+  get roofOps(): IOpRow[] {
+    return (this._roofOps ??= this.ops.filter(
+      o => (o.flops ?? 0) > 0 && (o.bytes ?? 0) > 0 && (o.gpu_time_s ?? 0) > 0
     ));
   }
 
-  /** Sum of op CPU time. */
+  /** Sum of op self CPU time. */
   get opCpuTime(): number {
-    return (this._opCpu ??= this.ops.reduce(
-      (a, o) => a + (o.self_cpu_time_s ?? o.cpu_time_s ?? 0),
-      0
-    ));
-  }
-
-  /**
-   * Achieved rates while kernels ran: modelled FLOPs and bytes over the GPU
-   * time of the ops that have a cost model. Uses the summary's
-   * `achieved_flops_per_s` / `achieved_bytes_per_s` (modelled FLOPs and
-   * bytes over busy time) when the Python side provides them.
-   */
-  get achieved(): { flopsPerS: number | null; bytesPerS: number | null } {
-    const s = this.report.summary;
-    const extra = (k: string) =>
-      typeof s[k] === 'number' && Number.isFinite(s[k] as number)
-        ? (s[k] as number)
-        : null;
-    let flops = 0;
-    let fTime = 0;
-    let bytes = 0;
-    let bTime = 0;
-    for (const o of this.ops) {
-      const t = o.gpu_time_s ?? 0;
-      if (t <= 0) {
-        continue;
-      }
-      if (o.flops !== null) {
-        flops += o.flops;
-        fTime += t;
-      }
-      if (o.bytes !== null) {
-        bytes += o.bytes;
-        bTime += t;
-      }
-    }
-    return {
-      flopsPerS:
-        extra('achieved_flops_per_s') ?? (fTime > 0 ? flops / fTime : null),
-      bytesPerS:
-        extra('achieved_bytes_per_s') ?? (bTime > 0 ? bytes / bTime : null)
-    };
+    return (this._opCpu ??= this.ops.reduce((a, o) => a + opTime(o, true), 0));
   }
 
   /** The dtype of most of the modelled FLOPs that ran on the GPU, to pick a peak (as the
@@ -241,6 +207,6 @@ export class ReportData {
   private _kernels?: IKernelRow[];
   private _cpuOps?: ICpuOpRow[];
   private _byOp?: Map<string, IKernelRow[]>;
-  private _opGpu?: number;
   private _opCpu?: number;
+  private _roofOps?: IOpRow[];
 }

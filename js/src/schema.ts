@@ -83,6 +83,10 @@ export interface ISummary {
   peak_memory_bytes: number | null;
   /** Device memory capacity. */
   memory_capacity_bytes: number | null;
+  /** Modelled FLOPs over busy_s; null where no op has a cost model. */
+  achieved_flops_per_s: number | null;
+  /** Modelled bytes over busy_s; null where no op has a cost model. */
+  achieved_bytes_per_s: number | null;
   /** Optional: false when no GPU was found. */
   gpu?: boolean | null;
   /** Optional: true when the numbers are steady-state (warm), false for a first run. */
@@ -370,6 +374,8 @@ function parseSummary(value: unknown): ISummary {
     runs: parseRuns(s.runs),
     peak_memory_bytes: num(s.peak_memory_bytes),
     memory_capacity_bytes: num(s.memory_capacity_bytes),
+    achieved_flops_per_s: num(s.achieved_flops_per_s),
+    achieved_bytes_per_s: num(s.achieved_bytes_per_s),
     gpu: bool(s.gpu),
     warm: bool(s.warm)
   };

@@ -6,7 +6,7 @@
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import type { IChartHandle } from './charts';
+import type { IChartHandle, IChartTheme } from './charts';
 import { clear, h } from './dom';
 import { fmtPct, fmtTime } from './format';
 import { ReportData } from './model';
@@ -324,9 +324,8 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
     );
   }
 
-  private _theme() {
-    // Read colours lazily from where the chart is drawn; the chart module
-    // owns the function, but it is cheap to mirror here without loading it.
+  private _theme(): IChartTheme {
+    // The theme's colours as they are now, where the chart is drawn.
     const cs = getComputedStyle(this.node);
     const v = (name: string, fallback: string) =>
       cs.getPropertyValue(name).trim() || fallback;

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..analysis import amdahl
 from . import format as fmt
 from .html import AB_COLUMNS, COLOURS, LABELS, ab_rows
 from .html import header as header_html
@@ -790,9 +791,6 @@ def whatif_figure(report: Report, factor: float = 2.0) -> Any:
     base_ms = base * 1e3
     shares = [min(seconds / base, 1.0) for _, seconds in parts]
     factors = [f"{i + 1}. {name}" for i, (name, _) in enumerate(parts)]
-
-    def amdahl(p: float, n: float) -> float:
-        return 1.0 / ((1.0 - p) + p / n)
 
     limits = [("∞" if p >= 1 else f"{1 / (1 - p):.2f}x") for p in shares]
     source = ColumnDataSource(

@@ -5,14 +5,16 @@
 
 import { h } from '../dom';
 import { fmtInt, fmtTime, fmtX } from '../format';
-import type { IABVariant } from '../schema';
+import { SPLIT_KEYS } from '../model';
+import type { IABSplit, IABVariant } from '../schema';
 import {
+  colorLegend,
   emptyState,
   heading,
-  ISplitPart,
   IViewContext,
+  notesSection,
   splitBar,
-  splitLegend
+  tableHead
 } from './common';
 
 function correctness(v: IABVariant): HTMLElement {
@@ -65,7 +67,12 @@ function speedupText(v: IABVariant): string {
 export function renderAB(panel: HTMLElement, ctx: IViewContext): void {
   const ab = ctx.data.report.ab;
   if (!ab || !ab.variants.length) {
-    panel.appendChild(emptyState('No A/B comparison in this report.'));
+    panel.appendChild(
+      emptyState(
+        'No A/B comparison in this report.',
+        'Run one with %%brrr --ab compile,graph or jupyter_brrr.compare(fn, *args).'
+      )
+    );
     return;
   }
   const variants = ab.variants;
@@ -87,22 +94,16 @@ export function renderAB(panel: HTMLElement, ctx: IViewContext): void {
     data: { testid: 'brrr-ab-table' }
   });
   table.appendChild(
-    h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        h('th', null, 'variant'),
-        h('th', { class: 'jp-brrr-num' }, 'median'),
-        h('th', { class: 'jp-brrr-num' }, 'IQR'),
-        h('th', { class: 'jp-brrr-num' }, 'speed-up (range)'),
-        h('th', null, 'verdict'),
-        h('th', null, 'outputs'),
-        h('th', { class: 'jp-brrr-num' }, 'compile'),
-        h('th', { class: 'jp-brrr-num' }, 'kernels')
-      )
-    )
+    tableHead([
+      ['variant'],
+      ['median', true],
+      ['IQR', true],
+      ['speed-up (range)', true],
+      ['verdict'],
+      ['outputs'],
+      ['compile', true],
+      ['kernels', true]
+    ])
   );
   const tb = h('tbody');
   for (const v of variants) {
@@ -156,56 +157,40 @@ export function renderAB(panel: HTMLElement, ctx: IViewContext): void {
   panel.appendChild(sec);
 
   // Span splits, on one scale so that bar lengths compare.
-  const withSplit = variants.filter(v => v.split);
-  if (withSplit.length) {
+  const splits = variants.filter(v => v.split) as (IABVariant & {
+    split: IABSplit;
+  })[];
+  if (splits.length) {
     const s2 = h('section', { class: 'jp-brrr-section' });
     s2.appendChild(heading('Span split per variant (same scale)'));
-    const spanOf = (v: IABVariant) => {
-      const s = v.split!;
-      return (
-        s.span_s ??
-        (s.compute_s ?? 0) +
-          (s.memory_s ?? 0) +
-          (s.other_s ?? 0) +
-          (s.idle_s ?? 0)
-      );
-    };
-    const maxSpan = Math.max(...withSplit.map(spanOf), 0);
+    const partsOf = (s: IABSplit) =>
+      SPLIT_KEYS.map(k => ({ key: k, seconds: s[`${k}_s` as const] }));
+    // The span, or the sum of its parts where the span is missing.
+    const spanOf = (s: IABSplit) =>
+      s.span_s ?? partsOf(s).reduce((a, p) => a + (p.seconds ?? 0), 0);
+    const maxSpan = Math.max(...splits.map(v => spanOf(v.split)), 0);
     const grid = h('div', { class: 'jp-brrr-ab-splits' });
-    let legendParts: ISplitPart[] = [];
-    for (const v of withSplit) {
-      const s = v.split!;
-      const parts: ISplitPart[] = [
-        { key: 'compute', seconds: s.compute_s },
-        { key: 'memory', seconds: s.memory_s },
-        { key: 'other', seconds: s.other_s },
-        { key: 'idle', seconds: s.idle_s }
-      ];
-      legendParts = parts.map(p => ({ key: p.key, seconds: null }));
-      const span = spanOf(v);
+    for (const v of splits) {
+      const span = spanOf(v.split);
       grid.appendChild(h('div', { class: 'jp-brrr-ab-name' }, v.name));
       grid.appendChild(
-        splitBar(parts, span, maxSpan > 0 ? span / maxSpan : 1, 'brrr-ab-split')
+        splitBar(
+          partsOf(v.split),
+          span,
+          maxSpan > 0 ? span / maxSpan : 1,
+          'brrr-ab-split'
+        )
       );
       grid.appendChild(
         h('div', { class: 'jp-brrr-num jp-brrr-muted' }, fmtTime(span))
       );
     }
     s2.appendChild(grid);
-    const legend = splitLegend(legendParts, null);
-    legend.classList.add('jp-brrr-legend-names');
-    s2.appendChild(legend);
+    s2.appendChild(colorLegend(SPLIT_KEYS));
     panel.appendChild(s2);
   }
 
   if (ab.notes.length) {
-    const s3 = h('section', { class: 'jp-brrr-section' });
-    s3.appendChild(heading('Notes'));
-    const ul = h('ul', { class: 'jp-brrr-notes' });
-    for (const n of ab.notes) {
-      ul.appendChild(h('li', null, n));
-    }
-    s3.appendChild(ul);
-    panel.appendChild(s3);
+    panel.appendChild(notesSection(ab.notes));
   }
 }

@@ -1,11 +1,11 @@
 /**
  * Pieces shared by the views: the context they render with, the stacked
- * split bar and the empty-state message.
+ * split bar, legends, cards, table heads and the empty-state message.
  */
 
 import type { IChartHandle, IChartTheme } from '../charts';
-import { COLORS, LABELS } from '../colors';
-import { h } from '../dom';
+import { boundColor, COLORS, LABELS } from '../colors';
+import { Child, h } from '../dom';
 import { fmtPct, fmtTime } from '../format';
 import type { ReportData } from '../model';
 
@@ -99,6 +99,87 @@ export function splitLegend(
     );
   }
   return el;
+}
+
+/** A legend of colours and names only, for the keys given, in that order. */
+export function colorLegend(keys: readonly string[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'jp-brrr-legend' },
+    ...keys.map(k =>
+      h(
+        'span',
+        { class: 'jp-brrr-legend-item', data: { part: k } },
+        h('span', {
+          class: 'jp-brrr-swatch',
+          style: { background: boundColor(k) }
+        }),
+        h('span', { class: 'jp-brrr-legend-name' }, LABELS[k] ?? k)
+      )
+    )
+  );
+}
+
+/**
+ * A key figure: label, value, an optional meter (a fraction 0..1) and a
+ * line of detail. `value` may be an element that the caller updates.
+ */
+export function card(
+  label: string,
+  value: Child,
+  sub?: string | null,
+  testid?: string,
+  meter?: number | null
+): HTMLElement {
+  const el = h(
+    'div',
+    { class: 'jp-brrr-card', data: testid ? { testid } : undefined },
+    h('div', { class: 'jp-brrr-card-label' }, label),
+    h('div', { class: 'jp-brrr-card-value' }, value)
+  );
+  if (meter !== undefined && meter !== null && Number.isFinite(meter)) {
+    el.appendChild(
+      h(
+        'div',
+        { class: 'jp-brrr-meter' },
+        h('div', {
+          class: 'jp-brrr-meter-fill',
+          style: { width: `${Math.min(1, Math.max(0, meter)) * 100}%` }
+        })
+      )
+    );
+  }
+  if (sub) {
+    el.appendChild(h('div', { class: 'jp-brrr-card-sub' }, sub));
+  }
+  return el;
+}
+
+/** A table head row; columns whose `num` flag is set are right-aligned numbers. */
+export function tableHead(
+  columns: [label: string, num?: boolean][]
+): HTMLElement {
+  return h(
+    'thead',
+    null,
+    h(
+      'tr',
+      null,
+      ...columns.map(([label, num]) =>
+        h('th', num ? { class: 'jp-brrr-num' } : null, label)
+      )
+    )
+  );
+}
+
+/** A "Notes" section listing plain-language caveats. */
+export function notesSection(notes: string[], testid?: string): HTMLElement {
+  return h(
+    'section',
+    { class: 'jp-brrr-section', data: testid ? { testid } : undefined },
+    heading('Notes'),
+    h('ul', { class: 'jp-brrr-notes' }, ...notes.map(n => h('li', null, n)))
+  );
 }
 
 /** A clear message in place of a chart or table. */

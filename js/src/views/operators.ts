@@ -4,11 +4,19 @@
  */
 
 import type { IBarGroup, IChartHandle } from '../charts';
-import { boundColor, boundKey, LABELS } from '../colors';
+import { boundKey, BOUNDS } from '../colors';
 import { clear, h } from '../dom';
 import { ellipsize, fmtInt, fmtPct, fmtSI, fmtTime, sig } from '../format';
+import { opTime } from '../model';
 import type { IKernelRow, IOpRow } from '../schema';
-import { badge, emptyState, heading, IViewContext } from './common';
+import {
+  badge,
+  colorLegend,
+  emptyState,
+  heading,
+  IViewContext,
+  tableHead
+} from './common';
 
 /** How many table rows are drawn at first, and per "show more". */
 export const PAGE_ROWS = 200;
@@ -231,21 +239,15 @@ function kernelTable(name: string, kernels: IKernelRow[]): HTMLElement {
   );
   const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
   table.appendChild(
-    h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        h('th', null, 'kernel'),
-        h('th', { class: 'jp-brrr-num' }, 'stream'),
-        h('th', { class: 'jp-brrr-num' }, 'launches'),
-        h('th', { class: 'jp-brrr-num' }, 'time'),
-        h('th', { class: 'jp-brrr-num' }, 'FLOPs'),
-        h('th', { class: 'jp-brrr-num' }, 'bytes'),
-        h('th', null, 'bound')
-      )
-    )
+    tableHead([
+      ['kernel'],
+      ['stream', true],
+      ['launches', true],
+      ['time', true],
+      ['FLOPs', true],
+      ['bytes', true],
+      ['bound']
+    ])
   );
   const tb = h('tbody');
   for (const a of rows.slice(0, SHOWN)) {
@@ -291,15 +293,13 @@ export async function renderOperators(
     panel.appendChild(
       emptyState(
         'No ops were recorded.',
-        'The profiled code ran no PyTorch operators.'
+        "The profiled code ran no PyTorch operators: profile code that calls PyTorch (a model's forward, tensor maths)."
       )
     );
     return;
   }
   const cpuOnly = data.cpuOnly || data.noGpuWork;
-  const time = cpuOnly
-    ? (o: IOpRow) => o.self_cpu_time_s ?? o.cpu_time_s ?? 0
-    : (o: IOpRow) => o.gpu_time_s ?? 0;
+  const time = (o: IOpRow) => opTime(o, cpuOnly);
   const totalTime = ops.reduce((a, o) => a + time(o), 0);
 
   // --- chart ---
@@ -341,7 +341,12 @@ export async function renderOperators(
     chart = null;
     clear(chartEl);
     if (!groups.length) {
-      chartEl.appendChild(emptyState('No op time to chart.'));
+      chartEl.appendChild(
+        emptyState(
+          'No op time to chart.',
+          'No op has a recorded time: the table below lists the ops and their calls.'
+        )
+      );
       return;
     }
     const present = new Set<string>();
@@ -352,23 +357,7 @@ export async function renderOperators(
         }
       }
     }
-    const legend = h('div', { class: 'jp-brrr-legend' });
-    for (const b of ['compute', 'memory', 'overhead', 'other', 'cpu']) {
-      if (present.has(b)) {
-        legend.appendChild(
-          h(
-            'span',
-            { class: 'jp-brrr-legend-item' },
-            h('span', {
-              class: 'jp-brrr-swatch',
-              style: { background: boundColor(b) }
-            }),
-            h('span', { class: 'jp-brrr-legend-name' }, LABELS[b] ?? b)
-          )
-        );
-      }
-    }
-    chartEl.appendChild(legend);
+    chartEl.appendChild(colorLegend(BOUNDS.filter(b => present.has(b))));
     const plot = h('div');
     chartEl.appendChild(plot);
     const charts = await ctx.charts();

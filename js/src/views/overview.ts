@@ -4,46 +4,20 @@
 
 import { h } from '../dom';
 import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, ellipsize } from '../format';
-import { SPLIT_KEYS } from '../model';
+import { opTime, SPLIT_KEYS } from '../model';
 import type { IRuns } from '../schema';
 import {
   badge,
+  card,
   emptyState,
   heading,
   ISplitPart,
   IViewContext,
+  notesSection,
   splitBar,
-  splitLegend
+  splitLegend,
+  tableHead
 } from './common';
-
-function card(
-  label: string,
-  value: string,
-  sub?: string | null,
-  testid?: string,
-  meter?: number | null
-): HTMLElement {
-  const el = h(
-    'div',
-    { class: 'jp-brrr-card', data: testid ? { testid } : undefined },
-    h('div', { class: 'jp-brrr-card-label' }, label),
-    h('div', { class: 'jp-brrr-card-value' }, value)
-  );
-  if (meter !== undefined && meter !== null && Number.isFinite(meter)) {
-    const m = h('div', { class: 'jp-brrr-meter' });
-    m.appendChild(
-      h('div', {
-        class: 'jp-brrr-meter-fill',
-        style: { width: `${Math.min(1, Math.max(0, meter)) * 100}%` }
-      })
-    );
-    el.appendChild(m);
-  }
-  if (sub) {
-    el.appendChild(h('div', { class: 'jp-brrr-card-sub' }, sub));
-  }
-  return el;
-}
 
 function runsText(runs: IRuns | null): string {
   if (!runs) {
@@ -98,7 +72,7 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     panel.appendChild(
       emptyState(
         'No GPU work was recorded in this cell.',
-        'The profiled code launched no kernels and ran no PyTorch ops, so there is no time to break down.'
+        "The profiled code launched no kernels and ran no PyTorch ops, so there is no time to break down: profile code that calls PyTorch (a model's forward, tensor maths)."
       )
     );
   } else if (!data.cpuOnly && data.noGpuWork) {
@@ -148,7 +122,8 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     const peaks = s.peaks;
     const dtype = data.mainDtype;
     const peakF = dtype && peaks ? peaks.flops[dtype] : null;
-    const { flopsPerS, bytesPerS } = data.achieved;
+    const flopsPerS = s.achieved_flops_per_s;
+    const bytesPerS = s.achieved_bytes_per_s;
     const src = peaks?.source
       ? ` (${peaks.measured ? 'measured' : peaks.source})`
       : '';
@@ -216,27 +191,17 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     sec.appendChild(heading('Top ops by CPU time'));
     const total = data.opCpuTime;
     const top = [...data.ops]
-      .sort(
-        (a, b) =>
-          (b.self_cpu_time_s ?? b.cpu_time_s ?? 0) -
-          (a.self_cpu_time_s ?? a.cpu_time_s ?? 0)
-      )
+      .sort((a, b) => opTime(b, true) - opTime(a, true))
       .slice(0, 10);
     const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
     table.appendChild(
-      h(
-        'thead',
-        null,
-        h(
-          'tr',
-          null,
-          h('th', null, 'op'),
-          h('th', null, 'shapes'),
-          h('th', { class: 'jp-brrr-num' }, 'calls'),
-          h('th', { class: 'jp-brrr-num' }, 'self CPU'),
-          h('th', { class: 'jp-brrr-num' }, 'share')
-        )
-      )
+      tableHead([
+        ['op'],
+        ['shapes'],
+        ['calls', true],
+        ['self CPU', true],
+        ['share', true]
+      ])
     );
     const tb = h('tbody');
     for (const o of top) {
@@ -317,18 +282,7 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     panel.appendChild(sec);
   }
 
-  // Notes.
   if (r.notes.length) {
-    const sec = h('section', {
-      class: 'jp-brrr-section',
-      data: { testid: 'brrr-notes' }
-    });
-    sec.appendChild(heading('Notes'));
-    const ul = h('ul', { class: 'jp-brrr-notes' });
-    for (const n of r.notes) {
-      ul.appendChild(h('li', null, n));
-    }
-    sec.appendChild(ul);
-    panel.appendChild(sec);
+    panel.appendChild(notesSection(r.notes, 'brrr-notes'));
   }
 }

@@ -21,16 +21,14 @@ export async function renderRoofline(
     return;
   }
   const ops = data.ops;
-  const plotted = ops.filter(
-    o => (o.flops ?? 0) > 0 && (o.bytes ?? 0) > 0 && (o.gpu_time_s ?? 0) > 0
-  );
+  const plotted = data.roofOps;
   if (!plotted.length) {
     panel.appendChild(
       emptyState(
         'Nothing to place on the roofline.',
         ops.length
-          ? 'No op with GPU time has a FLOP and byte count (no cost model for these ops).'
-          : 'No GPU work was recorded in this cell.'
+          ? 'No op with GPU time has a FLOP and byte count (no cost model for these ops): the Operators tab has their times.'
+          : 'No ops were recorded in this cell: profile code that calls PyTorch on the GPU.'
       )
     );
     return;
@@ -59,5 +57,5 @@ export async function renderRoofline(
   panel.appendChild(chartEl);
   panel.appendChild(info);
   const charts = await ctx.charts();
-  ctx.track(await charts.drawRoofline(chartEl, ops, peaks, ctx.theme()));
+  ctx.track(await charts.drawRoofline(chartEl, plotted, peaks, ctx.theme()));
 }

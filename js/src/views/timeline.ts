@@ -21,12 +21,14 @@ export async function renderTimeline(
     : data.kernels.filter(k => k.start_s !== null && k.dur_s !== null);
   const cpuOps = data.cpuOps.filter(c => c.start_s !== null);
   if (!kernels.length && !cpuOps.length) {
-    let detail = 'No GPU work was recorded in this cell.';
+    let detail =
+      'No kernels and no CPU ops were recorded in this cell: profile code that calls PyTorch.';
     if (data.kernels.length && aggregated) {
       detail =
         'The trace held too many kernels, so the report aggregates them by name: they have no single start time. Open the saved trace in Perfetto for the full timeline.';
     } else if (data.cpuOnly) {
-      detail = `${data.noGpuMessage.title} No CPU ops with times were recorded either.`;
+      const { title, detail: what } = data.noGpuMessage;
+      detail = `${title} No CPU ops with times were recorded either. ${what}`;
     }
     panel.appendChild(emptyState('No timeline to show.', detail));
     return;

@@ -6,9 +6,9 @@
 import { COLORS, LABELS } from '../colors';
 import { h } from '../dom';
 import { ellipsize, fmtPct, fmtTime, fmtX } from '../format';
-import { SPLIT_KEYS } from '../model';
+import { opTime, SPLIT_KEYS } from '../model';
 import type { IOpRow } from '../schema';
-import { emptyState, IViewContext } from './common';
+import { card, emptyState, IViewContext } from './common';
 
 /** Projected span when a share p of `span` runs n times faster. */
 export function amdahl(
@@ -39,7 +39,10 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
     data.span ?? (data.cpuOnly && data.opCpuTime > 0 ? data.opCpuTime : null);
   if (span === null || !(span > 0)) {
     panel.appendChild(
-      emptyState('Nothing to project.', 'This report has no time to speed up.')
+      emptyState(
+        'Nothing to project.',
+        'This report has no span and no op times. Profile code that runs PyTorch ops to see what speeding up a part of it would gain.'
+      )
     );
     return;
   }
@@ -59,10 +62,7 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
   }
   // Ops (name and shapes, as the Python side's what_if): self time over
   // the span. GPU: self GPU time; no GPU: self CPU time.
-  const time = (o: IOpRow) =>
-    data.cpuOnly
-      ? (o.self_cpu_time_s ?? o.cpu_time_s ?? 0)
-      : (o.gpu_time_s ?? 0);
+  const time = (o: IOpRow) => opTime(o, data.cpuOnly);
   const opTargets = data.ops
     .filter(o => time(o) > 0)
     .sort((a, b) => time(b) - time(a))
@@ -80,7 +80,10 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
 
   if (!targets.length && !opTargets.length) {
     panel.appendChild(
-      emptyState('Nothing to project.', 'No part of the span has a known time.')
+      emptyState(
+        'Nothing to project.',
+        'No part of the span and no op has a recorded time: profile the cell again to get one.'
+      )
     );
     return;
   }
@@ -161,27 +164,9 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
       h(
         'div',
         { class: 'jp-brrr-cards' },
-        h(
-          'div',
-          { class: 'jp-brrr-card' },
-          h('div', { class: 'jp-brrr-card-label' }, 'Projected span'),
-          h('div', { class: 'jp-brrr-card-value' }, projEl),
-          h('div', { class: 'jp-brrr-card-sub' }, `now ${fmtTime(span)}`)
-        ),
-        h(
-          'div',
-          { class: 'jp-brrr-card' },
-          h('div', { class: 'jp-brrr-card-label' }, 'Whole-cell speed-up'),
-          h('div', { class: 'jp-brrr-card-value' }, speedEl),
-          h('div', { class: 'jp-brrr-card-sub' }, '1 / ((1 \u2212 p) + p / N)')
-        ),
-        h(
-          'div',
-          { class: 'jp-brrr-card' },
-          h('div', { class: 'jp-brrr-card-label' }, 'Limit (N \u2192 \u221e)'),
-          h('div', { class: 'jp-brrr-card-value' }, limitEl),
-          h('div', { class: 'jp-brrr-card-sub' }, '1 / (1 \u2212 p)')
-        )
+        card('Projected span', projEl, `now ${fmtTime(span)}`),
+        card('Whole-cell speed-up', speedEl, '1 / ((1 \u2212 p) + p / N)'),
+        card('Limit (N \u2192 \u221e)', limitEl, '1 / (1 \u2212 p)')
       ),
       h(
         'div',
