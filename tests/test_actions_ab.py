@@ -211,6 +211,15 @@ def test_top_level_compare_and_custom_variants() -> None:
     assert len(calls) == r.runs_total  # every run counted, no more, no less
 
 
+def test_a_shape_mismatch_says_what_differed() -> None:
+    # No finite error to show: the line gives the check's detail, not a made-up "inf".
+    r = compare(coscos, torch.ones(8), variants=[("short", lambda x: x[:4])], budget_s=0.05)
+    short = r["short"]
+    assert short.verdict == "mismatch" and short.max_abs_err is None
+    line = r.summary_lines()[1]
+    assert "OUTPUTS DIFFER (output: shape (8,) vs (4,))" in line and "inf" not in line
+
+
 def test_cancel_from_the_progress_callback() -> None:
     cancel = threading.Event()
     steps = []

@@ -33,7 +33,7 @@ from . import timing
 from .correctness import Check, compare_outputs, snapshot
 from .stateful import stateful_findings, uses_random
 from .variants import (
-    GRAPH_WARMUP,
+    VARIANT_KINDS,
     CompileEvents,
     DynamoWatch,
     Target,
@@ -53,6 +53,11 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET_S = 2.0
 DEFAULT_WARMUP = 3
 SPLIT_PARTS = ("compute", "memory", "other", "idle")
+# The progress step and message of a variant's first calls, by kind (others just warm up).
+_PREPARE_STEPS = {
+    "compile": ("compiling", "compiling (first call)"),
+    "graph": ("capturing", "warming up on a side stream and capturing"),
+}
 
 
 class _Cancelled(BaseException):  # BaseException: no ``except Exception`` on the way may eat it
@@ -284,11 +289,10 @@ def estimate_runs(
     specs = parse_variants(variants)
     per_call = per_call_s if per_call_s and per_call_s > 0 and math.isfinite(per_call_s) else 1e-3
     timed = timing.plan({s.name: per_call for s in specs}, budget_s, rounds=rounds).calls()
-    total = 0
-    for spec in specs:
-        first = 1 if spec.kind == "compile" else GRAPH_WARMUP + 1 if spec.kind == "graph" else 0
-        total += first + warmup + timed[spec.name] + (1 if profile else 0)
-    return total
+    return sum(
+        VARIANT_KINDS[spec.kind].prepare_runs + warmup + timed[spec.name] + (1 if profile else 0)
+        for spec in specs
+    )
 
 
 def run(
@@ -454,12 +458,7 @@ class _Run:
             self.stop_if_cancelled()
             if self.watch is not None:
                 self.watch.take()  # nothing from before belongs to this variant
-            kind = state.variant.spec.kind
-            step = {"compile": "compiling", "graph": "capturing"}.get(kind, "warming up")
-            what = {
-                "compiling": "compiling (first call)",
-                "capturing": "warming up on a side stream and capturing",
-            }.get(step, "warming up")
+            step, what = _PREPARE_STEPS.get(state.variant.spec.kind, ("warming up", "warming up"))
             self.tell(step, state, 0.3 * k / n, f"{what}: {state.name} (variant {k + 1} of {n})")
             try:
                 self._prepare(state, k, n)
@@ -536,9 +535,9 @@ class _Run:
 
     def time_all(self, budget_s: float, rounds: int | None) -> None:
         self.reference = None  # the reference outputs are no longer needed: free their memory
-        alive = [s for s in self.states if s.ok]
-        if not alive or not self.states[0].ok:
+        if not self.states[0].ok:
             return
+        alive = [s for s in self.states if s.ok]
         plan = timing.plan({s.name: s.per_call or 0.0 for s in alive}, budget_s, rounds=rounds)
         self._use(plan, alive)
         by_name = {s.name: s for s in alive}
@@ -646,8 +645,10 @@ class _Run:
 
     def result(self, budget_s: float, elapsed_s: float) -> ABResult:
         base = self.states[0]
-        base_stats = timing.stats(base.times)
-        results = [self._variant_result(s, base_stats) for s in self.states]
+        stats = [timing.stats(s.times) for s in self.states]
+        results = [
+            self._variant_result(s, st, stats[0]) for s, st in zip(self.states, stats, strict=True)
+        ]
         fused = {}
         base_result = results[0]
         for state, res in zip(self.states[1:], results[1:], strict=True):
@@ -684,7 +685,9 @@ class _Run:
                 )
         return result
 
-    def _variant_result(self, state: _State, base_stats: timing.Stats | None) -> VariantResult:
+    def _variant_result(
+        self, state: _State, stats: timing.Stats | None, base_stats: timing.Stats | None
+    ) -> VariantResult:
         variant = state.variant
         spec = variant.spec
         res = VariantResult(
@@ -707,7 +710,6 @@ class _Run:
             res.max_abs_err, res.max_rel_err = state.check.max_abs_err, state.check.max_rel_err
             res.check_detail = state.check.detail
             res.notes.extend(state.check.notes)
-        stats = timing.stats(state.times)
         if stats is not None:
             res.median_s, res.iqr_s = stats.median, stats.iqr
         is_base = spec.kind == "eager"
@@ -813,7 +815,7 @@ def _split(report: Report, median_s: float | None) -> dict:
     median instead.
     """
     summary = report.summary
-    parts = {f"{p}_s": float(summary.get(f"{p}_s") or 0.0) for p in ("compute", "memory", "other")}
+    parts = {f"{p}_s": float(summary.get(f"{p}_s") or 0.0) for p in SPLIT_PARTS if p != "idle"}
     busy = float(summary.get("busy_s") or sum(parts.values()))
     span = median_s if median_s is not None else float(summary.get("span_s") or busy)
     profiled = summary.get("profiled_span_s") or summary.get("wall_s")
@@ -939,7 +941,10 @@ def _summary_line(v: VariantResult) -> str:
     if v.correct is True:
         text += ", outputs match"
     elif v.correct is False:
-        text += f", OUTPUTS DIFFER (max abs err {v.max_abs_err if v.max_abs_err is not None else 'inf'})"
+        # No finite error where the outputs differ in shape, dtype or type, or in NaNs: the
+        # check's detail says what differed.
+        what = f"max abs err {v.max_abs_err:.3g}" if v.max_abs_err is not None else v.check_detail
+        text += f", OUTPUTS DIFFER ({what})"
     if v.compile_s is not None:
         text += f", first call {v.compile_s:.3g} s"
     if v.graph_breaks:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .variants import Target
@@ -57,7 +57,11 @@ class CellTarget:
     namespace: dict
     filename: str
     source: str
-    home_files: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def home_files(self) -> frozenset[str]:
+        """The cell's file (the name IPython registered it under), to point at its lines."""
+        return frozenset({self.filename})
 
     def arguments(self) -> tuple[tuple, dict]:
         """The arguments of one call: the current values of the names the cell binds."""
@@ -133,7 +137,6 @@ def cell_target(shell: Any, cell: str) -> CellTarget:
         namespace=shell.user_ns,
         filename=filename,
         source=source,
-        home_files=frozenset({filename}),
     )
 
 

@@ -24,14 +24,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# (rtol, atol) per floating dtype name.
+# (rtol, atol) per floating dtype name; "tf32" is float32 while matmuls may use TF32 tensor
+# cores (torch.set_float32_matmul_precision other than "highest": 10 bits kept), "float8" any
+# float8 dtype.
 TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-7, 1e-7),
     "complex128": (1e-7, 1e-7),
     "float32": (1e-4, 1e-5),
     "complex64": (1e-4, 1e-5),
+    "tf32": (5e-3, 1e-3),
     "float16": (1e-2, 1e-3),
     "bfloat16": (1.6e-2, 1e-2),
+    "float8": (1.25e-1, 1e-1),
 }
 # Relative RMS error per dtype under which differences are rounding, not a wrong result.
 RMS_TOLERANCES: dict[str, float] = {
@@ -39,14 +43,11 @@ RMS_TOLERANCES: dict[str, float] = {
     "complex128": 1e-6,
     "float32": 1e-3,
     "complex64": 1e-3,
+    "tf32": 1e-2,
     "float16": 2e-2,
     "bfloat16": 5e-2,
+    "float8": 0.25,
 }
-TF32_RMS_TOLERANCE = 1e-2
-FLOAT8_RMS_TOLERANCE = 0.25
-# float32 matmuls on TF32 tensor cores (torch.set_float32_matmul_precision("high")) keep 10 bits.
-TF32_TOLERANCE = (5e-3, 1e-3)
-FLOAT8_TOLERANCE = (1.25e-1, 1e-1)
 PYTHON_FLOAT_TOLERANCE = (1e-5, 1e-8)
 
 
@@ -62,28 +63,24 @@ class Check:
     notes: list[str] = field(default_factory=list)
 
 
-def rms_tolerance(dtype: Any) -> float:
-    """The relative RMS error under which an output of this dtype still matches."""
+def _tolerance_key(dtype: Any) -> str:
+    """The key of ``dtype`` in the tolerance tables."""
     import torch
 
     name = str(dtype).removeprefix("torch.")
     if name == "float32" and torch.get_float32_matmul_precision() != "highest":
-        return TF32_RMS_TOLERANCE
-    if name.startswith("float8"):
-        return FLOAT8_RMS_TOLERANCE
-    return RMS_TOLERANCES.get(name, 0.0)
+        return "tf32"
+    return "float8" if name.startswith("float8") else name
+
+
+def rms_tolerance(dtype: Any) -> float:
+    """The relative RMS error under which an output of this dtype still matches."""
+    return RMS_TOLERANCES.get(_tolerance_key(dtype), 0.0)
 
 
 def tolerance(dtype: Any) -> tuple[float, float]:
     """(rtol, atol) for comparing results of this torch dtype."""
-    import torch
-
-    name = str(dtype).removeprefix("torch.")
-    if name == "float32" and torch.get_float32_matmul_precision() != "highest":
-        return TF32_TOLERANCE
-    if name.startswith("float8"):
-        return FLOAT8_TOLERANCE
-    return TOLERANCES.get(name, (0.0, 0.0))
+    return TOLERANCES.get(_tolerance_key(dtype), (0.0, 0.0))
 
 
 def snapshot(value: Any) -> Any:

@@ -156,35 +156,33 @@ class Timer:
 
     def block(self, call: Callable[[], Any], n: int) -> float:
         """Per-call time of ``n`` back-to-back calls, in seconds."""
+        self._sync()
         if self.gpu:
-            torch = self._torch
-            torch.cuda.synchronize()
             self._start.record()
             for _ in range(n):
                 call()
             self._end.record()
             self._end.synchronize()
             return self._start.elapsed_time(self._end) * 1e-3 / n
-        _sync_if_cuda_started()
         start = time.perf_counter()
         for _ in range(n):
             call()
-        _sync_if_cuda_started()
+        self._sync()
         return (time.perf_counter() - start) / n
 
     def once(self, call: Callable[[], Any]) -> tuple[float, Any]:
         """One call, synchronised, and its value: for warm-up and first (compiling) calls."""
-        if self.gpu:
-            self._torch.cuda.synchronize()
-        else:
-            _sync_if_cuda_started()
+        self._sync()
         start = time.perf_counter()
         value = call()
+        self._sync()
+        return time.perf_counter() - start, value
+
+    def _sync(self) -> None:
         if self.gpu:
             self._torch.cuda.synchronize()
         else:
             _sync_if_cuda_started()
-        return time.perf_counter() - start, value
 
 
 def _sync_if_cuda_started() -> None:

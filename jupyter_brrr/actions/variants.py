@@ -164,6 +164,8 @@ class Variant:
     """One variant, made for one target. ``prepare`` makes it runnable (and may run the target:
     ``runs`` counts every run); ``call`` runs it once; ``close`` frees what it holds."""
 
+    prepare_runs = 0  # runs of the target that ``prepare`` makes (for estimates before a run)
+
     def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
         self.spec = spec
         self.target = target
@@ -202,6 +204,8 @@ class Compiled(Variant):
     """``torch.compile`` of a fresh copy of the target function: the first call compiles (its
     time is ``prepare_s``), later calls may recompile (counted by ``DynamoWatch``)."""
 
+    prepare_runs = 1
+
     def prepare(self, timer: Any) -> None:
         import torch
 
@@ -216,6 +220,8 @@ class Graphed(Variant):
     The graph replays the same kernels on the same memory: the inputs it read during capture are
     read again (their current contents), its outputs are overwritten by every replay.
     """
+
+    prepare_runs = GRAPH_WARMUP + 1  # the side-stream warm-up, then the captured call
 
     def prepare(self, timer: Any) -> None:
         import torch
@@ -258,14 +264,16 @@ class Graphed(Variant):
         self._fn = replay  # holds the graph and its outputs until close() drops it
 
 
+VARIANT_KINDS: dict[str, type[Variant]] = {
+    "eager": Eager,
+    "compile": Compiled,
+    "graph": Graphed,
+    "custom": Custom,
+}
+
+
 def make_variant(spec: VariantSpec, target: Target, gpu: bool) -> Variant:
-    kinds: dict[str, type[Variant]] = {
-        "eager": Eager,
-        "compile": Compiled,
-        "graph": Graphed,
-        "custom": Custom,
-    }
-    return kinds[spec.kind](spec, target, gpu)
+    return VARIANT_KINDS[spec.kind](spec, target, gpu)
 
 
 def fresh_function(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -551,6 +559,7 @@ def describe_error(error: BaseException) -> str:
 
 __all__ = [
     "COMPILE_MODES",
+    "VARIANT_KINDS",
     "CompileEvents",
     "DynamoWatch",
     "Target",
