@@ -29,7 +29,7 @@ import pandas as pd
 from . import costs, intervals
 from .events import Trace
 from .peaks import Peaks
-from .schema import OPS_COLUMNS
+from .schema import OPS_COLUMNS, SPLIT_PARTS
 from .tables import factorize_objects, frame, group_codes, group_sums
 
 # Below this ideal time a kernel cannot fill the GPU: a launch costs a few microseconds.
@@ -544,9 +544,7 @@ def what_if(summary: dict, ops: pd.DataFrame, factors: tuple[float, ...] = (2, 1
     """Amdahl projections for each part of the span and for the top ops by GPU time (by self
     CPU time in a report without GPU work)."""
     span = summary["span_s"]
-    parts = [
-        ("category", name, summary[f"{name}_s"]) for name in ("compute", "memory", "other", "idle")
-    ]
+    parts = [("category", name, summary[f"{name}_s"]) for name in SPLIT_PARTS]
     key = "gpu_time_s" if summary.get("gpu") else "self_cpu_time_s"
     top = ops.nlargest(5, key) if len(ops) else ops
     parts += [("op", f"{r.name} {r.shapes}".strip(), getattr(r, key)) for r in top.itertuples()]

@@ -27,6 +27,7 @@ from .schema import (
     OPS_COLUMNS,
     SCHEMA_NAME,
     SCHEMA_VERSION,
+    SPLIT_PARTS,
 )
 
 # Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
@@ -107,9 +108,7 @@ class Report:
 
     def split(self) -> pd.Series:
         """The span split, in seconds: compute, memory, other, idle."""
-        return pd.Series(
-            {k: self.summary[f"{k}_s"] for k in ("compute", "memory", "other", "idle")}
-        )
+        return pd.Series({k: self.summary[f"{k}_s"] for k in SPLIT_PARTS})
 
     @property
     def empty(self) -> bool:

@@ -42,6 +42,9 @@ SCHEMA_NAME = "jupyter_brrr.report"
 SCHEMA_VERSION = 1
 MIME_TYPE = "application/vnd.jupyter-brrr.report+json"
 
+# The parts of the span, each with its summary key "<part>_s"; they sum to span_s.
+SPLIT_PARTS = ("compute", "memory", "other", "idle")
+
 # Bottleneck labels for ops and kernels.
 BOUNDS = ("compute", "memory", "overhead", "other", "cpu")
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..report import json_safe
+from ..schema import SPLIT_PARTS
 from . import timing
 from .correctness import Check, compare_outputs, snapshot
 from .stateful import stateful_findings, uses_random
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET_S = 2.0
 DEFAULT_WARMUP = 3
-SPLIT_PARTS = ("compute", "memory", "other", "idle")
 # The progress step and message of a variant's first calls, by kind (others just warm up).
 _PREPARE_STEPS = {
     "compile": ("compiling", "compiling (first call)"),

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import amdahl
+from ..schema import SPLIT_PARTS
 from . import format as fmt
 from .html import AB_COLUMNS, COLOURS, LABELS, ab_rows
 from .html import header as header_html
@@ -161,10 +162,7 @@ def split_figure(report: Report) -> Any:
     s = report.summary
     if _gpu(report):
         span = float(s.get("span_s") or 0.0)
-        parts = [
-            (LABELS[p], float(s.get(f"{p}_s") or 0.0), COLOURS[p])
-            for p in ("compute", "memory", "other", "idle")
-        ]
+        parts = [(LABELS[p], float(s.get(f"{p}_s") or 0.0), COLOURS[p]) for p in SPLIT_PARTS]
         total = span
         title = f"GPU span {fmt.seconds(span)} per run: busy {fmt.percent(float(s.get('busy_s') or 0), span)}"
     else:

@@ -15,6 +15,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import SHORT_S
+from ..schema import SPLIT_PARTS
 from . import format as fmt
 
 if TYPE_CHECKING:
@@ -331,7 +332,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     if s.get("gpu"):
         split_alt = "span split: " + ", ".join(
             f"{name} {fmt.seconds(s.get(f'{name}_s'))} ({fmt.percent(s.get(f'{name}_s') or 0.0, s.get('span_s') or 0.0)})"
-            for name in ("compute", "memory", "other", "idle")
+            for name in SPLIT_PARTS
         )
         parts.append(_img(pictures.split, split_alt) or f"<div>{_e(split_alt)}</div>")
     parts.append(_recommendations(report))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..schema import SPLIT_PARTS
 from . import format as fmt
 from .html import COLOURS, LABELS
 
@@ -141,7 +142,7 @@ def _split_figure(report: Report) -> Any:
     ax = fig.add_axes((0.02, 0.30, 0.96, 0.36))
     left = 0.0
     handles = []
-    for part in ("compute", "memory", "other", "idle"):
+    for part in SPLIT_PARTS:
         seconds = float(s.get(f"{part}_s") or 0.0)
         share = seconds / span if span > 0 else 0.0
         bar = ax.barh(

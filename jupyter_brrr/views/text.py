@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..schema import SPLIT_PARTS
 from . import format as fmt
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def summary_lines(report: Report) -> list[str]:
         )
         parts = ", ".join(
             f"{name} {fmt.seconds(s[f'{name}_s'])} ({fmt.percent(s[f'{name}_s'], span)})"
-            for name in ("compute", "memory", "other", "idle")
+            for name in SPLIT_PARTS
         )
         lines.append(f"  {parts}")
         peaks = s.get("peaks")
