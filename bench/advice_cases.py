@@ -1,0 +1,354 @@
+"""Small workloads with a known right answer, for checking the report's advice.
+
+Each case has a ``slow`` version with one known problem and a ``fixed`` version with that problem
+fixed as the advice should say, and names what the first recommendation must be about: its
+``cause`` (a reason class of ``analysis``) and the ``op`` it must name. ``bench/gpu_check.py``
+runs both versions live on a GPU and checks that the gain is where the advice said; the CPU tests
+read traces of the slow versions recorded on the H200 (``tests/data/advice/``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+Step = Callable[[], object]
+
+
+@dataclass
+class Case:
+    name: str
+    about: str
+    cause: str  # the reason class the first recommendation must give
+    op: str  # a substring of the op (or kernel) it must name
+    slow: Callable[[str], Step]
+    fixed: Callable[[str], Step]
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name: str, about: str, cause: str, op: str, fixed: Callable[[str], Step]):
+    def register(slow: Callable[[str], Step]) -> Callable[[str], Step]:
+        CASES[name] = Case(name, about, cause, op, slow, fixed)
+        return slow
+
+    return register
+
+
+def _lm_head(vocab: int) -> Callable[[str], Step]:
+    def build(device: str) -> Step:
+        x = torch.randn(8192, 768, device=device, dtype=torch.bfloat16)
+        w = torch.randn(vocab, 768, device=device, dtype=torch.bfloat16)
+        return lambda: F.linear(x, w)
+
+    return build
+
+
+case(
+    "odd_vocab_lm_head",
+    "LM head over a 50257-word vocabulary (not a multiple of 64), bf16",
+    "tile quantisation",
+    "aten::mm",
+    fixed=_lm_head(50304),
+)(_lm_head(50257))
+
+
+def _matmul_fp32(device: str) -> Step:
+    a = torch.randn(8192, 8192, device=device)
+    return lambda: a @ a
+
+
+def _fp32_fixed(device: str) -> Step:
+    a = torch.randn(8192, 8192, device=device)
+
+    def step() -> object:
+        previous = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high")
+        try:
+            return a @ a
+        finally:
+            torch.set_float32_matmul_precision(previous)
+
+    return step
+
+
+case(
+    "fp32_matmul_tf32_off",
+    "float32 8192^3 matmul with TF32 off (torch's default matmul precision 'highest')",
+    "fp32 without tensor cores",
+    "aten::mm",
+    fixed=_fp32_fixed,
+)(_matmul_fp32)
+
+
+def _small_gemms(device: str) -> Step:
+    xs = [torch.randn(64, 1024, device=device, dtype=torch.bfloat16) for _ in range(64)]
+    w = torch.randn(1024, 1024, device=device, dtype=torch.bfloat16)
+    return lambda: [x @ w for x in xs]
+
+
+def _batched_gemm(device: str) -> Step:
+    x = torch.randn(64 * 64, 1024, device=device, dtype=torch.bfloat16)
+    w = torch.randn(1024, 1024, device=device, dtype=torch.bfloat16)
+    return lambda: x @ w
+
+
+case(
+    "small_gemm",
+    "64 GEMMs of 64 x 1024 x 1024, bf16: too little work to fill the GPU",
+    "too little work",
+    "aten::mm",
+    fixed=_batched_gemm,
+)(_small_gemms)
+
+
+def _strided(device: str) -> Step:
+    x = torch.randn(8192, 8192, device=device).t()  # a transposed view: strided reads
+    return lambda: x * 2.0 + 1.0
+
+
+def _contiguous(device: str) -> Step:
+    x = torch.randn(8192, 8192, device=device).t().contiguous()
+    return lambda: x * 2.0 + 1.0
+
+
+case(
+    "strided_elementwise",
+    "elementwise ops on a transposed (non-contiguous) float32 tensor",
+    "strided",
+    "aten::mul",
+    fixed=_contiguous,
+)(_strided)
+
+
+def _chain(device: str) -> Step:
+    x = torch.randn(2**26, device=device)
+    return lambda: x.sin().cos().exp().mul(0.5).add(1.0)
+
+
+def _chain_compiled(device: str) -> Step:
+    x = torch.randn(2**26, device=device)
+    fn = torch.compile(lambda t: t.sin().cos().exp().mul(0.5).add(1.0))
+    return lambda: fn(x)
+
+
+case(
+    "elementwise_chain",
+    "five elementwise ops in a row on 2**26 float32 (five passes over memory)",
+    "fusion",
+    "aten::sin",
+    fixed=_chain_compiled,
+)(_chain)
+
+
+def _loop(device: str) -> Step:
+    x = torch.randn(32, 32, device=device)
+
+    def step() -> object:
+        y = x
+        for _ in range(200):
+            y = y * 1.0001 + 0.001
+        return y
+
+    return step
+
+
+def _loop_graphed(device: str) -> Step:
+    x = torch.randn(32, 32, device=device)
+
+    def body() -> torch.Tensor:
+        y = x
+        for _ in range(200):
+            y = y * 1.0001 + 0.001
+        return y
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = body()
+
+    def step() -> object:
+        graph.replay()
+        return out
+
+    return step
+
+
+case(
+    "launch_bound_loop",
+    "400 tiny elementwise kernels in a Python loop (32 x 32 floats)",
+    "launch overhead",
+    "aten::mul",
+    fixed=_loop_graphed,
+)(_loop)
+
+
+def _qkv(device: str) -> tuple[torch.Tensor, ...]:
+    return tuple(
+        torch.randn(8, 16, 2048, 64, device=device, dtype=torch.bfloat16) for _ in range(3)
+    )
+
+
+def _naive_attention(device: str) -> Step:
+    q, k, v = _qkv(device)
+
+    def step() -> object:
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        return scores.softmax(dim=-1) @ v
+
+    return step
+
+
+def _sdpa(device: str) -> Step:
+    q, k, v = _qkv(device)
+    return lambda: F.scaled_dot_product_attention(q, k, v)
+
+
+case(
+    "hand_attention",
+    "attention written by hand: softmax(Q K^T / sqrt(d)) V, bf16, 8 x 16 heads x 2048",
+    "unfused attention",
+    "aten::_softmax",
+    fixed=_sdpa,
+)(_naive_attention)
+
+
+def _embedding(dtype: torch.dtype) -> Callable[[str], Step]:
+    def build(device: str) -> Step:
+        table = torch.randn(2_000_000, 256, device=device, dtype=dtype)
+        idx = torch.randint(0, 2_000_000, (262144,), device=device)
+        return lambda: F.embedding(idx, table)
+
+    return build
+
+
+case(
+    "embedding_lookup",
+    "embedding lookup of 262144 rows from a 2M x 256 float32 table (a gather)",
+    "memory-bound gather",
+    "aten::embedding",
+    fixed=_embedding(torch.bfloat16),
+)(_embedding(torch.float32))
+
+
+def _h2d(device: str) -> Step:
+    w = torch.randn(4096, 4096, device=device)
+    host = torch.randn(8192, 4096)  # pageable host memory, copied every step
+
+    def step() -> object:
+        return host.to(device) @ w
+
+    return step
+
+
+def _h2d_fixed(device: str) -> Step:
+    w = torch.randn(4096, 4096, device=device)
+    x = torch.randn(8192, 4096).to(device)  # moved once, outside the step
+    return lambda: x @ w
+
+
+case(
+    "host_copy_in_step",
+    "a 128 MiB host-to-device copy from pageable memory inside the step",
+    "host copy",
+    "aten::copy_",
+    fixed=_h2d_fixed,
+)(_h2d)
+
+
+def _item_sync(device: str) -> Step:
+    w = torch.randn(1024, 1024, device=device)
+    x = torch.randn(256, 1024, device=device)
+
+    def step() -> object:
+        total = 0.0
+        for _ in range(50):
+            total += (x @ w).sum().item()  # waits for the GPU every iteration
+        return total
+
+    return step
+
+
+def _no_sync(device: str) -> Step:
+    w = torch.randn(1024, 1024, device=device)
+    x = torch.randn(256, 1024, device=device)
+
+    def step() -> object:
+        total = torch.zeros((), device=device)
+        for _ in range(50):
+            total += (x @ w).sum()
+        return total.item()
+
+    return step
+
+
+case(
+    "item_sync",
+    "a .item() in the loop: the host waits for the GPU 50 times per step",
+    "synchronisation",
+    "aten::item",
+    fixed=_no_sync,
+)(_item_sync)
+
+
+def _conv_autocast(channels_last: bool) -> Callable[[str], Step]:
+    def build(device: str) -> Step:
+        conv = torch.nn.Conv2d(128, 128, 3, padding=1).to(device)
+        x = torch.randn(64, 128, 112, 112, device=device)
+        if channels_last:
+            conv = conv.to(memory_format=torch.channels_last)
+            x = x.to(memory_format=torch.channels_last)
+
+        def step() -> object:
+            with torch.no_grad(), torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+                return conv(x)
+
+        return step
+
+    return build
+
+
+case(
+    "conv_channels_first_autocast",
+    "a float32 NCHW convolution under bf16 autocast: layout transposes around cuDNN",
+    "layout",
+    "conv",
+    fixed=_conv_autocast(True),
+)(_conv_autocast(False))
+
+
+def _stall(device: str) -> Step:
+    w = torch.randn(2048, 2048, device=device)
+
+    def step() -> object:
+        batch = torch.randn(1024, 2048)  # "preprocessing" on the host, in the step
+        time.sleep(0.004)
+        return batch.to(device, non_blocking=False) @ w
+
+    return step
+
+
+def _prefetched(device: str) -> Step:
+    w = torch.randn(2048, 2048, device=device)
+    batch = torch.randn(1024, 2048).pin_memory().to(device, non_blocking=True)
+    return lambda: batch @ w
+
+
+case(
+    "dataloader_stall",
+    "host preprocessing (4 ms) inside the step while the GPU waits",
+    "host stall",
+    "",
+    fixed=_prefetched,
+)(_stall)
