@@ -163,10 +163,15 @@ class Peaks:
         ``int8 -> fp16 -> fp32``; ``fp64 -> fp32`` (an upper bound). None and unknown dtypes
         count as ``fp32``. As a last resort (no fp32 figure) the lowest known peak is used.
         """
+        return self.flops[self.roof_key(dtype)]
+
+    def roof_key(self, dtype: object) -> str:
+        """The key of the figure :meth:`flops_for` uses for ``dtype``: the roof an op in that
+        dtype is held against on this device (``"tf32"`` is ``"fp32"`` on a V100)."""
         for key in _FALLBACKS[dtype_key(dtype)]:
             if key in self.flops:
-                return self.flops[key]
-        return min(self.flops.values())
+                return key
+        return min(self.flops, key=self.flops.__getitem__)
 
     def ridge(self, dtype: object) -> float:
         """Ridge point in FLOP/byte: intensities above it are compute-bound, below memory-bound."""
