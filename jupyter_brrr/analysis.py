@@ -10,15 +10,20 @@ How a number is made:
 - Each GPU event (kernel, copy, set) is attributed to the nearest op that owns a cost, walking up
   from the op that launched it; events with no such op keep their launching op and count as
   "other" work.
+- Each op call is held against the roof of the units that ran it (``roofs``): its dtype's peak,
+  except float32 matmuls and convolutions, whose roof (TF32 tensor cores or plain FP32) follows
+  their kernel names, else the math-mode settings the capture recorded, else PyTorch's defaults
+  (said to be assumed). An op above 105% of its roof is flagged with the likely reason.
 - An op call's bound: "overhead" when its ideal roofline time is under ``LAUNCH_FLOOR_S`` (a
   launch costs more than the work), else "compute" when its intensity reaches the ridge point
-  of its dtype, else "memory".
+  of its roof, else "memory".
 - The span splits into compute, memory and other GPU time by interval union with priority
   compute > memory > other, and idle time = span - busy: overlapping kernels count once.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import costs, intervals
+from . import costs, intervals, roofs
 from .events import Trace
 from .peaks import Peaks
 from .schema import OPS_COLUMNS, SPLIT_PARTS
@@ -78,8 +83,10 @@ def analyze(
     memory_capacity_bytes: float | None = None,
     device: str | None = None,
     notes: list[str] | None = None,
+    math_mode: dict | None = None,
 ) -> Analysis:
-    """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span."""
+    """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span;
+    ``math_mode`` (``capture.math_mode()``, None for a loaded trace) is what decided the units."""
     notes = list(notes or [])
     # The trace's columns are taken once, as arrays, and each output frame is built once: the
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
@@ -91,6 +98,7 @@ def analyze(
     owned = owner >= 0
     ops["gpu_s"] = np.bincount(owner[owned], weights=gpu["dur_s"][owned], minlength=n_ops)
     ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
+    ops |= roofs.call_roofs(ops, gpu["name"], owner, math_mode, peaks)
     ops["bound"] = _call_bounds(ops, peaks)
 
     if gpu_work:
@@ -140,14 +148,15 @@ def analyze(
     summary["unmodelled_s"] = float(np.nansum(kernels["dur_s"][unmodelled]))
 
     op_table = _op_table(ops, owner, peaks)
-    over_roof = np.count_nonzero(
-        (op_table["category"].to_numpy() == "fused") & (op_table["roof_fraction"].to_numpy() > 1.0)
-    )
+    summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
+    notes += roof_notes
+    over_roof = np.count_nonzero(op_table["roof_flag"].to_numpy() != "")
     if over_roof:
         notes.append(
-            f"{over_roof} torch.compile (Triton) kernels show more than 100% of the roof: their "
-            "bytes are estimates, the sum of their tensor arguments, and some read only part of one "
-            "(a split, a gathered row)."
+            f"{over_roof} op{'s' if over_roof > 1 else ''} read above "
+            f"{roofs.ROOF_TOLERANCE:.0%} of {'their' if over_roof > 1 else 'its'} roof, which no "
+            "kernel can reach: a model or peak mismatch, not an achievement. The op table's "
+            "roof_flag column gives the likely reason; advice does not quote their share of peak."
         )
     if gpu_work and peaks is None:
         notes.append(
@@ -277,7 +286,7 @@ def _call_bounds(ops: dict[str, np.ndarray], peaks: Peaks | None) -> np.ndarray:
     bound.fill("other")
     rows = np.flatnonzero(ops["counted"])
     bound[rows] = _roofline(
-        ops["flops"][rows], ops["bytes"][rows], ops["gpu_s"][rows], ops["dtype"][rows], peaks
+        ops["flops"][rows], ops["bytes"][rows], ops["gpu_s"][rows], ops["roof"][rows], peaks
     )["bound"]
     return bound
 
@@ -286,12 +295,12 @@ def _roofline(
     flops: np.ndarray,
     nbytes: np.ndarray,
     seconds: np.ndarray,
-    dtype: np.ndarray,
+    roof_keys: np.ndarray,
     peaks: Peaks | None,
     calls: np.ndarray | float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Intensity, achieved rates, fraction of the roof and the bound label of each row (an op
-    call, or ``calls`` calls of one op)."""
+    call, or ``calls`` calls of one op); ``roof_keys``: the peak each row is held against."""
     with np.errstate(divide="ignore", invalid="ignore"):
         intensity = np.where(nbytes > 0, flops / nbytes, np.nan)
         flops_per_s = np.where(seconds > 0, flops / seconds, np.nan)
@@ -302,8 +311,8 @@ def _roofline(
     bound[seconds > 0] = "other"
     roof = np.full(len(flops), np.nan)
     if peaks is not None and modelled.any():
-        codes, distinct = pd.factorize(dtype)
-        # Code -1, a missing dtype, is looked up as no dtype, like "".
+        codes, distinct = pd.factorize(roof_keys)
+        # Code -1, a missing key, is looked up as no dtype, like "".
         peak = np.array([peaks.flops_for(d or None) for d in [*distinct, None]])[codes]
         attainable = np.minimum(peak, np.nan_to_num(intensity, nan=np.inf) * peaks.bandwidth)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -454,14 +463,32 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
         "bytes": group_sums(codes[counted], ops["bytes"][counted], groups),
         "dtype": ops["dtype"][first],
     }
+    # A group's calls share shapes and dtypes, and nearly always kernels; where their roofs
+    # differ, the highest holds (no call is then shown above its own).
+    roof_codes, distinct_roofs = factorize_objects(ops["roof"])
+    peak = np.array(
+        [peaks.flops_for(key or None) if peaks is not None else 0.0 for key in distinct_roofs]
+        + [0.0]
+    )[roof_codes]
+    by_peak = np.lexsort((-peak, codes))
+    sorted_codes = codes[by_peak]
+    representative = (
+        by_peak[np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]] if groups else first
+    )
+    table["roof"] = ops["roof"][representative]
+    table["roof_basis"] = ops["roof_basis"][representative]
     table |= _roofline(
         table["flops"],
         table["bytes"],
         table["gpu_time_s"],
-        table["dtype"],
+        table["roof"],
         peaks,
         calls=table["calls"].astype(float),
     )
+    table["fewer_flops_kernel"] = (
+        np.bincount(codes, weights=ops["fewer_flops_kernel"], minlength=groups) > 0
+    )
+    table["roof_flag"] = roofs.over_roof_flags(table, peaks)
     # Largest GPU time first, then total GPU time, then CPU time, ties in row order: what
     # sort_values(ascending=False, kind="stable") gives (NaN last), on arrays. Built once, with
     # the columns in the schema's order.
@@ -579,6 +606,52 @@ def _names_of(ops: pd.DataFrame, rows: np.ndarray) -> str:
     return ", ".join(dict.fromkeys(str(name) for name in ops["name"].to_numpy()[rows]))
 
 
+def _share_of_peak(ops: pd.DataFrame, rows: np.ndarray) -> str:
+    """ ", at 62% of its tf32 peak" for the largest of these rows, or "" where its figure is
+    flagged as above its roof (a model or peak mismatch is not an achievement)."""
+    if not len(rows) or "roof_fraction" not in ops:
+        return ""
+    row = ops.iloc[int(rows[0])]
+    fraction = float(row["roof_fraction"]) if pd.notna(row["roof_fraction"]) else math.nan
+    if math.isnan(fraction) or str(row.get("roof_flag") or ""):
+        return ""
+    roof = str(row.get("roof") or row.get("dtype") or "")
+    return (
+        f", at {_percent(fraction)} of its {roof} peak"
+        if roof
+        else f", at {_percent(fraction)} of peak"
+    )
+
+
+def _precision_advice(ops: pd.DataFrame, rows: np.ndarray, peaks: dict | None) -> str:
+    """What lower precision can still give the largest compute-bound ops, from the roofs they
+    were held against: TF32 where float32 ran on plain FP32 units, bf16 where it ran on TF32."""
+    top = ops.iloc[rows]
+    dtype = top["dtype"].astype(str)
+    roof = top["roof"].astype(str) if "roof" in top else dtype
+    category = top["category"].astype(str)
+    has_tf32 = "tf32" in ((peaks or {}).get("flops") or {})
+    plain_fp32 = (dtype == "fp32") & (roof == "fp32")
+    advice = []
+    if has_tf32 and (plain_fp32 & (category == "matmul")).any():
+        advice.append(
+            "Let float32 matmuls use TF32 tensor cores: torch.set_float32_matmul_precision('high')"
+        )
+    if has_tf32 and (plain_fp32 & (category == "conv")).any():
+        advice.append(
+            "let float32 convolutions use TF32 tensor cores: torch.backends.cudnn.allow_tf32 = True"
+            if advice
+            else "Let float32 convolutions use TF32 tensor cores: torch.backends.cudnn.allow_tf32 = True"
+        )
+    if (dtype == "fp32").any() and not advice:
+        already = " They already run on TF32 tensor cores:" if (roof == "tf32").any() else ""
+        advice.append(
+            f"{already} bf16 autocast (torch.autocast('cuda', dtype=torch.bfloat16)) runs them on "
+            "16-bit tensor cores and halves their bytes".strip()
+        )
+    return "; ".join(advice) + ". " if advice else ""
+
+
 def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
     """Plain-language advice tied to the three bottlenecks, biggest share first."""
     span = summary["span_s"]
@@ -626,8 +699,6 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
     compute = summary["compute_s"] / span
     if compute >= 0.1:
         top = _largest_of_bound(ops, "compute")
-        fraction = ops["roof_fraction"].to_numpy(dtype=float)[top]
-        fraction = fraction[~np.isnan(fraction)]
         names = _names_of(ops, top)
         advice.append(
             {
@@ -635,11 +706,9 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
                 "share": compute,
                 "title": f"Compute-bound kernels take {_percent(compute)} of the span",
                 "detail": (
-                    f"The arithmetic units are the limit (largest: {names}"
-                    + (f", at {_percent(float(fraction[0]))} of peak" if len(fraction) else "")
-                    + "). Use lower precision on tensor cores (bf16, or TF32 for float32 matmuls via "
-                    "torch.set_float32_matmul_precision('high')), shapes that are multiples of 8/64, "
-                    "or less arithmetic (a better algorithm)."
+                    f"The arithmetic units are the limit (largest: {names}{_share_of_peak(ops, top)}). "
+                    f"{_precision_advice(ops, top, summary.get('peaks'))}Use shapes that are "
+                    "multiples of 8/64, or less arithmetic (a better algorithm)."
                 ),
             }
         )

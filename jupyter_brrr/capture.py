@@ -208,6 +208,55 @@ def _release(error: BaseException) -> None:
         torch.cuda.empty_cache()
 
 
+def math_mode() -> dict[str, Any]:
+    """PyTorch's settings that decide which arithmetic units a float32 matmul or convolution
+    runs on, as they stand now (the report records them: the roofline follows them).
+
+    ``matmul_tf32`` and ``conv_tf32`` are the verdicts: whether cuBLAS may run float32 matmuls,
+    and cuDNN float32 convolutions, on TF32 tensor cores. PyTorch >= 2.9 has a second API for
+    them (``fp32_precision``); reading the legacy flag raises once the two were set to disagree,
+    and then the new one decides. The reduced-precision reduction flags (fp16/bf16 GEMMs may
+    accumulate partly in 16 bits) and autocast are recorded as they are: autocast's casts show
+    in the ops' dtypes, which pick their roofs. A setting this torch lacks is None.
+    """
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    cudnn = torch.backends.cudnn
+
+    def read(getter: Callable[[], Any]) -> Any:
+        try:
+            return getter()
+        except (AttributeError, RuntimeError):  # an older torch, or legacy and new APIs mixed
+            return None
+
+    matmul_precision = read(lambda: str(matmul.fp32_precision))
+    conv_precision = read(lambda: str(cudnn.conv.fp32_precision))
+    matmul_allow = read(lambda: bool(matmul.allow_tf32))
+    conv_allow = read(lambda: bool(cudnn.allow_tf32))
+    return {
+        "matmul_tf32": matmul_allow if matmul_allow is not None else matmul_precision == "tf32",
+        "conv_tf32": conv_allow if conv_allow is not None else conv_precision == "tf32",
+        "cudnn_allow_tf32": conv_allow,
+        "matmul_allow_tf32": matmul_allow,
+        "float32_matmul_precision": read(torch.get_float32_matmul_precision),
+        "matmul_fp32_precision": matmul_precision,
+        "conv_fp32_precision": conv_precision,
+        "fp16_reduced_precision_reduction": read(
+            lambda: bool(matmul.allow_fp16_reduced_precision_reduction)
+        ),
+        "bf16_reduced_precision_reduction": read(
+            lambda: bool(matmul.allow_bf16_reduced_precision_reduction)
+        ),
+        "autocast": read(lambda: bool(torch.is_autocast_enabled("cuda"))),
+        "autocast_dtype": read(
+            lambda: str(torch.get_autocast_dtype("cuda")).removeprefix("torch.")
+        ),
+        "cudnn_benchmark": read(lambda: bool(cudnn.benchmark)),
+        "deterministic": read(torch.are_deterministic_algorithms_enabled),
+    }
+
+
 def _device_facts(gpu: bool) -> tuple[str, float | None, float | None]:
     import torch
 
@@ -266,6 +315,8 @@ def _report(
         memory_capacity_bytes=capacity,
         device=device,
         notes=notes,
+        # Read after the run: a cell that sets them at its start ran with these.
+        math_mode=math_mode(),
     )
     result.summary["warm"] = runs["warmup"] > 0
     result.summary["wall_s"] = wall

@@ -81,8 +81,15 @@ OPS_COLUMNS = (
     "bytes_per_s",
     "roof_fraction",  # achieved / attainable (min(peak, intensity * bandwidth))
     "bound",  # one of BOUNDS
-    "dtype",  # compute dtype used to pick the peak: fp32, bf16, ...
+    "dtype",  # compute dtype: fp32, bf16, ...
+    "roof",  # the peak it is held against: its dtype's, or tf32 for fp32 matmuls/convs on TF32
+    "roof_basis",  # how the roof was chosen: one of ROOF_BASES ("" with roof: no figures)
+    "roof_flag",  # "" or why roof_fraction is above 105%: a model or peak mismatch, not achieved
 )
+
+# How an op's roof was chosen: by its dtype; by the names of its kernels (TF32 or plain FP32
+# units); by the math-mode settings recorded at capture; or assumed (PyTorch's defaults).
+ROOF_BASES = ("dtype", "kernel", "setting", "assumed")
 
 KERNEL_COLUMNS = (
     "name",
