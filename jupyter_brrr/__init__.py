@@ -83,7 +83,7 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
     ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
     table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
     """
-    from . import analysis
+    from . import analysis, steps
     from . import peaks as peak_table
     from .events import read_trace
     from .report import Report
@@ -100,15 +100,35 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
             multiprocessors=props.get("numSms"),
         )
         notes.append(note)
-    result = analysis.analyze(trace, peaks, device=trace_device, notes=notes)
-    steps = analysis.profiler_steps(trace)
-    if steps > 1:
-        result.notes.append(
-            f"The trace holds {steps} profiler steps: figures cover all of them together."
+    result = analysis.analyze(trace, peaks, device=trace_device, notes=list(notes))
+    windows = steps.find_steps(trace, result.kernels)
+    if windows is not None:
+        # Several runs in one trace: the per-run figures are those of the median steady step,
+        # analysed on its own; every step's span and split go in the steps table.
+        step = windows.median
+        result = analysis.analyze(
+            steps.step_trace(trace, windows, step),
+            peaks,
+            span_s=float(windows.table.at[step, "span_s"]),
+            span_source="trace_step",
+            device=trace_device,
+            notes=[*notes, windows.note()],
         )
-    profiled = max(steps, 1)
-    result.summary["runs"] = {"warmup": 0, "timed": 0, "profiled": profiled, "total": profiled}
-    result.summary["warm"] = None
+        result.summary["steps"] = windows.summary(result.summary)
+        result.steps = windows.table
+        runs = windows.count
+    else:
+        result.summary["steps"] = None
+        runs = None
+        if result.summary["gpu"]:
+            result.notes.append(
+                "The trace marks no profiler steps (ProfilerStep#N), so how many runs of the code "
+                "it holds is not recorded: its figures cover the whole trace, however many runs "
+                "that is."
+            )
+    # A file does not say how its code was warmed up or timed, nor how often it ran in all (a
+    # profiler schedule runs steps it does not record).
+    result.summary["runs"] = {"warmup": None, "timed": None, "profiled": runs, "total": None}
     # The file's name, not its path: a shared notebook should not carry the author's folders.
     return Report.from_analysis(result, name=Path(path).name, source="trace", trace_path=str(path))
 

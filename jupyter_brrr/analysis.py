@@ -70,6 +70,7 @@ class Analysis:
     cpu_ops: pd.DataFrame
     notes: list[str] = field(default_factory=list)
     recommendations: list[dict] = field(default_factory=list)
+    steps: pd.DataFrame | None = None
 
 
 def analyze(
@@ -386,6 +387,9 @@ def _kernel_table(
         "bytes": nbytes,
         "bound": bound,
         "op_row": owner,
+        # When it was launched, in trace time: the start of its launching op (its own start
+        # where none launched it). Assigns it to a profiler step.
+        "launch_s": np.where(gpu["op"] >= 0, np.append(ops["start_s"], np.nan)[gpu["op"]], start),
     }
     order = np.argsort(start, kind="stable")  # time order, as sort_values would, for less
     table = {name: v[order] if np.ndim(v) else v for name, v in columns.items()}
@@ -699,14 +703,17 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
     compute = summary["compute_s"] / span
     if compute >= 0.1:
         top = _largest_of_bound(ops, "compute")
-        names = _names_of(ops, top)
+        # The share of peak belongs to the largest, named first.
+        names = str(ops["name"].iloc[int(top[0])]) + _share_of_peak(ops, top) if len(top) else ""
+        rest = [name for name in _names_of(ops, top[1:]).split(", ") if name and name not in names]
+        names += f"; then {', '.join(rest)}" if rest else ""
         advice.append(
             {
                 "bottleneck": "compute",
                 "share": compute,
                 "title": f"Compute-bound kernels take {_percent(compute)} of the span",
                 "detail": (
-                    f"The arithmetic units are the limit (largest: {names}{_share_of_peak(ops, top)}). "
+                    f"The arithmetic units are the limit (largest: {names}). "
                     f"{_precision_advice(ops, top, summary.get('peaks'))}Use shapes that are "
                     "multiples of 8/64, or less arithmetic (a better algorithm)."
                 ),

@@ -28,6 +28,7 @@ from .schema import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
     SPLIT_PARTS,
+    STEP_COLUMNS,
 )
 
 # Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
@@ -54,6 +55,8 @@ class Report:
         ops: one row per op name and input shapes (see ``schema.OPS_COLUMNS``).
         kernels: one row per GPU kernel, copy or set (see ``schema.KERNEL_COLUMNS``).
         cpu_ops: top-level host ops, for the timeline.
+        steps: a loaded trace's profiler steps, one row each (see ``schema.STEP_COLUMNS``):
+            their spans and splits; empty unless the trace marks several.
         notes: caveats that qualify the numbers.
         recommendations: what to try first, biggest share first.
         ab: the A/B comparison, once one has run.
@@ -73,6 +76,7 @@ class Report:
         created: str | None = None,
         ab: dict | None = None,
         trace_path: str | None = None,
+        steps: pd.DataFrame | None = None,
     ) -> None:
         self.summary = summary
         self.ops = ops
@@ -87,6 +91,11 @@ class Report:
         self.created = created or datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.ab = ab
         self.trace_path = trace_path
+        self.steps = (
+            steps
+            if steps is not None and len(steps.columns)
+            else pd.DataFrame(columns=list(STEP_COLUMNS))
+        )
 
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
@@ -97,6 +106,7 @@ class Report:
             cpu_ops=result.cpu_ops,
             notes=result.notes,
             recommendations=result.recommendations,
+            steps=result.steps,
             **kwargs,
         )
 
@@ -140,6 +150,7 @@ class Report:
                 "total": len(self.kernels),
             },
             "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
+            "steps": _table(self.steps, STEP_COLUMNS),
             "ab": json_safe(self.ab),
         }
 
@@ -172,6 +183,7 @@ class Report:
             source=doc.get("source", "profile"),
             created=doc.get("created"),
             ab=doc.get("ab"),
+            steps=_frame(doc.get("steps")),  # absent from older reports
         )
 
     def save(self, path: str | PathLike) -> list[Path]:

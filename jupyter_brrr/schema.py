@@ -21,6 +21,8 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
                   "aggregated": false, "total": 1234},
       "cpu_ops": {"columns": CPU_OP_COLUMNS, "data": [[...], ...]},
+      "steps": {"columns": STEP_COLUMNS, "data": [[...], ...]},   # [] unless a loaded trace
+                                      # holds several profiler steps (optional: older reports)
       "ab": null | AB                 # the A/B comparison, when one ran (actions/ab.py)
     }
 
@@ -49,7 +51,8 @@ SPLIT_PARTS = ("compute", "memory", "other", "idle")
 BOUNDS = ("compute", "memory", "overhead", "other", "cpu")
 
 SUMMARY_KEYS = (
-    "span_s",  # wall-clock span of the GPU work of ONE run (the truth: CUDA events when timed)
+    "span_s",  # wall-clock span of the GPU work of ONE run (the truth: CUDA events when timed;
+    # a loaded trace: its median steady profiler step, or the whole trace where it marks none)
     "busy_s",  # time at least one kernel/copy ran, per run (interval union over streams)
     "compute_s",  # of busy_s: compute-bound kernels
     "memory_s",  # of busy_s: memory-bound kernels
@@ -105,3 +108,22 @@ KERNEL_COLUMNS = (
 )
 
 CPU_OP_COLUMNS = ("name", "tid", "start_s", "dur_s")
+
+# The steps of a loaded trace with several ProfilerStep#N marks (steps.py says how each is made);
+# the report's per-run figures are those of its median steady step.
+STEP_COLUMNS = (
+    "step",  # ProfilerStep#103
+    "kind",  # one of STEP_KINDS
+    "start_s",  # start of its window on the GPU timeline, from the first step's
+    "span_s",  # its window: the time its GPU work took, or its host time where the GPU idled
+    "busy_s",  # its GPU events' interval union
+    "compute_s",
+    "memory_s",
+    "other_s",
+    "idle_s",  # span_s - busy_s
+    "kernels",  # GPU events it launched (kernels, copies, sets)
+    "host_s",  # its range on the host (the CPU usually runs ahead of the GPU)
+)
+# "first": set apart (one-time costs land there); "partial": cut short (under half the GPU work
+# of the median step); "steady": the rest, whose median is the report's run.
+STEP_KINDS = ("first", "steady", "partial")

@@ -187,6 +187,9 @@ export interface IReport {
   kernels: IKernelTable;
   /** CPU ops table (columns: CPU_OP_COLUMNS in jupyter_brrr/schema.py). */
   cpu_ops: ITable;
+  /** Profiler steps of a loaded trace (columns: STEP_COLUMNS in jupyter_brrr/schema.py);
+   * empty unless the trace marks several, and in reports written before steps existed. */
+  steps: ITable;
   /** A/B comparison, when one ran. */
   ab: IAB | null;
 }
@@ -229,8 +232,38 @@ export interface IOpRow {
   roof_fraction: number | null;
   /** One of BOUNDS in jupyter_brrr/schema.py. */
   bound: string;
-  /** Compute dtype used to pick the peak. */
+  /** Compute dtype. */
   dtype: string;
+  /** The peak it is held against: its dtype's, or tf32 for float32 on TF32 tensor cores. */
+  roof: string;
+  /** How the roof was chosen: dtype, kernel, setting or assumed ("" without figures). */
+  roof_basis: string;
+  /** "" or why roof_fraction is above 105%: a model or peak mismatch, never an achievement. */
+  roof_flag: string;
+}
+
+/** A row of the steps table of a loaded trace. */
+export interface IStepRow {
+  /** Step name, e.g. ProfilerStep#103. */
+  step: string;
+  /** first, steady or partial. */
+  kind: string;
+  /** Start of its window, from the first step's. */
+  start_s: number | null;
+  /** Its window on the GPU timeline. */
+  span_s: number | null;
+  /** Time its GPU events ran. */
+  busy_s: number | null;
+  /** Of busy_s: compute-bound. */
+  compute_s: number | null;
+  /** Of busy_s: memory-bound. */
+  memory_s: number | null;
+  /** Of busy_s: other. */
+  other_s: number | null;
+  /** span_s - busy_s. */
+  idle_s: number | null;
+  /** GPU events it launched. */
+  kernels: number | null;
 }
 
 /** A row of the kernels table as an object. */
@@ -501,6 +534,7 @@ export function parseReport(data: unknown): IReport {
     ops: table(doc.ops, 'ops'),
     kernels,
     cpu_ops: table(doc.cpu_ops, 'cpu_ops'),
+    steps: table(doc.steps, 'steps'),
     ab: parseAB(doc.ab)
   };
 }
@@ -547,7 +581,26 @@ export function opRows(report: IReport): IOpRow[] {
     bytes_per_s: num(r.bytes_per_s),
     roof_fraction: num(r.roof_fraction),
     bound: str(r.bound, 'other'),
-    dtype: str(r.dtype)
+    dtype: str(r.dtype),
+    roof: str(r.roof, str(r.dtype)),
+    roof_basis: str(r.roof_basis),
+    roof_flag: str(r.roof_flag)
+  }));
+}
+
+/** The steps table as typed rows. */
+export function stepRows(report: IReport): IStepRow[] {
+  return tableRows<{ [column: string]: Cell }>(report.steps).map(r => ({
+    step: str(r.step, '?'),
+    kind: str(r.kind),
+    start_s: num(r.start_s),
+    span_s: num(r.span_s),
+    busy_s: num(r.busy_s),
+    compute_s: num(r.compute_s),
+    memory_s: num(r.memory_s),
+    other_s: num(r.other_s),
+    idle_s: num(r.idle_s),
+    kernels: num(r.kernels)
   }));
 }
 

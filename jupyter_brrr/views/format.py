@@ -68,6 +68,11 @@ def percent(part: float, whole: float) -> str:
 def runs(runs: dict) -> str:
     """How many times the code ran, in words."""
     total = runs.get("total", 1)
+    if total is None:  # a loaded trace: it says how many profiler steps it holds, if any
+        profiled = runs.get("profiled")
+        if profiled:
+            return f"{profiled} profiler steps in the trace"
+        return "how often the code ran is not recorded (a loaded trace)"
     parts = []
     if runs.get("warmup"):
         parts.append(f"{runs['warmup']} warm-up")
@@ -81,8 +86,15 @@ def runs(runs: dict) -> str:
 
 def span_source(summary: dict) -> str:
     """Where the span per run comes from, in words (``summary["span_source"]``, as capture
-    writes it: ``cuda_events_unprofiled``, ``host_clock_profiled``, ...; ``trace`` for a file)."""
+    writes it: ``cuda_events_unprofiled``, ``host_clock_profiled``, ...; ``trace`` for a file,
+    ``trace_step`` for the median step of a file with several profiler steps)."""
     source = str(summary.get("span_source") or "trace")
+    if source == "trace_step":
+        steps = summary.get("steps") or {}
+        return (
+            f"the median of {steps.get('steady', '?')} steady profiler steps in the trace, "
+            f"{steps.get('median_step', '?')}"
+        )
     if source == "trace":
         return "from the trace"
     clock = "CUDA events" if source.startswith("cuda_events") else "the host clock"
@@ -90,3 +102,46 @@ def span_source(summary: dict) -> str:
         return f"the profiled run, timed with {clock}"
     timed = (summary.get("runs") or {}).get("timed", 0)
     return f"median of {timed} unprofiled runs timed with {clock}"
+
+
+def span_scope(summary: dict) -> str:
+    """What the span covers, in two or three words: "per run", "per step" (the median step of
+    a loaded trace) or "for the whole trace" (a loaded trace that marks no profiler steps)."""
+    source = summary.get("span_source", "trace")
+    if source == "trace_step":
+        return "per step"
+    if source == "trace" and (summary.get("runs") or {}).get("total", 1) is None:
+        return "for the whole trace"
+    return "per run"
+
+
+def span_label(summary: dict) -> str:
+    """What the span covers and where it comes from, in words."""
+    scope = span_scope(summary)
+    if scope == "for the whole trace":
+        return f"{scope} (it marks no profiler steps: how many runs it holds is unknown)"
+    return f"{scope} ({span_source(summary)})"
+
+
+def steps_lines(summary: dict) -> list[str]:
+    """A loaded trace's profiler steps in words: the spread of the steady steps, the steps set
+    apart, and the whole trace's span and split. [] when it has none."""
+    steps = summary.get("steps")
+    if not steps:
+        return []
+    lines = [
+        f"per step: median {seconds(steps['median_s'])} ({steps['median_step']}), fastest "
+        f"{seconds(steps['fastest_s'])} ({steps['fastest_step']}), slowest "
+        f"{seconds(steps['slowest_s'])} ({steps['slowest_step']}) over {steps['steady']} "
+        "steady steps"
+    ]
+    for step in steps.get("set_apart") or []:
+        lines.append(f"set apart: {step['step']} ({step['kind']}), {seconds(step['span_s'])}")
+    total = steps.get("total") or {}
+    whole = total.get("span_s") or 0.0
+    parts = ", ".join(
+        f"{name} {percent(total.get(f'{name}_s') or 0.0, whole)}"
+        for name in ("compute", "memory", "other", "idle")
+    )
+    lines.append(f"whole trace ({steps['count']} steps): {seconds(whole)}; {parts}")
+    return lines

@@ -118,7 +118,8 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
     rows.append(("device", device))
     if s.get("gpu"):
         busy = float(s.get("busy_s") or 0.0)
-        rows.append(("span", f"{fmt.seconds(span)} per run ({fmt.span_source(s)})"))
+        rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
+        rows += [("steps", line) for line in fmt.steps_lines(s)]
         gaps = s.get("idle_gap_count")
         idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
         rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
@@ -149,7 +150,7 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         rows.append(
             ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
         )
-        rows.append(("span", f"{fmt.seconds(span)} per run ({fmt.span_source(s)})"))
+        rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
     peak_memory = fmt.number(s.get("peak_memory_bytes"))
     if peak_memory is not None:
         capacity = fmt.number(s.get("memory_capacity_bytes"))
@@ -340,9 +341,32 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
         parts.append(_ab_table(report.ab))
     main_alt = "roofline of the ops on this GPU" if s.get("gpu") else "top ops by self CPU time"
     parts.append(_img(pictures.main, main_alt))
+    parts.append(_steps_table(report))
     parts.append(_ops_table(report))
     parts.append(_notes(report))
     return _wrap(parts)
+
+
+def _steps_table(report: Report) -> str:
+    """Each profiler step of a loaded trace: its kind, span and split."""
+    steps = report.steps
+    if not len(steps):
+        return ""
+    head = ["step", "kind", "span", *SPLIT_PARTS]
+    body: list[list[str] | str] = [
+        [
+            f"<code>{_e(r.step)}</code>",
+            _e(r.kind),
+            fmt.seconds(fmt.number(r.span_s)),
+            *(
+                fmt.percent(fmt.number(getattr(r, f"{name}_s")) or 0.0, fmt.number(r.span_s) or 0.0)
+                for name in SPLIT_PARTS
+            ),
+        ]
+        for r in steps.itertuples()
+    ]
+    title = f"The {len(steps)} profiler steps of the trace"
+    return _section(_e(title)) + _table(head, body, right={2, 3, 4, 5, 6})
 
 
 def header(report: Report) -> str:

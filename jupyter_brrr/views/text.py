@@ -18,9 +18,10 @@ def summary_lines(report: Report) -> list[str]:
     lines = [title]
     if s.get("gpu"):
         lines.append(
-            f"span {fmt.seconds(span)} per run ({fmt.span_source(s)}), "
+            f"span {fmt.seconds(span)} {fmt.span_label(s)}, "
             f"GPU busy {fmt.percent(s['busy_s'], span)}; {fmt.runs(s['runs'])}"
         )
+        lines += [f"  {line}" for line in fmt.steps_lines(s)]
         parts = ", ".join(
             f"{name} {fmt.seconds(s[f'{name}_s'])} ({fmt.percent(s[f'{name}_s'], span)})"
             for name in SPLIT_PARTS
@@ -69,8 +70,29 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
     return lines
 
 
+def steps_table_lines(report: Report) -> list[str]:
+    """Each profiler step of a loaded trace: its kind, span and split."""
+    steps = report.steps
+    if not len(steps):
+        return []
+    header = f"{'step':<24} {'kind':<8} {'span':>9} " + " ".join(
+        f"{name:>9}" for name in SPLIT_PARTS
+    )
+    lines = [header, "-" * len(header)]
+    for r in steps.itertuples():
+        lines.append(
+            f"{fmt.short(r.step, 24):<24} {r.kind:<8} {fmt.seconds(r.span_s):>9} "
+            + " ".join(
+                f"{fmt.percent(getattr(r, f'{name}_s'), r.span_s):>9}" for name in SPLIT_PARTS
+            )
+        )
+    return lines
+
+
 def render(report: Report, top: int = 10) -> str:
     lines = summary_lines(report)
+    if len(report.steps):
+        lines += ["", *steps_table_lines(report)]
     if len(report.ops):
         lines += ["", *ops_lines(report, top)]
     return "\n".join(lines)

@@ -5,7 +5,8 @@
 import { h } from '../dom';
 import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, ellipsize } from '../format';
 import { opTime, SPLIT_KEYS } from '../model';
-import type { IRuns } from '../schema';
+import { stepRows } from '../schema';
+import type { IRuns, ISummary } from '../schema';
 import {
   badge,
   card,
@@ -22,6 +23,12 @@ import {
 function runsText(runs: IRuns | null): string {
   if (!runs) {
     return '\u2014';
+  }
+  if (runs.total === null && runs.warmup === null) {
+    // A loaded trace: it records its profiler steps, not how often the code ran in all.
+    return runs.profiled
+      ? `${fmtInt(runs.profiled)} profiler steps`
+      : 'not recorded';
   }
   const total =
     runs.total ?? (runs.warmup ?? 0) + (runs.timed ?? 0) + (runs.profiled ?? 0);
@@ -48,6 +55,72 @@ function runsDetail(runs: IRuns | null, warm: boolean | null | undefined) {
     text += `${text ? '; ' : ''}first run: includes one-time costs`;
   }
   return text || null;
+}
+
+/** The span card's title and detail: one run, the median profiler step of a loaded
+ * trace, or the whole of a trace that marks no steps. */
+function spanScope(s: ISummary): [string, string] {
+  const steps = s.steps as
+    | { steady?: number; median_step?: string; count?: number }
+    | null
+    | undefined;
+  if (s.span_source === 'trace_step' && steps) {
+    return [
+      'Span (median step)',
+      `${steps.median_step} of ${steps.steady} steady profiler steps in the trace`
+    ];
+  }
+  if (s.span_source === 'trace' && s.runs?.total === null) {
+    return [
+      'Span (whole trace)',
+      'the trace marks no profiler steps: how many runs it holds is unknown'
+    ];
+  }
+  return ['Span (one run)', 'wall-clock span of the GPU work'];
+}
+
+/** A loaded trace's profiler steps: each one's span and split. */
+function stepsSection(ctx: IViewContext): HTMLElement | null {
+  const steps = stepRows(ctx.data.report);
+  if (!steps.length) {
+    return null;
+  }
+  const sec = h('section', {
+    class: 'jp-brrr-section',
+    data: { testid: 'brrr-steps' }
+  });
+  sec.appendChild(heading(`The ${steps.length} profiler steps of the trace`));
+  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
+  table.appendChild(
+    tableHead([
+      ['step'],
+      ['kind'],
+      ['span', true],
+      ...SPLIT_KEYS.map(k => [k, true] as [string, boolean])
+    ])
+  );
+  const tb = h('tbody');
+  for (const step of steps) {
+    const span = step.span_s ?? 0;
+    const share = (t: number | null) =>
+      fmtPct(span > 0 && t !== null ? t / span : null);
+    tb.appendChild(
+      h(
+        'tr',
+        null,
+        h('td', { class: 'jp-brrr-name' }, step.step),
+        h('td', null, step.kind),
+        h('td', { class: 'jp-brrr-num' }, fmtTime(step.span_s)),
+        h('td', { class: 'jp-brrr-num' }, share(step.compute_s)),
+        h('td', { class: 'jp-brrr-num' }, share(step.memory_s)),
+        h('td', { class: 'jp-brrr-num' }, share(step.other_s)),
+        h('td', { class: 'jp-brrr-num' }, share(step.idle_s))
+      )
+    );
+  }
+  table.appendChild(tb);
+  sec.appendChild(table);
+  return sec;
 }
 
 /** Render the overview into a panel. */
@@ -102,13 +175,9 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   const cards = h('div', { class: 'jp-brrr-cards' });
   const span = data.span;
   if (!data.cpuOnly) {
+    const [spanTitle, spanDetail] = spanScope(s);
     cards.appendChild(
-      card(
-        'Span (one run)',
-        fmtTime(span),
-        'wall-clock span of the GPU work',
-        'brrr-card-span'
-      )
+      card(spanTitle, fmtTime(span), spanDetail, 'brrr-card-span')
     );
     cards.appendChild(
       card(
@@ -184,6 +253,10 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     )
   );
   panel.appendChild(cards);
+  const stepsTable = stepsSection(ctx);
+  if (stepsTable) {
+    panel.appendChild(stepsTable);
+  }
 
   // CPU-only: the top ops by CPU time.
   if (data.cpuOnly && data.ops.length) {

@@ -1,0 +1,164 @@
+"""Per-run figures from loaded traces with several profiler steps (issue 9, section 5).
+
+The reference for the V100 trace (five ``ProfilerStep#`` marks, 480 ms in all) is computed here
+from the raw JSON with the standard library: each kernel's launch (its runtime call, by
+correlation id) places it in a step, and a GPU that runs behind the host ends step N's work
+where step N+1's begins.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import jupyter_brrr
+from jupyter_brrr import Report
+from jupyter_brrr.schema import SPLIT_PARTS, STEP_COLUMNS
+from jupyter_brrr.views import html, text
+from jupyter_brrr.views.pictures import Pictures
+
+DATA = Path(__file__).parent / "data"
+V100 = DATA / "v100_resnet_ns.json.gz"
+
+
+@pytest.fixture(scope="module")
+def v100() -> Report:
+    return jupyter_brrr.load(V100)
+
+
+def raw_steps(path: Path) -> list[dict]:
+    """Each host ProfilerStep of the file, with the first start and last end (seconds) of the
+    kernels launched inside it and their count."""
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    steps = sorted(
+        (e for e in events if e.get("name", "").startswith("ProfilerStep#") and e.get("ph") == "X"),
+        key=lambda e: e["ts"],
+    )
+    launches = {
+        e["args"]["correlation"]: e["ts"]
+        for e in events
+        if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
+    }
+    found = [{"name": s["name"], "host_start": s["ts"], "start": [], "end": []} for s in steps]
+    for e in events:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        launch = launches[e["args"]["correlation"]]
+        step = max(i for i, s in enumerate(steps) if s["ts"] <= launch)
+        found[step]["start"].append(e["ts"])
+        found[step]["end"].append(e["ts"] + e["dur"])
+    return [
+        {
+            "name": s["name"],
+            "host_start": s["host_start"] * 1e-6,
+            "gpu_start": min(s["start"]) * 1e-6,
+            "gpu_end": max(s["end"]) * 1e-6,
+            "events": len(s["start"]),
+        }
+        for s in found
+    ]
+
+
+def test_a_multi_step_trace_reports_per_step_spans(v100: Report) -> None:
+    reference = raw_steps(V100)
+    assert [s["name"] for s in reference] == [f"ProfilerStep#{n}" for n in range(101, 106)]
+    # The GPU runs behind the host here: each step's work starts when the previous one's ends.
+    expected = [reference[0]["gpu_end"] - reference[0]["host_start"]] + [
+        b["gpu_end"] - a["gpu_end"] for a, b in itertools.pairwise(reference)
+    ]
+    steps = v100.steps
+    assert list(steps.columns) == list(STEP_COLUMNS)
+    assert steps["step"].tolist() == [s["name"] for s in reference]
+    assert steps["span_s"].to_numpy() == pytest.approx(expected, abs=1e-6)
+    assert steps["kernels"].tolist() == [s["events"] for s in reference]
+    assert steps["kind"].tolist() == ["first", "steady", "steady", "steady", "steady"]
+    # 95-101 ms per step, not the 35-96 ms of the host's step ranges nor 480 ms in all.
+    assert steps["span_s"].min() > 0.094 and steps["span_s"].max() < 0.102
+    # The steps tile the trace's GPU work.
+    assert steps["span_s"].sum() == pytest.approx(
+        reference[-1]["gpu_end"] - reference[0]["host_start"]
+    )
+
+
+def test_per_run_figures_are_those_of_the_median_steady_step(v100: Report) -> None:
+    s = v100.summary
+    steady = v100.steps[v100.steps["kind"] == "steady"]
+    median_row = v100.steps[v100.steps["step"] == s["steps"]["median_step"]].iloc[0]
+    assert median_row["kind"] == "steady"
+    assert s["span_s"] == pytest.approx(median_row["span_s"])
+    assert abs(s["span_s"] - statistics.median(steady["span_s"])) < 0.5e-3
+    assert s["span_source"] == "trace_step"
+    for part in ("busy", *SPLIT_PARTS):
+        assert s[f"{part}_s"] == pytest.approx(median_row[f"{part}_s"], abs=1e-9), part
+    assert sum(s[f"{p}_s"] for p in SPLIT_PARTS) == pytest.approx(s["span_s"])
+    # The op and kernel tables are that step's: one step of ResNet-50 runs 53 convolutions.
+    assert len(v100.kernels) == median_row["kernels"]
+    convs = v100.ops[v100.ops["name"] == "aten::cudnn_convolution"]
+    assert convs["calls"].sum() == 53
+    assert s["kernel_count"] + s["copy_count"] == median_row["kernels"]
+    assert s["runs"] == {"warmup": None, "timed": None, "profiled": 5, "total": None}
+
+
+def test_the_spread_and_the_whole_trace_are_labelled(v100: Report) -> None:
+    steps = v100.summary["steps"]
+    table = v100.steps
+    steady = table[table["kind"] == "steady"]
+    assert (steps["count"], steps["steady"]) == (5, 4)
+    assert steps["fastest_s"] == pytest.approx(steady["span_s"].min())
+    assert steps["slowest_s"] == pytest.approx(steady["span_s"].max())
+    assert steps["set_apart"] == [
+        {"step": "ProfilerStep#101", "kind": "first", "span_s": pytest.approx(table["span_s"][0])}
+    ]
+    total = steps["total"]
+    assert total["span_s"] == pytest.approx(table["span_s"].sum())
+    assert sum(total[f"{p}_s"] for p in SPLIT_PARTS) == pytest.approx(total["span_s"])
+    assert 0.47 < total["span_s"] < 0.49
+    lines = text.render(v100)
+    assert "per step (the median of 4 steady profiler steps in the trace, ProfilerStep#103)" in lines
+    assert "fastest 95.4 ms (ProfilerStep#105)" in lines
+    assert "set apart: ProfilerStep#101 (first), 101 ms" in lines
+    assert "whole trace (5 steps): 484 ms" in lines
+    assert "ran 5 times" not in lines and "5 profiler steps in the trace" in lines
+    fragment = html.render(v100, pictures=Pictures(None, None, None))
+    assert "The 5 profiler steps of the trace" in fragment
+    assert "whole trace (5 steps)" in fragment
+    assert any("Set apart: ProfilerStep#101 (the first step" in note for note in v100.notes)
+
+
+def test_a_step_cut_short_is_set_apart_as_partial() -> None:
+    report = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz")
+    steps = report.steps
+    # The profiler stopped right after its last prof.step(): ProfilerStep#2 launched nothing.
+    assert steps["kind"].tolist() == ["steady", "partial"]
+    assert steps["kernels"].tolist() == [16, 0]
+    assert report.summary["steps"]["median_step"] == "ProfilerStep#1"
+    assert report.summary["span_s"] == pytest.approx(steps["span_s"][0])
+
+
+def test_a_trace_without_steps_says_its_figures_cover_the_whole_trace() -> None:
+    report = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    assert report.summary["steps"] is None and not len(report.steps)
+    assert report.summary["runs"]["total"] is None
+    assert report.summary["span_s"] == pytest.approx(report.summary["trace_span_s"])
+    assert "for the whole trace" in text.render(report)
+    assert any("marks no profiler steps" in note for note in report.notes)
+
+
+def test_steps_survive_json_and_older_reports_read(v100: Report) -> None:
+    again = Report.from_json(v100.to_json())
+    pd.testing.assert_frame_equal(again.steps, v100.steps, check_dtype=False)
+    assert again.summary["steps"] == json.loads(json.dumps(v100.summary["steps"]))
+    doc = v100.to_dict()
+    del doc["steps"]  # a report written before steps existed
+    older = Report.from_json(json.dumps(doc))
+    assert list(older.steps.columns) == list(STEP_COLUMNS) and not len(older.steps)
+    assert "profiler steps of the trace" not in html.render(
+        older, pictures=Pictures(None, None, None)
+    )
