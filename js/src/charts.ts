@@ -415,7 +415,8 @@ export async function drawRoofline(
       y: list.map(rate),
       size: list.map(o => 7 + 26 * Math.sqrt(o.gpu_time_s! / (tmax || 1))),
       fill_color: boundColor(bound),
-      fill_alpha: 0.65,
+      // Hollow: above its roof, a model or peak mismatch rather than an achievement.
+      fill_alpha: list.map(o => (o.roof_flag ? 0 : 0.65)),
       line_color: boundColor(bound),
       line_alpha: 1,
       hover_fill_alpha: 1,
@@ -436,7 +437,18 @@ export async function drawRoofline(
           ['FLOP/s', fmtSI(rate(o), 'FLOP/s')],
           ['bytes/s', fmtSI(o.bytes_per_s ?? o.bytes! / o.gpu_time_s!, 'B/s')],
           ['intensity', `${sig(intensity(o))} FLOP/B`],
-          ['% of roof', fmtPct(o.roof_fraction)],
+          [
+            'roof',
+            o.roof
+              ? `${o.roof}${o.roof_basis === 'assumed' ? ' (assumed)' : ''}`
+              : '\u2014'
+          ],
+          [
+            '% of roof',
+            o.roof_flag
+              ? `above its roof: ${o.roof_flag}`
+              : fmtPct(o.roof_fraction)
+          ],
           ['bound', o.bound]
         ]);
       })

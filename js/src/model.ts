@@ -183,13 +183,15 @@ export class ReportData {
     const peaks = this.report.summary.peaks?.flops ?? {};
     const byDtype = new Map<string, number>();
     for (const o of this.ops) {
+      // The roof the op was held against: float32 on TF32 tensor cores counts as tf32.
+      const roof = o.roof || o.dtype;
       if (
-        o.dtype &&
-        o.dtype in peaks &&
+        roof &&
+        roof in peaks &&
         (o.flops ?? 0) > 0 &&
         (o.gpu_time_s ?? 0) > 0
       ) {
-        byDtype.set(o.dtype, (byDtype.get(o.dtype) ?? 0) + (o.flops ?? 0));
+        byDtype.set(roof, (byDtype.get(roof) ?? 0) + (o.flops ?? 0));
       }
     }
     let best: string | null = null;

@@ -139,9 +139,24 @@ def _num(value: Any) -> float:
     return math.nan if number is None else number
 
 
-def _roof_text(value: Any) -> str:
+def _roof_text(value: Any, flag: str = "") -> str:
     number = _num(value)
+    if flag:  # above its roof: a model or peak mismatch, not shown as achieved
+        return f"above its roof: {flag}"
     return "-" if math.isnan(number) else f"{100 * number:.0f}%"
+
+
+def _flags(rows: pd.DataFrame) -> list[str]:
+    """Each row's over-roof flag ("" for none, and in reports written before flags existed)."""
+    if "roof_flag" not in rows:
+        return [""] * len(rows)
+    return rows["roof_flag"].fillna("").astype(str).tolist()
+
+
+def _roofs(rows: pd.DataFrame) -> list[str]:
+    """The roof each row was held against (its dtype in reports written before roofs)."""
+    column = rows["roof"] if "roof" in rows else rows["dtype"]
+    return column.fillna("").astype(str).tolist()
 
 
 def _gpu(report: Report) -> bool:
@@ -164,7 +179,7 @@ def split_figure(report: Report) -> Any:
         span = float(s.get("span_s") or 0.0)
         parts = [(LABELS[p], float(s.get(f"{p}_s") or 0.0), COLOURS[p]) for p in SPLIT_PARTS]
         total = span
-        title = f"GPU span {fmt.seconds(span)} per run: busy {fmt.percent(float(s.get('busy_s') or 0), span)}"
+        title = f"GPU span {fmt.seconds(span)} {fmt.span_scope(s)}: busy {fmt.percent(float(s.get('busy_s') or 0), span)}"
     else:
         ops = report.ops
         by_category = (
@@ -280,7 +295,10 @@ def _ops_source_data(report: Report, rows: pd.DataFrame) -> dict:
         "gbytes": [_num(v) / 1e9 for v in rows["bytes_per_s"]],
         "roof_fraction": [_num(v) for v in rows["roof_fraction"]],
         "bytes_s": [fmt.rate(_num(v), "B/s") for v in rows["bytes_per_s"]],
-        "roof": [_roof_text(v) for v in rows["roof_fraction"]],
+        "roof": [
+            _roof_text(v, str(flag))
+            for v, flag in zip(rows["roof_fraction"], _flags(rows), strict=True)
+        ],
         "bound": rows["bound"].fillna("").astype(str).tolist(),
         "colour": [COLOURS.get(b, COLOURS["other"]) for b in rows["bound"].fillna("").astype(str)],
     }
@@ -479,7 +497,7 @@ def roofline_figure(report: Report) -> Any:
     fig.yaxis.axis_label = "achieved FLOP/s"
     _decade_ticks(fig.xaxis, xmin, xmax)
     _decade_ticks(fig.yaxis, ymin, ymax)
-    used = set(rows["dtype"].fillna("").astype(str)) if len(rows) else set()
+    used = set(_roofs(rows)) if len(rows) else set()
     labelled = [c for c in ceilings if used & set(c[1].split("/"))] or ceilings[:1]
     if bw and ceilings:
         top = ceilings[0][0]

@@ -169,7 +169,7 @@ def _split_figure(report: Report) -> Any:
     fig.text(
         0.02,
         0.90,
-        f"GPU span {fmt.seconds(span)} per run: busy {fmt.percent(busy, span)}, idle {fmt.percent(span - busy, span)}",
+        f"GPU span {fmt.seconds(span)} {fmt.span_scope(s)}: busy {fmt.percent(busy, span)}, idle {fmt.percent(span - busy, span)}",
         fontsize=_FONT + 1.5,
         va="top",
         ha="left",
@@ -255,7 +255,14 @@ def _roofline_figure(report: Report) -> Any:
     plotted, x, y, t = g.plotted, g.x, g.y, g.t
     xmin, xmax, ymax = g.xmin, g.xmax, g.ymax
     bounds = ops["bound"].astype(str).to_numpy()[plotted]
-    used_dtypes = set(ops["dtype"].fillna("").astype(str).to_numpy()[plotted])
+    # The roofs the ops were held against (float32 on TF32 tensor cores: tf32).
+    roof_column = ops["roof"] if "roof" in ops else ops["dtype"]
+    used_dtypes = set(roof_column.fillna("").astype(str).to_numpy()[plotted])
+    flagged = (
+        ops["roof_flag"].fillna("").astype(str).to_numpy()[plotted] != ""
+        if "roof_flag" in ops
+        else np.zeros(int(np.count_nonzero(plotted)), dtype=bool)
+    )
     # Points far below the rest (a scalar op at kFLOP/s) sit on the floor as triangles instead
     # of squashing the plot.
     floor = ymax / 10**_DECADES
@@ -335,7 +342,11 @@ def _roofline_figure(report: Report) -> Any:
                 x[idx],
                 np.where(below[idx], floor, y[idx]),
                 s=size[idx] if marker == "o" else 30,
-                c=list(colours[idx]),
+                # Hollow: above its roof, a model or peak mismatch, not an achievement.
+                c=[
+                    "none" if hollow else c
+                    for c, hollow in zip(colours[idx], flagged[idx], strict=True)
+                ],
                 alpha=0.6,
                 edgecolors=list(colours[idx]),
                 linewidths=0.8,

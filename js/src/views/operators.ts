@@ -33,11 +33,20 @@ interface IColumn {
   cell: (o: IOpRow) => Node | string;
 }
 
-function roofMeter(f: number | null): Node {
+function roofMeter(f: number | null, roof = '', flag = ''): Node {
   const el = h('span', { class: 'jp-brrr-roof' });
   if (f === null) {
     el.appendChild(document.createTextNode('\u2014'));
     return el;
+  }
+  if (flag) {
+    // Above its roof: a model or peak mismatch, never shown as achieved.
+    el.setAttribute('title', flag);
+    el.appendChild(document.createTextNode(`\u26a0 over the ${roof} roof`));
+    return el;
+  }
+  if (roof) {
+    el.setAttribute('title', `of the ${roof} roof`);
   }
   const bar = h('span', { class: 'jp-brrr-roof-bar' });
   bar.appendChild(
@@ -159,7 +168,7 @@ function columns(cpuOnly: boolean): IColumn[] {
         title: 'Achieved / attainable on the roofline',
         num: true,
         value: o => o.roof_fraction,
-        cell: o => roofMeter(o.roof_fraction)
+        cell: o => roofMeter(o.roof_fraction, o.roof, o.roof_flag)
       }
     );
   }
