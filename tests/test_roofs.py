@@ -130,7 +130,8 @@ def test_fp32_convolutions_with_pytorch_defaults_run_on_tf32() -> None:
         assert big["roof_fraction"].median() > 0.1, name
         assert report.summary["math_mode"]["fp32_conv"]["roof"] == "tf32"
         detail = " ".join(a["detail"] for a in report.recommendations)
-        assert "allow_tf32 = True" not in detail, name  # TF32 is on already: no advice to turn it on
+        # TF32 is on already: no advice to turn it on.
+        assert "allow_tf32 = True" not in detail, name
 
 
 def test_bert_fp32_matmuls_ran_with_tf32_off() -> None:
@@ -156,7 +157,9 @@ def test_the_tf32_advice_case_is_held_against_the_roof_that_ran(case: str, roof:
 
 
 def test_a_mixed_a100_trace_holds_each_matmul_against_its_own_units() -> None:
-    report = jupyter_brrr.load(DATA / "hta" / "sampled_rank0_of128.json.gz", device="NVIDIA A100-SXM4-80GB")
+    report = jupyter_brrr.load(
+        DATA / "hta" / "sampled_rank0_of128.json.gz", device="NVIDIA A100-SXM4-80GB"
+    )
     matmuls = fp32_rows(report, "matmul")
     by_roof = matmuls.groupby(["roof", "roof_basis"]).size().to_dict()
     # ampere_sgemm_* calls on FP32, cutlass_80_tensorop_s1688gemm_* calls on TF32, and two calls
@@ -209,7 +212,9 @@ def test_every_op_above_its_roof_is_flagged_with_a_reason(loaded: dict) -> None:
         assert (flagged["roof_fraction"] < 2.5).all(), (path, flagged[["name", "roof_fraction"]])
         if over.any():
             assert any("roof_flag" in note for note in report.notes), path
-    assert flagged_total < 60  # 83 ops read above their roof before the roofs followed the math mode
+    assert (
+        flagged_total < 60
+    )  # 83 ops read above their roof before the roofs followed the math mode
 
 
 def test_advice_never_quotes_a_share_of_peak_above_the_roof(loaded: dict) -> None:
@@ -252,7 +257,9 @@ def test_capture_records_the_math_mode_the_code_ran_with() -> None:
         "bf16_reduced_precision_reduction",
         "autocast",
     }
-    assert torch.get_float32_matmul_precision() == before and matmul.allow_tf32 is (before != "highest")
+    assert torch.get_float32_matmul_precision() == before and matmul.allow_tf32 is (
+        before != "highest"
+    )
     json.dumps(report.to_dict())  # JSON-safe
 
 

@@ -121,7 +121,9 @@ def test_the_spread_and_the_whole_trace_are_labelled(v100: Report) -> None:
     assert sum(total[f"{p}_s"] for p in SPLIT_PARTS) == pytest.approx(total["span_s"])
     assert 0.47 < total["span_s"] < 0.49
     lines = text.render(v100)
-    assert "per step (the median of 4 steady profiler steps in the trace, ProfilerStep#103)" in lines
+    assert (
+        "per step (the median of 4 steady profiler steps in the trace, ProfilerStep#103)" in lines
+    )
     assert "fastest 95.4 ms (ProfilerStep#105)" in lines
     assert "set apart: ProfilerStep#101 (first), 101 ms" in lines
     assert "whole trace (5 steps): 484 ms" in lines
