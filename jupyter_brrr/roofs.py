@@ -94,35 +94,44 @@ def call_roofs(
     for each GPU event named in ``kernel_names``, the call that owns it (-1: none).
     """
     n = len(ops["dtype"])
-    roof = ops["dtype"].copy()
-    basis = np.empty(n, dtype=object)
+    # Only the calls that own a cost have figures, so only they get a roof (often a small part
+    # of a trace's calls: wrappers, and every call of a trace without shapes, have none).
+    rows = np.flatnonzero(ops["counted"])
+    dtype = ops["dtype"][rows]
+    category = ops["category"][rows]
+    roof = dtype.copy()
+    basis = np.empty(len(rows), dtype=object)
     basis.fill("dtype")
-    tf32_kernel, fp32_kernel, fewer_kernel = kernel_units(kernel_names)
-    owned = owner >= 0
+    # Kernel names are read only where they can decide something: under a matmul or a
+    # convolution (a few hundred names among a trace's thousands).
+    position = np.full(n, -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    relevant = np.zeros(n, dtype=bool)
+    relevant[rows] = np.isin(category, tuple(_TF32_CATEGORIES))
+    owned = np.flatnonzero(owner >= 0)
+    owned = owned[relevant[owner[owned]]]
+    tf32_kernel, fp32_kernel, fewer_kernel = kernel_units(kernel_names[owned])
 
     def any_kernel(which: np.ndarray) -> np.ndarray:
-        return np.bincount(owner[owned & which], minlength=n) > 0
+        return np.bincount(position[owner[owned[which]]], minlength=len(rows)) > 0
 
     told_tf32, told_fp32 = any_kernel(tf32_kernel), any_kernel(fp32_kernel)
-    is_fp32 = (ops["dtype"] == "fp32") & ops["counted"]
-    for category, setting in _TF32_CATEGORIES.items():
-        rows = is_fp32 & (ops["category"] == category)
-        if not rows.any():
+    is_fp32 = dtype == "fp32"
+    for name, setting in _TF32_CATEGORIES.items():
+        chosen = is_fp32 & (category == name)
+        if not chosen.any():
             continue
         allowed = (math_mode or {}).get(setting)
         if allowed is None:
-            roof[rows] = "tf32" if _PYTORCH_DEFAULTS[setting] else "fp32"
-            basis[rows] = "assumed"
+            roof[chosen] = "tf32" if _PYTORCH_DEFAULTS[setting] else "fp32"
+            basis[chosen] = "assumed"
         else:
-            roof[rows] = "tf32" if allowed else "fp32"
-            basis[rows] = "setting"
+            roof[chosen] = "tf32" if allowed else "fp32"
+            basis[chosen] = "setting"
         for told, key in ((told_fp32, "fp32"), (told_tf32, "tf32")):  # TF32 wins a mixed call
-            roof[rows & told] = key
-            basis[rows & told] = "kernel"
-    # An op call without figures (a wrapper whose cost a call below it owns) has no roof.
-    roof[~ops["counted"]] = ""
-    basis[~ops["counted"]] = ""
-    if peaks is not None:
+            roof[chosen & told] = key
+            basis[chosen & told] = "kernel"
+    if peaks is not None and len(rows):
         # What the device has: with no TF32 units the roof is FP32 whatever was allowed.
         codes, distinct = factorize_objects(roof)
         resolved = np.array(
@@ -130,12 +139,17 @@ def call_roofs(
         )
         roof = resolved[codes]
         if not _has_tf32(peaks):
-            basis[np.isin(basis, ("kernel", "setting", "assumed"))] = "dtype"
-    return {
-        "roof": roof,
-        "roof_basis": basis,
-        "fewer_flops_kernel": any_kernel(fewer_kernel),
-    }
+            basis[basis != "dtype"] = "dtype"
+    # A call without figures (a wrapper whose cost a call below it owns) has no roof.
+    every_roof = np.empty(n, dtype=object)
+    every_roof.fill("")
+    every_roof[rows] = roof
+    every_basis = np.empty(n, dtype=object)
+    every_basis.fill("")
+    every_basis[rows] = basis
+    fewer = np.zeros(n, dtype=bool)
+    fewer[rows] = any_kernel(fewer_kernel)
+    return {"roof": every_roof, "roof_basis": every_basis, "fewer_flops_kernel": fewer}
 
 
 def _has_tf32(peaks: Peaks) -> bool:
@@ -153,10 +167,14 @@ def math_mode_summary(
     """
     summary: dict = {"settings": dict(math_mode) if math_mode is not None else None}
     notes = []
-    is_fp32 = (ops["dtype"] == "fp32") & ops["counted"]
+    counted = np.flatnonzero(ops["counted"])  # the calls with figures, often a small part
+    is_fp32 = np.zeros(len(ops["counted"]), dtype=bool)
+    is_fp32[counted] = ops["dtype"][counted] == "fp32"
+    category_of = np.empty(len(is_fp32), dtype=object)
+    category_of[counted] = ops["category"][counted]
     for category, setting in _TF32_CATEGORIES.items():
         key = f"fp32_{category}"
-        rows = is_fp32 & (ops["category"] == category)
+        rows = is_fp32 & (category_of == category)
         if not rows.any():
             summary[key] = None
             continue
