@@ -119,12 +119,17 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
         runs = windows.count
     else:
         result.summary["steps"] = None
-        runs = None
-        if result.summary["gpu"]:
+        runs = len(steps.host_steps(trace)) or None
+        if result.summary["gpu"] and runs is None:
             result.notes.append(
                 "The trace marks no profiler steps (ProfilerStep#N), so how many runs of the code "
                 "it holds is not recorded: its figures cover the whole trace, however many runs "
                 "that is."
+            )
+        elif runs and runs > 1:
+            result.notes.append(
+                f"The trace holds {runs} profiler steps and no GPU work: its CPU op times cover "
+                "all of them together."
             )
     # A file does not say how its code was warmed up or timed, nor how often it ran in all (a
     # profiler schedule runs steps it does not record).

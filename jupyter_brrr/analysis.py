@@ -139,6 +139,8 @@ def analyze(
         "copy_count": len(trace.copies),
         "short_kernel_count": int(np.count_nonzero(trace.kernels["dur_s"].to_numpy() < SHORT_S)),
         "launch_count": _launch_count(trace),
+        # False for a trace recorded without record_shapes=True: no op can have a cost then.
+        "shapes_recorded": _shapes_recorded(ops),
     }
     busy = summary["busy_s"]
     # No rate where no op has a model: 0 FLOP/s would read as a measurement.
@@ -158,6 +160,20 @@ def analyze(
             f"{roofs.ROOF_TOLERANCE:.0%} of {'their' if over_roof > 1 else 'its'} roof, which no "
             "kernel can reach: a model or peak mismatch, not an achievement. The op table's "
             "roof_flag column gives the likely reason; advice does not quote their share of peak."
+        )
+    if gpu_work and not summary["shapes_recorded"]:
+        notes.append(
+            "The trace holds no input shapes (it was recorded without "
+            "torch.profiler.profile(record_shapes=True)), so no op has FLOPs or bytes: the split "
+            "cannot tell compute-bound from memory-bound kernels and counts them all as other. "
+            "Record it again with record_shapes=True."
+        )
+    devices = np.unique(gpu["device"]) if gpu_work else []
+    if len(devices) > 1:
+        notes.append(
+            f"Kernels ran on {len(devices)} GPUs (device ids "
+            f"{', '.join(str(d) for d in devices)}): the span and its split count the time when "
+            f"any of them was busy, and the peaks are those of {summary['device']}."
         )
     if gpu_work and peaks is None:
         notes.append(
@@ -249,6 +265,17 @@ def _op_costs(trace_ops: pd.DataFrame) -> dict[str, np.ndarray]:
     for column in ("flops", "bytes"):
         ops[column] = np.where(counted, ops[column], np.nan)
     return ops
+
+
+def _shapes_recorded(ops: dict[str, np.ndarray]) -> bool:
+    """Whether the trace's aten ops carry input shapes: a trace recorded without
+    ``record_shapes=True`` has none, and then no op can have a cost."""
+    if np.any(ops["shapes"] != ""):
+        return True
+    # No shapes at all: a trace without record_shapes, unless it has no aten op to carry any
+    # (a compiled region's Triton kernels only).
+    (aten,) = _name_tests(ops["name"], lambda name: name.startswith("aten::"))
+    return not aten.any()
 
 
 def _owners(launching: np.ndarray, ops: dict[str, np.ndarray]) -> np.ndarray:
@@ -469,11 +496,12 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
     }
     # A group's calls share shapes and dtypes, and nearly always kernels; where their roofs
     # differ, the highest holds (no call is then shown above its own).
-    roof_codes, distinct_roofs = factorize_objects(ops["roof"])
-    peak = np.array(
-        [peaks.flops_for(key or None) if peaks is not None else 0.0 for key in distinct_roofs]
-        + [0.0]
-    )[roof_codes]
+    peak = np.zeros(len(codes))
+    if peaks is not None and counted.any():
+        roof_codes, distinct_roofs = factorize_objects(ops["roof"][counted])
+        peak[counted] = np.array([peaks.flops_for(key or None) for key in distinct_roofs] + [0.0])[
+            roof_codes
+        ]
     by_peak = np.lexsort((-peak, codes))
     sorted_codes = codes[by_peak]
     representative = (
@@ -731,6 +759,13 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
                     f"(unmodelled: {summary['unmodelled_s'] * 1e3:.2f} ms). Look at the top kernels "
                     "in the operator table; host-device copies can often be avoided or overlapped "
                     "(pin_memory, non_blocking=True)."
+                    + (
+                        ""
+                        if summary.get("shapes_recorded", True)
+                        else " This trace has no input shapes, so every kernel counts as other: "
+                        "record it with torch.profiler.profile(record_shapes=True) to split "
+                        "compute from memory."
+                    )
                 ),
             }
         )
