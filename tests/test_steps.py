@@ -164,3 +164,15 @@ def test_steps_survive_json_and_older_reports_read(v100: Report) -> None:
     assert "profiler steps of the trace" not in html.render(
         older, pictures=Pictures(None, None, None)
     )
+
+
+def test_a_trace_without_shapes_says_why_its_split_is_all_other(v100: Report) -> None:
+    # Recorded without record_shapes=True: no op can have a cost, and the report says so
+    # rather than calling 99% of the GPU time "kernels without a cost model".
+    assert v100.summary["shapes_recorded"] is False
+    assert any("record_shapes=True" in note for note in v100.notes)
+    other = next(a for a in v100.recommendations if a["bottleneck"] == "other")
+    assert "record_shapes=True" in other["detail"]
+    gpt2 = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    assert gpt2.summary["shapes_recorded"] is True
+    assert not any("record_shapes" in note for note in gpt2.notes)
