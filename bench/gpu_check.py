@@ -315,12 +315,128 @@ def check_faults() -> None:
     )
 
 
+def check_math_mode() -> None:
+    """Issue 9.1: fp32 convolution and matmul with TF32 allowed and forbidden are held against
+    the roof of the units that ran them (named in the op table), never above it; the achieved
+    rate against a CUDA-event timing of the same op and a hand count of its FLOPs."""
+    print("math mode", flush=True)
+    cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
+    saved = (cudnn.allow_tf32, torch.get_float32_matmul_precision())
+    conv = nn.Conv2d(256, 256, 3, padding=1).cuda()
+    image = torch.randn(64, 256, 56, 56, device="cuda")
+    a = torch.randn(8192, 8192, device="cuda")
+    b = torch.randn(8192, 8192, device="cuda")
+    cases = (
+        # name, run, op, FLOPs by hand, the flag to set
+        (
+            "fp32 conv 3x3 64x256x56x56",
+            lambda: conv(image),
+            "aten::cudnn_convolution",
+            2 * 64 * 256 * 56 * 56 * 256 * 3 * 3,
+            "conv",
+        ),
+        ("fp32 8192^3 matmul", lambda: a @ b, "aten::mm", 2 * 8192**3, "matmul"),
+    )
+    try:
+        with torch.no_grad():
+            for name, fn, op_name, flops, flag in cases:
+                for allowed in (True, False):
+                    if flag == "conv":
+                        cudnn.allow_tf32 = allowed
+                    else:
+                        matmul.allow_tf32 = allowed
+                    expected = "tf32" if allowed else "fp32"
+                    result = capture(fn, warmup=2, repeat=3, name=name)
+                    assert result.error is None, result.error
+                    report = result.report
+                    ops = report.ops[(report.ops["name"] == op_name) & (report.ops["roof"] != "")]
+                    op = ops.iloc[0]
+                    reference = flops / event_median(fn, reps=10, warmup=2)
+                    peaks = report.summary["peaks"]["flops"]
+                    other = "fp32" if expected == "tf32" else "tf32"
+                    kernels = report.kernels[report.kernels["op"] == op_name]["name"].unique()
+                    settings = report.summary["math_mode"]["settings"]
+                    recorded = settings["conv_tf32" if flag == "conv" else "matmul_tf32"]
+                    row(
+                        f"{name}, TF32 {'on' if allowed else 'off'}: roof fraction",
+                        float(op["roof_fraction"]),
+                        1.05,
+                        "of roof",
+                        op["roof"] == expected
+                        and op["roof_fraction"] <= 1.05
+                        and not op["roof_flag"]
+                        and recorded is allowed
+                        and abs(op["flops_per_s"] / reference - 1) <= 0.10,
+                        f"roof {op['roof']} (want {expected}, basis {op['roof_basis']}); "
+                        f"{op['flops_per_s'] / 1e12:.1f} TFLOP/s reported, {reference / 1e12:.1f} by "
+                        f"CUDA events and a hand count; against the {other} roof it would read "
+                        f"{op['flops_per_s'] / peaks[other]:.2f}; setting recorded {recorded}; "
+                        f"kernels {[k[:60] for k in kernels][:3]}",
+                    )
+                    del result, report
+                    gc.collect()
+    finally:
+        cudnn.allow_tf32 = saved[0]
+        torch.set_float32_matmul_precision(saved[1])
+
+
+def check_steps() -> None:
+    """Issue 9.5: a trace of a profiler schedule with four active steps, loaded: the per-step
+    span (median steady step) against a CUDA-event timing of one step, and the steps found."""
+    import tempfile
+
+    print("profiler steps", flush=True)
+    fn = gpt2_forward()
+    warm_for(fn, seconds=1.0)
+    folder = Path(tempfile.mkdtemp(prefix="brrr_steps_"))
+    path = folder / "steps.json"
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    schedule = torch.profiler.schedule(wait=1, warmup=1, active=4, repeat=1)
+    with torch.profiler.profile(
+        activities=acts,
+        record_shapes=True,
+        schedule=schedule,
+        on_trace_ready=lambda prof: prof.export_chrome_trace(str(path)),
+    ) as prof:
+        for _ in range(6):
+            fn()
+            prof.step()
+    torch.cuda.synchronize()
+    reference = event_median(fn, reps=20, warmup=1)
+    report = jupyter_brrr.load(path)
+    steps = report.steps
+    s = report.summary
+    kinds = steps["kind"].tolist() if len(steps) else []
+    whole = (s.get("steps") or {}).get("total", {}).get("span_s", float("nan"))
+    complete = max(kinds.count("first") + kinds.count("steady"), 1)  # a partial step is short
+    row(
+        "GPT-2 fwd, 4 profiler steps: span per step",
+        s["span_s"] * 1e3,
+        reference * 1e3,
+        "ms",
+        kinds[:1] == ["first"]
+        and kinds.count("steady") >= 3
+        and abs(s["span_s"] / reference - 1) <= 0.05
+        and abs(whole / (complete * reference) - 1) <= 0.10,
+        f"steps {steps['step'].tolist() if len(steps) else []} {kinds}, spans "
+        f"{[round(x * 1e3, 3) for x in steps['span_s']] if len(steps) else []} ms, whole trace "
+        f"{whole * 1e3:.3f} ms; source {s['span_source']}",
+    )
+    for file in folder.iterdir():
+        file.unlink()
+    folder.rmdir()
+    del fn, report
+    gc.collect()
+
+
 CHECKS = {
     "peaks": check_peaks,
     "spans": check_spans,
     "matmul": check_matmul,
     "copy": check_copy_and_elementwise,
     "faults": check_faults,
+    "math_mode": check_math_mode,
+    "steps": check_steps,
 }
 
 
