@@ -293,10 +293,14 @@ def _reason(row: Mapping[str, object], peaks: Peaks | None) -> str:
             f"{percent}: the FLOP model counts more than ran (a mask or sparsity it does not "
             "see), or the peaks are below what this GPU reaches."
         )
-    if category in ("embedding", "copy") or "gather" in str(row.get("name", "")):
-        model = "an index or a source that is a broadcast (expanded) view is counted in full"
-    else:
-        model = "an input that is a broadcast (expanded) view is counted in full"
+    if "gather" in str(row.get("name", "")):
+        # torch.gather's index is usually a row index expanded over the columns (stride 0 in
+        # the trace's Input Strides): the kernel reads one value per row, the model all of them.
+        return (
+            f"{percent}: the byte model counts the gather's index in full, and an index "
+            "expanded over the columns (a broadcast view) is read once per row."
+        )
+    model = "an input that is a broadcast (expanded) view is counted in full"
     if per_call <= _CACHE_SIZED_BYTES:
         # Producer-consumer chains leave their tensors in L2: the DRAM roof does not bind.
         return (

@@ -228,7 +228,7 @@ def test_gather_with_an_expanded_index_names_the_byte_model() -> None:
     report = jupyter_brrr.load(ZOO / "gpt_fwd_bf16.json.gz")
     gather = report.ops[report.ops["name"] == "aten::gather"].iloc[0]
     assert gather["roof_fraction"] > roofs.ROOF_TOLERANCE
-    assert "broadcast (expanded)" in gather["roof_flag"]
+    assert "index in full" in gather["roof_flag"] and "broadcast view" in gather["roof_flag"]
     assert gather["roof_flag"].startswith(f"{100 * gather['roof_fraction']:.0f}% of its bf16 roof")
 
 
