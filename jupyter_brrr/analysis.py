@@ -153,13 +153,23 @@ def analyze(
     op_table = _op_table(ops, owner, peaks)
     summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
     notes += roof_notes
-    over_roof = np.count_nonzero(op_table["roof_flag"].to_numpy() != "")
-    if over_roof:
+    flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
+    if len(flagged):
+        many = len(flagged) > 1
+        # The largest three, grouped by reason (the flag after its "N% of its X roof: ").
+        by_reason: dict[str, list[str]] = {}
+        for row in flagged.nlargest(3, "gpu_time_s").itertuples():
+            share, _, reason = str(row.roof_flag).partition(": ")
+            by_reason.setdefault(reason.rstrip("."), []).append(
+                f"{row.name} {row.shapes} ({share})"
+            )
+        largest = "; ".join(f"{', '.join(ops)}: {reason}" for reason, ops in by_reason.items())
         notes.append(
-            f"{over_roof} op{'s' if over_roof > 1 else ''} read above "
-            f"{roofs.ROOF_TOLERANCE:.0%} of {'their' if over_roof > 1 else 'its'} roof, which no "
-            "kernel can reach: a model or peak mismatch, not an achievement. The op table's "
-            "roof_flag column gives the likely reason; advice does not quote their share of peak."
+            f"{len(flagged)} op{'s' if many else ''} read above "
+            f"{roofs.ROOF_TOLERANCE:.0%} of {'their' if many else 'its'} roof, which no kernel "
+            "can reach: a model or peak mismatch, not an achievement, so advice does not quote "
+            f"{'their' if many else 'its'} share of peak (the op table's roof_flag says why"
+            f"{' for each' if many else ''}). {'Largest' if many else 'It'}: {largest}."
         )
     if gpu_work and not summary["shapes_recorded"]:
         notes.append(

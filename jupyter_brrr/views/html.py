@@ -225,18 +225,30 @@ def _ops_table(report: Report, top: int = 15) -> str:
         ]
         if gpu:
             roof = fmt.number(r.roof_fraction)
+            roof_name = str(getattr(r, "roof", "") or "")
+            flag = str(getattr(r, "roof_flag", "") or "")
             bound = str(r.bound)
             colour = COLOURS.get(bound)
             bound_html = f'<span style="color:{colour}">{_e(bound)}</span>' if colour else _e(bound)
             row += [
                 fmt.rate(fmt.number(r.flops_per_s), "FLOP/s"),
                 fmt.rate(fmt.number(r.bytes_per_s), "B/s"),
-                "-" if roof is None else f"{100 * roof:.0f}%",
+                _roof_cell(roof, roof_name, flag),
                 bound_html,
             ]
         body.append(row)
     title = f"Top {len(rows)} of {len(ops):,} ops by {'GPU' if gpu else 'self CPU'} time"
     return _section(_e(title)) + _table(head, body, right={2, 3, 4, 5, 6, 7})
+
+
+def _roof_cell(fraction: float | None, roof: str, flag: str) -> str:
+    """The share of the roof and which roof; an op above its roof shows the reason instead (a
+    model or peak mismatch is not an achievement)."""
+    if fraction is None:
+        return "-"
+    if flag:
+        return f'<span title="{_e(flag)}">over its {_e(roof)} roof</span>'
+    return f"{100 * fraction:.0f}% {_e(roof)}".strip()
 
 
 AB_COLUMNS = (
