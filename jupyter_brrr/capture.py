@@ -227,7 +227,7 @@ def math_mode() -> dict[str, Any]:
     def read(getter: Callable[[], Any]) -> Any:
         try:
             return getter()
-        except (AttributeError, RuntimeError):  # an older torch, or legacy and new APIs mixed
+        except (AttributeError, RuntimeError, TypeError):  # older torch; legacy and new APIs mixed
             return None
 
     matmul_precision = read(lambda: str(matmul.fp32_precision))
