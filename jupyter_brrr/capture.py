@@ -257,6 +257,12 @@ def math_mode() -> dict[str, Any]:
     }
 
 
+def _torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
+
+
 def _device_facts(gpu: bool) -> tuple[str, float | None, float | None]:
     import torch
 
@@ -322,6 +328,7 @@ def _report(
     result.summary["wall_s"] = wall
     result.summary["profiled_span_s"] = profiled_span
     result.summary["run_spans_s"] = spans
+    result.summary["torch_version"] = _torch_version()  # a comparison checks it matches
     if not gpu and steady and spans:
         # CPU op times come from the profiled run, slower than the unprofiled span: cap them.
         s = result.summary
