@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ from .schema import (
     SPLIT_PARTS,
     STEP_COLUMNS,
 )
+
+if TYPE_CHECKING:
+    from .target import TargetPlan
 
 # Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
 # list stays in the frame and in the saved trace.
@@ -60,6 +63,10 @@ class Report:
         notes: caveats that qualify the numbers.
         recommendations: what to try first, biggest share first.
         ab: the A/B comparison, once one has run.
+        change: a named run's comparison against the previous run of its name
+            (``Comparison.to_dict()``), or None.
+        history: a named run's history, one dict per run of its name (``History.rows()``).
+        target: the plan for a target (``target.plan``), when one was given.
     """
 
     def __init__(
@@ -77,6 +84,9 @@ class Report:
         ab: dict | None = None,
         trace_path: str | None = None,
         steps: pd.DataFrame | None = None,
+        change: dict | None = None,
+        history: list[dict] | None = None,
+        target: dict | None = None,
     ) -> None:
         self.summary = summary
         self.ops = ops
@@ -96,6 +106,9 @@ class Report:
             if steps is not None and len(steps.columns)
             else pd.DataFrame(columns=list(STEP_COLUMNS))
         )
+        self.change = change
+        self.history = history
+        self.target = target
 
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
@@ -115,6 +128,15 @@ class Report:
     def what_if(self, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
         """Amdahl projections: the span if one part (a category or a top op) got faster."""
         return analysis.what_if(self.summary, self.ops, factors)
+
+    def set_target(self, goal: str, items: float | None = None) -> TargetPlan:
+        """Hold the report against a target, ``"30ms"`` per run or ``"2000/s"`` (``items`` per
+        run): the gap, whether fixing the top bottleneck can close it, and what scaling out
+        would take. The plan is kept in ``report.target`` (and shown with the report)."""
+        from .target import TargetPlan, plan
+
+        self.target = plan(self, goal, items)
+        return TargetPlan(self.target)
 
     def split(self) -> pd.Series:
         """The span split, in seconds: compute, memory, other, idle."""
@@ -152,6 +174,10 @@ class Report:
             "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
             "steps": _table(self.steps, STEP_COLUMNS),
             "ab": json_safe(self.ab),
+            # The re-measure loop (comparison.py, history_store.py, target.py); null when not used.
+            "change": json_safe(self.change),
+            "history": json_safe(self.history),
+            "target": json_safe(self.target),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -184,6 +210,9 @@ class Report:
             created=doc.get("created"),
             ab=doc.get("ab"),
             steps=_frame(doc.get("steps")),  # absent from older reports
+            change=doc.get("change"),
+            history=doc.get("history"),
+            target=doc.get("target"),
         )
 
     def save(self, path: str | PathLike) -> list[Path]:

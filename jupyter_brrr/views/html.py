@@ -328,6 +328,18 @@ def _ab_table(ab: dict) -> str:
     return _section("A/B comparison") + _table(head, body, right={1, 2, 3}) + notes_html
 
 
+def _remeasure(report: Report) -> str:
+    """A target's plan, and a named run's change since its previous run with its runs."""
+    from . import change  # change imports this module's helpers
+
+    parts = []
+    if report.target:
+        parts.append(change.target_html(report.target))
+    if report.change or report.history:
+        parts.append(change.report_section(report.change, report.history))
+    return "".join(parts)
+
+
 # --- the fragment --------------------------------------------------------------------------------
 
 
@@ -349,6 +361,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
         )
         parts.append(_img(pictures.split, split_alt) or f"<div>{_e(split_alt)}</div>")
     parts.append(_recommendations(report))
+    parts.append(_remeasure(report))
     if report.ab:
         parts.append(_ab_table(report.ab))
     main_alt = "roofline of the ops on this GPU" if s.get("gpu") else "top ops by self CPU time"

@@ -45,6 +45,13 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(f"note: {note}")
     for advice in report.recommendations[:3]:
         lines.append(f"* {advice['title']}: {advice['detail']}")
+    if report.target or report.change:
+        from . import change
+
+        if report.target:
+            goal = (report.target.get("goal") or {}).get("text", "")
+            lines.append(f"target {goal}: " + " ".join(change.target_lines(report.target)))
+        lines += change.report_lines(report.change)
     return lines
 
 
