@@ -8,6 +8,8 @@ Public API::
     jupyter_brrr.measure_peaks() -> Peaks
     jupyter_brrr.Report.from_json(text) -> Report
     jupyter_brrr.compare(fn, *args, variants=("compile", "graph"), **kwargs) -> ABResult
+    jupyter_brrr.diff(before, after) -> Comparison      # reports, saved reports or traces
+    jupyter_brrr.history("attention") -> History       # the runs of %%brrr --name attention
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .actions.ab import ABResult, compare
+    from .comparison import Comparison, diff
     from .events import TraceError
+    from .history_store import History, history
     from .peaks import Peaks, measure_peaks
     from .report import Report, SchemaError
 
@@ -26,6 +30,10 @@ if TYPE_CHECKING:
 _LAZY = {
     "ABResult": "actions.ab",
     "compare": "actions.ab",
+    "Comparison": "comparison",
+    "diff": "comparison",
+    "History": "history_store",
+    "history": "history_store",
     "TraceError": "events",
     "Peaks": "peaks",
     "measure_peaks": "peaks",
@@ -44,11 +52,15 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ABResult",
+    "Comparison",
+    "History",
     "Peaks",
     "Report",
     "SchemaError",
     "TraceError",
     "compare",
+    "diff",
+    "history",
     "load",
     "load_ipython_extension",
     "measure_peaks",
@@ -58,22 +70,34 @@ __version__ = "0.1.0"
 
 
 def profile(
-    fn: Any, *args: Any, warmup: int = 0, repeat: int = 1, cpu: bool = False, **kwargs: Any
+    fn: Any,
+    *args: Any,
+    warmup: int = 0,
+    repeat: int = 1,
+    cpu: bool = False,
+    target: str | None = None,
+    items: float | None = None,
+    **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and return its Report.
 
     ``warmup`` unprofiled runs come first; with ``warmup`` or ``repeat`` > 1, ``repeat`` runs are
     timed with CUDA events without the profiler (the span the report trusts), then one run is
     profiled. So ``fn`` runs ``warmup + repeat + 1`` times in that case, once by default.
-    An error in ``fn`` propagates after the profiler has stopped.
+    An error in ``fn`` propagates after the profiler has stopped. ``target`` (``"30ms"``, or
+    ``"2000/s"`` with ``items`` per run) adds a plan for reaching it (``report.target``).
     """
     __tracebackhide__ = True
     from .capture import capture
+    from .target import parse_goal
 
+    goal = parse_goal(target, items) if target is not None else None  # bad input: before running
     name = getattr(fn, "__qualname__", None) or repr(fn)
     result = capture(lambda: fn(*args, **kwargs), warmup=warmup, repeat=repeat, cpu=cpu, name=name)
     if result.error is not None:
         raise result.error
+    if goal is not None:
+        result.report.set_target(goal)
     return result.report
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
@@ -67,7 +67,31 @@ class BrrrMagics(Magics):
         ),
     )
     @argument(
-        "--name", default=None, help="a name for the report (default: the cell's execution count)"
+        "--name",
+        default=None,
+        help=(
+            "a name for the report (default: the cell's execution count). Every run under one "
+            "name is kept (in the kernel and in .brrr_history/ beside the notebook), and the "
+            "report shows the change since the previous run of that name; %%brrr history NAME "
+            "lists them"
+        ),
+    )
+    @argument(
+        "--target",
+        default=None,
+        metavar="GOAL",
+        help=(
+            "a goal: a time per run (30ms, 250us) or a throughput (2000/s, with --items). The "
+            "report states the gap, whether fixing the top bottleneck can close it, and what "
+            "scaling out would take. A named cell keeps its target for later runs"
+        ),
+    )
+    @argument(
+        "--items",
+        type=float,
+        default=None,
+        metavar="N",
+        help="with --target RATE/s: the items (samples, tokens) one run processes, e.g. the batch size",
     )
     @argument(
         "--quiet",
@@ -95,8 +119,8 @@ class BrrrMagics(Magics):
         metavar="SECONDS",
         help="with --ab: timing per variant, in seconds (default 2)",
     )
-    @cell_magic
-    def brrr(self, line: str, cell: str) -> Any:
+    @line_cell_magic
+    def brrr(self, line: str, cell: str | None = None) -> Any:
         """Profile the GPU work of this cell and show where the time went.
 
         The cell runs once by default, profiled, like a plain cell: its variables persist and
@@ -111,8 +135,18 @@ class BrrrMagics(Magics):
         report do the same on request (in front ends where someone can click: not under nbclient
         or nbconvert). Either way the cell's variables are left as the first run made them; the
         comparison is in ``_brrr.ab`` and, with its tables and per-variant reports, ``_brrr_ab``.
+
+        ``--name NAME`` keeps every run of that name; the report then shows the change since the
+        previous run (also in ``_brrr_change``). As a line magic (one %)::
+
+            %brrr history            # the names with runs
+            %brrr history NAME       # the runs of NAME
+            %brrr diff NAME [A B]    # compare runs A and B of NAME (default: the last two)
+            %brrr forget NAME        # delete the runs of NAME
         """
         __tracebackhide__ = True
+        if cell is None:
+            return self._line(line)
         args = self._parse(line)
         if args is None:
             return None
@@ -131,6 +165,8 @@ class BrrrMagics(Magics):
         )
         report = result.report
         handle = None
+        if report is not None and result.error is None:
+            self._remeasure(report, args, cell)
         if report is not None:
             self.shell.user_ns["_brrr"] = report
             if not args.quiet:
@@ -212,6 +248,113 @@ class BrrrMagics(Magics):
         if handle is not None:
             handle.update(report)
 
+    def _remeasure(self, report: Any, args: Any, cell: str) -> None:
+        """A named run joins its name's history and gets the change since the previous run;
+        a target (given, or the name's last one) gets its plan. Never fails the cell."""
+        from .target import TargetError, parse_goal
+
+        goal = args.goal
+        if args.name is None:
+            if goal is not None:
+                report.set_target(goal)
+            return
+        from . import history_store as history
+
+        say = (lambda text: None) if args.quiet else (lambda text: print(f"%%brrr: {text}"))
+        try:
+            store = history.store_for(history.notebook_folder(self.shell.user_ns))
+            runs = store.history(args.name)
+            for message in runs.messages:
+                say(message)
+            runs.messages.clear()
+            previous = runs.last
+            if goal is None and previous is not None and previous.target:
+                try:
+                    goal = parse_goal(previous.target["text"], previous.target.get("items"))
+                except (TargetError, KeyError, TypeError):
+                    goal = None
+            if goal is not None:
+                report.set_target(goal)
+            kept_goal = {"text": goal.text, "items": goal.items} if goal is not None else None
+            entry, messages = store.add(args.name, report, code=cell, target=kept_goal)
+            for message in messages:
+                say(message)
+            if previous is not None:
+                comparison = runs.diff(previous.run, entry.run)
+                comparison.after_report = report
+                report.change = comparison.to_dict()
+                self.shell.user_ns["_brrr_change"] = comparison
+            report.history = runs.rows()
+        except Exception as error:  # the history is a convenience: the profile is what matters
+            say(
+                f"the history of {args.name!r} is not kept for this run ({type(error).__name__}: {error})."
+            )
+
+    def _line(self, line: str) -> Any:
+        """``%brrr history|diff|forget ...``: the line magic."""
+        import shlex
+
+        from . import history_store as history
+        from .comparison import Comparison
+
+        try:
+            words = shlex.split(line)
+        except ValueError as error:
+            raise UsageError(f"%brrr: {error}\n\n{_line_usage()}") from None
+        if not words or words[0] in ("-h", "--help", "help"):
+            print(_line_usage())
+            return None
+        command, rest = words[0], words[1:]
+        store = history.store_for(history.notebook_folder(self.shell.user_ns))
+        if command == "history":
+            if not rest:
+                names = store.names()
+                if not names:
+                    print("%brrr history: no named runs yet. Name a cell: %%brrr --name NAME")
+                    return None
+                for name in names:
+                    runs = store.history(name)
+                    print(f"{name}: {len(runs)} run{'s' if len(runs) != 1 else ''}")
+                return None
+            if len(rest) != 1:
+                raise UsageError(f"%brrr history takes one name.\n\n{_line_usage()}")
+            runs = store.history(rest[0])
+            for message in runs.messages:
+                print(f"%brrr: {message}")
+            runs.messages.clear()
+            if not len(runs):
+                print(f"%brrr history: no runs of {rest[0]!r} yet. Known names: {_names(store)}.")
+                return None
+            return runs
+        if command == "diff":
+            if len(rest) not in (1, 3):
+                raise UsageError(
+                    f"%brrr diff takes a name and, optionally, two runs.\n\n{_line_usage()}"
+                )
+            runs = store.history(rest[0])
+            try:
+                numbers = [int(word) for word in rest[1:]] or [-2, -1]
+            except ValueError:
+                raise UsageError(
+                    f"%brrr diff: runs are numbers (3) or counted from the newest (-1), not "
+                    f"{' '.join(rest[1:])!r}."
+                ) from None
+            try:
+                comparison: Comparison = runs.diff(*numbers)
+            except history.HistoryError as error:
+                raise UsageError(f"%brrr diff: {error}") from None
+            self.shell.user_ns["_brrr_change"] = comparison
+            return comparison
+        if command == "forget":
+            if len(rest) != 1:
+                raise UsageError(f"%brrr forget takes one name.\n\n{_line_usage()}")
+            removed = store.forget(rest[0])
+            print(
+                f"%brrr forget: the runs of {rest[0]!r} are gone ({removed} stored file(s) deleted)."
+            )
+            return None
+        raise UsageError(f"%brrr: unknown command {command!r}.\n\n{_line_usage()}")
+
     def _parse(self, line: str) -> Any:
         try:
             args = parse_argstring(self.brrr, line)
@@ -234,6 +377,18 @@ class BrrrMagics(Magics):
                 raise UsageError(f"--ab needs at least one variant (compile, graph).\n\n{_usage()}")
         if args.ab_budget is not None and not args.ab_budget > 0:
             raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
+        args.goal = None
+        if args.items is not None and args.target is None:
+            raise UsageError(f"--items goes with --target RATE/s.\n\n{_usage()}")
+        if args.target is not None:
+            from .target import TargetError, parse_goal
+
+            try:
+                args.goal = parse_goal(args.target, args.items)
+            except TargetError as error:
+                raise UsageError(f"--target: {error}\n\n{_usage()}") from None
+        if args.name is not None and not args.name.strip():
+            raise UsageError(f"--name must not be empty.\n\n{_usage()}")
         return args
 
 
@@ -242,6 +397,23 @@ def _prompt_number(shell: Any) -> int:
     result = getattr(shell.displayhook, "exec_result", None)
     count = getattr(result, "execution_count", None)
     return count if count is not None else shell.execution_count
+
+
+def _line_usage() -> str:
+    return (
+        "usage: %brrr history [NAME] | %brrr diff NAME [RUN RUN] | %brrr forget NAME\n"
+        "  history         the names with runs (cells run with %%brrr --name NAME)\n"
+        "  history NAME    the runs of NAME: span, split, kernels, change from the run before\n"
+        "  diff NAME A B   compare runs A and B of NAME (numbers, or -1 for the newest; "
+        "default: the last two)\n"
+        "  forget NAME     delete the runs of NAME (in the kernel and beside the notebook)\n"
+        "To profile a cell, put %%brrr (two %) on its first line."
+    )
+
+
+def _names(store: Any) -> str:
+    names = store.names()
+    return ", ".join(repr(n) for n in names) if names else "none"
 
 
 def _usage() -> str:

@@ -1,0 +1,167 @@
+"""The history of named runs and its store beside the notebook: kept across a restart, bounded,
+and a damaged store costs a message, never a crash."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import jupyter_brrr
+from jupyter_brrr import history_store
+from jupyter_brrr.history_store import STORE_DIRNAME, HistoryError, Store, folder_slug, trimmed
+from jupyter_brrr.report import Report
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+
+
+@pytest.fixture(scope="module")
+def reports() -> list[Report]:
+    """Three real CPU profiles (warm, timed): a matmul, the same again, then half the work."""
+    x = torch.randn(96, 96)
+    y = torch.randn(48, 96)
+    return [
+        jupyter_brrr.profile(lambda: (x @ x).relu(), warmup=1, repeat=3),
+        jupyter_brrr.profile(lambda: (x @ x).relu(), warmup=1, repeat=3),
+        jupyter_brrr.profile(lambda: (y @ x).relu(), warmup=1, repeat=3),
+    ]
+
+
+def test_runs_are_numbered_and_survive_a_restart(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path)
+    for report, code in zip(reports, ["a = x @ x", "a = x @ x", "a = y @ x"], strict=True):
+        store.add("attention", report, code=code)
+    history = store.history("attention")
+    assert [r.run for r in history] == [1, 2, 3]
+    # A restarted kernel: a new store on the same folder reads the runs back.
+    again = Store(tmp_path)
+    assert again.names() == ["attention"]
+    restored = again.history("attention")
+    assert [r.run for r in restored] == [1, 2, 3]
+    assert restored[2].report.summary["span_s"] == pytest.approx(reports[1].summary["span_s"])
+    rows = restored.rows()
+    assert [row["code_changed"] for row in rows] == [None, False, True]
+    assert rows[1]["verdict"] in ("noise", "faster", "slower")
+    # Any two can be compared, by number or from the newest.
+    comparison = restored.diff(1, 3)
+    assert (comparison.before.run, comparison.after.run) == (1, 3)
+    assert restored.diff().before.run == 2
+    assert "[[48, 96], [96, 96]]" in set(comparison.appeared["shapes"])
+
+
+def test_store_holds_runs_under_the_notebook_folder_only(
+    tmp_path: Path, reports: list[Report]
+) -> None:
+    Store(tmp_path).add("my cell/1", reports[0], code="x")
+    files = [p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()]
+    slug = folder_slug("my cell/1")
+    assert files == [Path(STORE_DIRNAME) / slug / "run-0001.json.gz"]
+    assert slug.startswith("my_cell_1-") and folder_slug("my_cell_1") == "my_cell_1"
+    doc = json.loads(gzip.decompress((tmp_path / files[0]).read_bytes()))
+    assert doc["name"] == "my cell/1" and doc["report"]["schema"] == "jupyter_brrr.report"
+    assert str(tmp_path) not in json.dumps(doc)  # no path of the user's machine inside
+
+
+def test_a_stored_run_keeps_kernels_summed_by_name(gpt2: Report) -> None:
+    small = trimmed(gpt2)
+    assert len(small.kernels) == gpt2.kernels["name"].nunique() < len(gpt2.kernels)
+    assert small.kernels["dur_s"].sum() == pytest.approx(gpt2.kernels["dur_s"].sum())
+    assert small.kernels["count"].sum() == len(gpt2.kernels)
+    assert len(small.cpu_ops) == 0 and len(small.ops) == len(gpt2.ops)
+
+
+def test_a_stored_gpt2_run_is_small(tmp_path: Path, gpt2: Report) -> None:
+    Store(tmp_path).add("gpt2", gpt2)
+    (path,) = (tmp_path / STORE_DIRNAME / "gpt2").iterdir()
+    assert path.stat().st_size < 100_000
+
+
+def test_history_is_bounded(
+    tmp_path: Path, reports: list[Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history_store, "MAX_RUNS", 3)
+    store = Store(tmp_path)
+    for _ in range(5):
+        store.add("loop", reports[0])
+    assert [r.run for r in store.history("loop")] == [3, 4, 5]
+    on_disk = sorted(p.name for p in (tmp_path / STORE_DIRNAME / "loop").iterdir())
+    assert on_disk == ["run-0003.json.gz", "run-0004.json.gz", "run-0005.json.gz"]
+    monkeypatch.setattr(history_store, "MAX_NAME_BYTES", 1)  # the newest two always stay
+    store.add("loop", reports[0])
+    assert len(list((tmp_path / STORE_DIRNAME / "loop").iterdir())) == 2
+
+
+def test_damaged_files_are_skipped_with_a_message(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path)
+    store.add("attention", reports[0])
+    store.add("attention", reports[1])
+    folder = tmp_path / STORE_DIRNAME / "attention"
+    (folder / "run-0001.json.gz").write_bytes(b"not gzip at all")
+    (folder / "run-0003.json.gz").write_bytes(
+        gzip.compress(b'{"schema": "jupyter_brrr.history_run", "version": 9}')
+    )
+    restarted = Store(tmp_path)
+    history = restarted.history("attention")
+    assert [r.run for r in history] == [2]
+    text = "\n".join(history.messages)
+    assert "run-0001.json.gz could not be read" in text and "Delete the file" in text
+    assert "newer jupyter_brrr" in text
+    # A new run does not overwrite the damaged files: it takes the next free number.
+    entry, messages = restarted.add("attention", reports[2])
+    assert entry.run == 4 and not messages
+    assert (folder / "run-0001.json.gz").read_bytes() == b"not gzip at all"
+
+
+def test_an_unwritable_store_keeps_runs_in_the_kernel(
+    tmp_path: Path, reports: list[Report]
+) -> None:
+    (tmp_path / STORE_DIRNAME).write_text("a file where the store folder should be")
+    store = Store(tmp_path)
+    entry, messages = store.add("attention", reports[0])
+    assert entry.run == 1 and len(store.history("attention")) == 1
+    assert "kept in this kernel only" in messages[0]
+
+
+def test_unknown_names_and_runs_say_what_exists(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path)
+    with pytest.raises(HistoryError, match="No runs of 'nothing' yet"):
+        store.history("nothing")[1]
+    store.add("attention", reports[0])
+    with pytest.raises(HistoryError, match="a comparison needs two"):
+        store.history("attention").diff()
+    with pytest.raises(HistoryError, match="has no run 7; its runs: 1"):
+        store.history("attention").diff(1, 7)
+
+
+def test_forget_deletes_a_names_runs(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path)
+    store.add("attention", reports[0])
+    store.add("other", reports[0])
+    assert store.forget("attention") == 1
+    assert store.names() == ["other"] and len(store.history("attention")) == 0
+    assert not (tmp_path / STORE_DIRNAME / "attention").exists()
+
+
+def test_history_display(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path)
+    for report in reports:
+        store.add("attention", report, code="same")
+    history = store.history("attention")
+    text = repr(history)
+    assert text.splitlines()[0].split()[:4] == ["run", "when", "(UTC)", "span"]
+    assert len(text.splitlines()) == 4
+    html = history._repr_mimebundle_()["text/html"]
+    assert "jupyter_brrr history: attention (3 runs)" in html and "<script" not in html
+    assert list(history.table.index) == [1, 2, 3]
+
+
+def test_notebook_folder_prefers_the_notebook_path(tmp_path: Path) -> None:
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text("{}")
+    assert history_store.notebook_folder({"__session__": str(notebook)}) == tmp_path
+    # A path that is not a file here (a server-relative name) falls back to the working dir.
+    assert history_store.notebook_folder({"__session__": "analysis.ipynb"}) == Path.cwd()
+    assert history_store.notebook_folder({}) == Path.cwd()
