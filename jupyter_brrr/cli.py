@@ -1,17 +1,33 @@
-"""``python -m jupyter_brrr TRACE [--json OUT]``: the summary and top ops of a saved trace."""
+"""The command line.
+
+``python -m jupyter_brrr TRACE [--json OUT] [--target 30ms]``: the summary and top ops of a saved
+trace, and how far it is from a target.
+``python -m jupyter_brrr diff BEFORE AFTER [--json OUT]``: what changed between two traces or
+saved reports.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .events import TraceError
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # "diff" is a command unless a file of that name is meant.
+    if argv and argv[0] == "diff" and not Path("diff").exists():
+        return _diff(argv[1:])
+    return _report(argv)
+
+
+def _report(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m jupyter_brrr",
-        description="Where the GPU time of a PyTorch profiler trace went: compute, memory bandwidth or overhead.",
+        description="Where the GPU time of a PyTorch profiler trace went: compute, memory "
+        "bandwidth or overhead. 'python -m jupyter_brrr diff BEFORE AFTER' compares two.",
     )
     parser.add_argument("trace", help="a Kineto / Chrome-trace JSON file (.json or .json.gz)")
     parser.add_argument(
@@ -24,18 +40,68 @@ def main(argv: list[str] | None = None) -> int:
         "--device", help="GPU whose peaks to use when the trace's own is unknown (e.g. H100)"
     )
     parser.add_argument("--top", type=int, default=15, help="how many ops to list (default 15)")
+    parser.add_argument(
+        "--target",
+        metavar="GOAL",
+        help="a goal per run or step: a time (30ms) or a throughput (2000/s, with --items): "
+        "the gap, what fixing the top bottleneck can give, what scaling out would take",
+    )
+    parser.add_argument(
+        "--items", type=float, metavar="N", help="with --target RATE/s: items per run or step"
+    )
     args = parser.parse_args(argv)
 
     from . import load
+    from .target import TargetError, parse_goal
     from .views import text
 
+    goal = None
+    if args.target is not None or args.items is not None:
+        try:
+            if args.target is None:
+                raise TargetError("--items goes with --target RATE/s.")
+            goal = parse_goal(args.target, args.items)
+        except TargetError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     try:
         report = load(args.trace, device=args.device)
     except TraceError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if goal is not None:
+        report.set_target(goal)
     print(text.render(report, top=args.top))
     if args.json:
         written = report.save(args.json)
         print(f"\nwritten: {', '.join(str(p) for p in written)}")
+    return 0
+
+
+def _diff(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m jupyter_brrr diff",
+        description="What changed between two measurements of the same code: the span per run "
+        "with its noise verdict, the split, the ops matched by name, shapes and dtypes, the "
+        "bottleneck shift, and what differs besides the change.",
+    )
+    parser.add_argument("before", help="a profiler trace (.json, .json.gz) or a saved report")
+    parser.add_argument("after", help="the same, after the change")
+    parser.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT")
+    parser.add_argument("--top", type=int, default=10, help="how many ops to list (default 10)")
+    args = parser.parse_args(argv)
+
+    from .comparison import diff
+    from .report import SchemaError
+    from .views import change
+
+    try:
+        comparison = diff(args.before, args.after)
+    except (OSError, TraceError, SchemaError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(change.text(comparison.to_dict(), top=args.top))
+    if args.json:
+        Path(args.json).write_text(comparison.to_json())
+        print(f"\nwritten: {args.json}")
     return 0

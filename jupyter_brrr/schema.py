@@ -23,7 +23,10 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "cpu_ops": {"columns": CPU_OP_COLUMNS, "data": [[...], ...]},
       "steps": {"columns": STEP_COLUMNS, "data": [[...], ...]},   # [] unless a loaded trace
                                       # holds several profiler steps (optional: older reports)
-      "ab": null | AB                 # the A/B comparison, when one ran (actions/ab.py)
+      "ab": null | AB,                # the A/B comparison, when one ran (actions/ab.py)
+      "change": null | COMPARISON,    # a named run: the change since the previous run
+      "history": null | [RUN, ...],   # a named run: the runs of its name, oldest first
+      "target": null | TARGET         # the plan for a --target (target.py)
     }
 
     AB = {"baseline": "eager", "runs_total": 1234, "notes": ["..."],
@@ -34,6 +37,36 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
                         "max_rel_err", "compile_s", "split": {"compute_s", "memory_s",
                         "other_s", "idle_s", "span_s"}, "kernel_count", "launches",
                         "graph_breaks": [...], "recompiles", "error", "error_line"}, ...]}
+
+    COMPARISON = the comparison's own document (comparison.py, COMPARISON_SCHEMA, version 1):
+        {"schema": "jupyter_brrr.comparison", "version": 1, "created", "gpu",
+         "before"/"after": {"label", "name", "created", "source", "device", "per_run", "run"},
+         "span": {"before_s", "after_s", "speedup", "low", "high", "verdict" ("faster" |
+                  "slower" | "noise" | "uncertain"), "reason", "runs_before", "runs_after",
+                  "drift", "change"},
+         "split": table (part, before_s, after_s, delta_s, before_share, after_share),
+         "ops": table (name, shapes, dtypes, category, calls_*, time_*_s, share_*, delta_s,
+                status "both" | "appeared" | "vanished") + "total",
+         "by_name": table, "kernels": table + "total", "counts": table (what, before, after),
+         "amdahl": table (kind, part, share_before, time_before_s, time_after_s, part_speedup,
+                   predicted_speedup, predicted_span_s, measured_speedup, limit),
+         "shift": ["..."], "warnings": ["..."], "notes": ["..."]}
+
+    RUN = {"run", "created", "span_s", "compute_s", "memory_s", "other_s", "idle_s",
+           "kernel_count", "launch_count", "warm", "device", "verdict" (against the run before:
+           as COMPARISON's, null for the first), "speedup", "code_changed" (bool | null)}
+
+    TARGET = {"goal": {"text", "kind" ("time" | "throughput"), "value", "items", "unit",
+              "span_s"}, "span_s", "rate", "met", "gap_s", "speedup_needed",
+              "fixes": [{"kind" ("part" | "op"), "part", "label", "time_s", "share",
+                         "remains_s", "closes", "needed_factor", "limit"}],
+              "scale": null | {"kind": "replicas", "rate_per_gpu", "replicas",
+                               "gpus_per_replica", "gpus"}
+                            | {"kind": "split", "busy_s", "idle_s", "exchanged_bytes",
+                               "link_bytes_per_s", "link_source", "gpus",
+                               "options": [{"gpus", "span_s", "comm_s"}]},
+              "capacity": null | {"peak_bytes", "capacity_bytes", "gpus"},
+              "lines": ["..."], "notes": ["..."]}
 
 Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
 """

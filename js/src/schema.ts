@@ -192,6 +192,114 @@ export interface IReport {
   steps: ITable;
   /** A/B comparison, when one ran. */
   ab: IAB | null;
+  /** A named run: the change since the previous run of its name. */
+  change?: IComparison | null;
+  /** A named run: the runs of its name, oldest first. */
+  history?: IHistoryRun[] | null;
+  /** The plan for a target (`--target`), when one was given. */
+  target?: ITarget | null;
+}
+
+/** The span change of a comparison, with its noise verdict. */
+export interface ISpanChange {
+  /** Span per run before. */
+  before_s: number | null;
+  /** Span per run after. */
+  after_s: number | null;
+  /** before_s / after_s. */
+  speedup: number | null;
+  /** Low end of the speed-up's range from both sides' timed runs. */
+  low: number | null;
+  /** High end of that range. */
+  high: number | null;
+  /** "faster", "slower", "noise" or "uncertain" (no spread to judge by). */
+  verdict: string;
+  /** Why that verdict, in words. */
+  reason?: string | null;
+  /** Extra fields written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** One side of a comparison. */
+export interface IComparisonSide {
+  /** "before", "after", or "run 3". */
+  label: string;
+  /** The report's name. */
+  name: string;
+  /** Its run number in a named history. */
+  run?: number | null;
+  /** Device name. */
+  device?: string | null;
+  /** Extra fields written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** Two measurements of the same code side by side (jupyter_brrr/comparison.py). */
+export interface IComparison {
+  /** Always "jupyter_brrr.comparison". */
+  schema: string;
+  /** The comparison's own schema version. */
+  version: number;
+  /** The earlier measurement. */
+  before: IComparisonSide;
+  /** The later measurement. */
+  after: IComparisonSide;
+  /** The span change and its verdict. */
+  span: ISpanChange;
+  /** The split per run side by side (part, before_s, after_s, delta_s, shares). */
+  split: ITable;
+  /** Ops matched by name, shapes and dtypes, with a status column. */
+  ops: ITable;
+  /** Kernels, launches and copies per run (what, before, after). */
+  counts: ITable;
+  /** The what-if of the earlier report read at each part's measured speed-up. */
+  amdahl: ITable;
+  /** The bottleneck shift in words. */
+  shift: string[];
+  /** What differs besides the change. */
+  warnings: string[];
+  /** Plain-language caveats. */
+  notes: string[];
+  /** Extra fields written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** One run of a named cell. */
+export interface IHistoryRun {
+  /** Its number within the name. */
+  run: number;
+  /** ISO timestamp. */
+  created: string | null;
+  /** Span per run. */
+  span_s: number | null;
+  /** Compute-bound time per run. */
+  compute_s: number | null;
+  /** Memory-bound time per run. */
+  memory_s: number | null;
+  /** Other GPU time per run. */
+  other_s: number | null;
+  /** Idle time per run. */
+  idle_s: number | null;
+  /** Verdict against the run before it (null for the first). */
+  verdict: string | null;
+  /** Extra fields written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** The plan for a target (jupyter_brrr/target.py). */
+export interface ITarget {
+  /** The goal as the user wrote it and as a span per run. */
+  goal: { text: string; kind: string; span_s: number; [extra: string]: unknown };
+  /** True when the span already meets the goal. */
+  met: boolean;
+  /** Span minus the goal's span. */
+  gap_s: number | null;
+  /** The plan in words. */
+  lines: string[];
+  /** Caveats. */
+  notes: string[];
+  /** Extra fields written by newer Python code. */
+  [extra: string]: unknown;
 }
 
 /** A row of the ops table as an object. */
