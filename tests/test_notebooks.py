@@ -7,8 +7,11 @@ The notebook is executed once per session (about 20 s on a CPU, one torch.compil
 from __future__ import annotations
 
 import base64
+import json
 import re
+import shutil
 import time
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -36,7 +39,7 @@ def report_outputs(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 
 
 @pytest.fixture(scope="session")
-def executed(kernel_env: dict[str, str]) -> tuple[nbformat.NotebookNode, float]:
+def executed(kernel_env: dict[str, str]) -> Iterator[tuple[nbformat.NotebookNode, float]]:
     nb = nbformat.read(TOUR, as_version=4)
     # kernel "python3" with argv "python" runs this interpreter (jupyter_client substitutes
     # sys.executable), so the kernel sees the same environment as the tests.
@@ -46,9 +49,17 @@ def executed(kernel_env: dict[str, str]) -> tuple[nbformat.NotebookNode, float]:
         timeout=300,
         resources={"metadata": {"path": str(TOUR.parent)}},
     )
+    # The tour's named cells keep their runs beside it: gone again after the tests, unless the
+    # folder was there before (someone ran the tour).
+    store = TOUR.parent / ".brrr_history"
+    existed = store.exists()
     start = time.perf_counter()
-    client.execute(env=kernel_env)
-    return nb, time.perf_counter() - start
+    try:
+        client.execute(env=kernel_env)
+        yield nb, time.perf_counter() - start
+    finally:
+        if not existed:
+            shutil.rmtree(store, ignore_errors=True)
 
 
 def test_tour_is_committed_without_outputs() -> None:
@@ -59,7 +70,7 @@ def test_tour_is_committed_without_outputs() -> None:
             assert cell.outputs == [] and cell.execution_count is None
     sources = "\n".join(c.source for c in nb.cells)
     assert "TODO" not in sources and "XXX" not in sources
-    assert len(brrr_cells(nb)) == 5
+    assert len(brrr_cells(nb)) == 7
 
 
 def test_tour_executes_on_cpu_quickly(executed: tuple[nbformat.NotebookNode, float]) -> None:
@@ -110,6 +121,31 @@ def test_tour_helpers_ran(executed: tuple[nbformat.NotebookNode, float]) -> None
     assert "NVIDIA H200" in text  # the GPT-2 trace from the test data
 
 
+def test_tour_remeasure_section_compares_the_named_runs(
+    executed: tuple[nbformat.NotebookNode, float],
+) -> None:
+    nb, _ = executed
+    named = [c for c in brrr_cells(nb) if "--name attention" in c.source]
+    assert len(named) == 2
+    first, second = (report_outputs(c)[0].data[MIME_TYPE] for c in named)
+    assert first["change"] is None and first["target"]["goal"]["text"] == "1ms"
+    change = second["change"]
+    assert (change["before"]["run"], change["after"]["run"]) == (1, 2)
+    assert second["target"]["goal"]["text"] == "1ms"  # the name kept its target
+    assert [run["run"] for run in second["history"]] == [1, 2]
+    ops = {row[0]: row for row in change["ops"]["data"]}
+    status = change["ops"]["columns"].index("status")
+    assert ops["aten::bmm"][status] == "vanished"
+    assert any("attention" in name and row[status] == "appeared" for name, row in ops.items())
+    (fragment,) = [o.data["text/html"] for o in report_outputs(named[1])]
+    assert "Change since attention (run 1)" in fragment
+    history = next(c for c in nb.cells if c.source.startswith("%brrr history attention"))
+    text = history.outputs[0].data["text/plain"]
+    assert len(text.splitlines()) == 3 and "changed" in text.splitlines()[2]
+    # The saved notebook names no folder of this machine.
+    assert str(ROOT) not in json.dumps([c.get("outputs", []) for c in nb.cells])
+
+
 class _Page(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -137,8 +173,9 @@ def test_nbconvert_html_shows_the_static_report(
     # Our outputs add no script: the page has exactly the template's own.
     assert len(parsed.scripts) == len(parsed_bare.scripts)
     assert "<iframe" not in page
-    reports = len(brrr_cells(nb)) + 1  # the five cells and the GPT-2 trace
-    assert page.count('class="jupyter-brrr-static"') == reports
+    reports = len(brrr_cells(nb)) + 1  # the seven cells and the GPT-2 trace
+    # ... and the static table of %brrr history
+    assert page.count('class="jupyter-brrr-static"') == reports + 1
     pictures = [src for src in parsed.images if src.startswith("data:image/png;base64,")]
     assert len(pictures) >= reports
     assert page.count("ops by self CPU time") >= 4 or page.count("ops by GPU time") >= 4
