@@ -565,7 +565,10 @@ class _Figures:
             }
         )
         # One row per key: a table read back from JSON may repeat one (aggregated older files).
-        return out.groupby(["name", "shapes", "dtypes"], as_index=False, sort=False).agg(
+        keys = ["name", "shapes", "dtypes"]
+        if not out.duplicated(keys).any():
+            return out
+        return out.groupby(keys, as_index=False, sort=False).agg(
             category=("category", "first"), calls=("calls", "sum"), time=("time", "sum")
         )
 
@@ -607,24 +610,8 @@ def _split_table(b: _Figures, a: _Figures) -> pd.DataFrame:
 
 def _ops_table(b: _Figures, a: _Figures, gpu: bool) -> pd.DataFrame:
     key = "gpu_time_s" if gpu else "self_cpu_time_s"
-    left, right = b.ops(key), a.ops(key)
-    merged = left.merge(
-        right,
-        on=["name", "shapes", "dtypes"],
-        how="outer",
-        suffixes=("_before", "_after"),
-        indicator=True,
-    )
-    merged["category"] = merged["category_after"].fillna(merged["category_before"]).fillna("")
-    for column in ("calls", "time"):
-        for side in ("before", "after"):
-            merged[f"{column}_{side}"] = merged[f"{column}_{side}"].fillna(0.0)
-    merged["status"] = (
-        merged["_merge"]
-        .map({"both": "both", "left_only": "vanished", "right_only": "appeared"})
-        .astype(str)
-    )
-    merged = _pair_extra_arguments(merged.drop(columns="_merge"))
+    merged = _outer_join(b.ops(key), a.ops(key), ["name", "shapes", "dtypes"], ["calls", "time"])
+    merged = _pair_extra_arguments(merged)
     b_total, a_total = b.op_total(key), a.op_total(key)
     table = pd.DataFrame(
         {
@@ -647,6 +634,42 @@ def _ops_table(b: _Figures, a: _Figures, gpu: bool) -> pd.DataFrame:
     table = table[worked]
     order = np.maximum(table["time_before_s"], table["time_after_s"])
     return table.iloc[np.argsort(-order.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def _outer_join(
+    left: pd.DataFrame, right: pd.DataFrame, keys: list[str], values: list[str]
+) -> pd.DataFrame:
+    """The rows of both tables matched on ``keys`` (unique on each side): ``<value>_before``
+    and ``<value>_after`` (0 where the row is missing), ``category`` where both have one (the
+    after side's first), and a ``status``: "both", "vanished" (before only), "appeared" (after
+    only). A dict lookup: pandas' merge costs tens of milliseconds on a report's few hundred
+    text keys."""
+    left_keys = list(zip(*(left[k].tolist() for k in keys), strict=True))
+    right_keys = list(zip(*(right[k].tolist() for k in keys), strict=True))
+    right_row = {key: i for i, key in enumerate(right_keys)}
+    pairs = [(i, right_row.pop(key, -1)) for i, key in enumerate(left_keys)]
+    pairs += [(-1, j) for j in right_row.values()]
+    li = np.array([p[0] for p in pairs], dtype=int)
+    ri = np.array([p[1] for p in pairs], dtype=int)
+    texts = [*keys, "category"] if "category" in left and "category" in right else keys
+    out: dict[str, np.ndarray] = {
+        k: np.where(ri >= 0, _take(right[k], ri), _take(left[k], li)) for k in texts
+    }
+    for value in values:
+        out[f"{value}_before"] = _take(left[value], li, 0.0).astype(float)
+        out[f"{value}_after"] = _take(right[value], ri, 0.0).astype(float)
+    status = np.where(li < 0, "appeared", np.where(ri < 0, "vanished", "both"))
+    out["status"] = status.astype(object)
+    return pd.DataFrame(out)
+
+
+def _take(column: pd.Series, rows: np.ndarray, missing: Any = "") -> np.ndarray:
+    """``column``'s values at ``rows``, ``missing`` where a row is -1."""
+    values = column.to_numpy(dtype=object)
+    taken = np.full(len(rows), missing, dtype=object)
+    found = rows >= 0
+    taken[found] = values[rows[found]]
+    return taken
 
 
 def _pair_extra_arguments(merged: pd.DataFrame) -> pd.DataFrame:
@@ -730,20 +753,15 @@ def _kernels_table(b: _Figures, a: _Figures) -> pd.DataFrame:
         )
         return frame.groupby("name", as_index=False, sort=False).sum()
 
-    left, right = per_name(b), per_name(a)
-    merged = left.merge(
-        right, on="name", how="outer", suffixes=("_before", "_after"), indicator=True
-    )
+    merged = _outer_join(per_name(b), per_name(a), ["name"], ["launches", "time"])
     table = pd.DataFrame(
         {
             "name": merged["name"],
-            "launches_before": merged["launches_before"].fillna(0.0),
-            "launches_after": merged["launches_after"].fillna(0.0),
-            "time_before_s": merged["time_before"].fillna(0.0),
-            "time_after_s": merged["time_after"].fillna(0.0),
-            "status": merged["_merge"]
-            .map({"both": "both", "left_only": "vanished", "right_only": "appeared"})
-            .astype(str),
+            "launches_before": merged["launches_before"],
+            "launches_after": merged["launches_after"],
+            "time_before_s": merged["time_before"],
+            "time_after_s": merged["time_after"],
+            "status": merged["status"],
         }
     )
     table["delta_s"] = table["time_after_s"] - table["time_before_s"]
@@ -975,13 +993,9 @@ def _shapes_and_dtypes(before: pd.DataFrame, after: pd.DataFrame, examples: int 
     for column, what, overlap in checks:
         if column not in before or column not in after:
             continue
-        left = before.groupby("name")[column].agg(_text_set)
-        right = after.groupby("name")[column].agg(_text_set)
-        common = left.index.intersection(right.index)
+        left, right = _text_sets(before, column), _text_sets(after, column)
         differ = [
-            name
-            for name in common
-            if left[name] and right[name] and not overlap(left[name], right[name])
+            name for name in left.keys() & right.keys() if not overlap(left[name], right[name])
         ]
         if not differ:
             continue
@@ -998,8 +1012,14 @@ def _shapes_and_dtypes(before: pd.DataFrame, after: pd.DataFrame, examples: int 
     return out
 
 
-def _text_set(values: pd.Series) -> frozenset[str]:
-    return frozenset(str(v) for v in values if isinstance(v, str) and v)
+def _text_sets(ops: pd.DataFrame, column: str) -> dict[str, frozenset[str]]:
+    """Each op name's distinct non-empty texts in ``column`` (a loop: a few hundred rows, where
+    a pandas groupby with a Python function costs far more)."""
+    sets: dict[str, set[str]] = {}
+    for name, value in zip(ops["name"].tolist(), ops[column].tolist(), strict=True):
+        if isinstance(value, str) and value:
+            sets.setdefault(str(name), set()).add(value)
+    return {name: frozenset(values) for name, values in sets.items()}
 
 
 def _shapes_overlap(left: frozenset[str], right: frozenset[str]) -> bool:
