@@ -233,7 +233,7 @@ def span_change(
         verdict = "noise"
         reason = (
             f"the range of the speed-up from both sides' {spread} ({low:.2f}x-{high:.2f}x) "
-            "holds 1x; more runs narrow it (--repeat 20)"
+            "holds 1x; more timed runs narrow it"
         )
     elif small:
         verdict = "noise"

@@ -460,5 +460,17 @@ def store_for(folder: str | os.PathLike | None = None) -> Store:
 
 def history(name: str, folder: str | os.PathLike | None = None) -> History:
     """The runs of ``%%brrr --name NAME`` cells, from this kernel and the store beside the
-    notebook (``folder``: the notebook's folder, by default the working directory)."""
+    notebook (``folder``; by default the notebook's folder as ``%%brrr`` finds it)."""
+    if folder is None:
+        folder = notebook_folder(_user_namespace())
     return store_for(folder).history(name)
+
+
+def _user_namespace() -> Mapping | None:
+    """The IPython user namespace when running in IPython (where the notebook's path is)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else None

@@ -456,7 +456,7 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
             option = scale["options"][scale["gpus"] - 2]
             lines.append(
                 f"{splitting} one run across {scale['gpus']} GPUs (tensor parallel, an "
-                "estimate) could reach it: {fmt.seconds(option['span_s'])} = GPU work "
+                f"estimate) could reach it: {fmt.seconds(option['span_s'])} = GPU work "
                 f"{fmt.seconds(scale['busy_s'])} / {scale['gpus']} + idle "
                 f"{fmt.seconds(scale['idle_s'])} (the host's share, not divided) + "
                 f"communication {fmt.seconds(option['comm_s'])} (all-reduce of "

@@ -12,6 +12,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
+import jupyter_brrr
 from jupyter_brrr import history_store
 from jupyter_brrr.comparison import Comparison
 from jupyter_brrr.history_store import STORE_DIRNAME, History
@@ -71,6 +72,7 @@ def test_history_diff_and_forget_line_magics(ip) -> None:
         cell(ip, code, "--name mm --quiet --warmup 1 --repeat 3")
     history, _ = line(ip, "history mm")
     assert isinstance(history, History) and [r.run for r in history] == [1, 2, 3]
+    assert jupyter_brrr.history("mm") is history  # the API finds the same store
     assert history.rows()[1]["code_changed"] is False
     _, out = line(ip, "history")
     assert out.stdout.strip() == "mm: 3 runs"

@@ -144,9 +144,11 @@ def test_split_across_gpus_with_communication() -> None:
     assert scale["kind"] == "split" and scale["link_bytes_per_s"] == 450e9
     # No weight matmul shapes here: no exchange, so 95 / n + 5 <= 30 from n = 4.
     assert scale["exchanged_bytes"] == 0 and scale["gpus"] == 4
-    assert any(
-        line.startswith("Splitting one run across 4 GPUs (tensor parallel, an estimate)")
-        for line in result["lines"]
+    (line,) = [line for line in result["lines"] if line.startswith("Splitting one run across")]
+    assert line.startswith(
+        "Splitting one run across 4 GPUs (tensor parallel, an estimate) could reach it: "
+        "28.8 ms = GPU work 95 ms / 4 + idle 5 ms (the host's share, not divided) + "
+        "communication 0 us"
     )
     assert any("fits on one GPU" in line for line in result["lines"])
 
