@@ -88,6 +88,11 @@ CPU_PART_LABELS = {
 ReportLike = Report | str | PathLike | Mapping
 
 
+def part_label(part: str, gpu: bool = True) -> str:
+    """A part of the split in words (a part a newer schema adds: its name and "time")."""
+    return (PART_LABELS if gpu else CPU_PART_LABELS).get(part, f"{part} time")
+
+
 # --- reading either side ------------------------------------------------------------------------
 
 
@@ -513,8 +518,7 @@ class _Figures:
         self.report = report
         self.summary = s
         self.gpu = bool(s.get("gpu"))
-        runs = s.get("runs") or {}
-        self.per_run = max(int(runs.get("profiled") or 1), 1)
+        self.per_run = per_run_divisor(s)
         self.span = _num(s.get("span_s")) / self.per_run
         # Residues of float subtraction (an idle time of 1e-19 s) are zero.
         self.parts = {
@@ -526,7 +530,7 @@ class _Figures:
         self.run_spans = [float(t) for t in s.get("run_spans_s") or [] if _finite(t)]
         self.spread_source = "timed runs"
         if len(self.run_spans) < 2:
-            steps = [float(t) for t in s.get("step_spans_s") or [] if _finite(t)]
+            steps = _step_spans(report)
             if len(steps) >= 2:
                 self.run_spans, self.spread_source = steps, "profiler steps"
         self.time_key = "gpu_time_s" if self.gpu else "self_cpu_time_s"
@@ -578,6 +582,28 @@ class _Figures:
             return self.span
         total = pd.to_numeric(_column(self.report.ops, key, 0.0), errors="coerce").sum()
         return float(total) * self.op_scale / self.per_run
+
+
+def per_run_divisor(summary: Mapping) -> int:
+    """What a report's totals are divided by to be per run: its profiled runs (a trace's
+    profiler steps), unless its figures are already one step's (``summary["steps"]``)."""
+    if isinstance(summary.get("steps"), Mapping) or summary.get("span_source") == "trace_step":
+        return 1
+    runs = summary.get("runs") or {}
+    try:
+        return max(int(runs.get("profiled") or 1), 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def _step_spans(report: Report) -> list[float]:
+    """The spans of a trace's steps: its steady steps' when the report has a steps table, else
+    the host durations ``load`` recorded."""
+    table = getattr(report, "steps", None)
+    if isinstance(table, pd.DataFrame) and "span_s" in table:
+        steady = table[table["kind"] == "steady"] if "kind" in table else table
+        return [float(t) for t in steady["span_s"] if _finite(t)]
+    return [float(t) for t in report.summary.get("step_spans_s") or [] if _finite(t)]
 
 
 def _num(value: Any) -> float:
@@ -866,19 +892,18 @@ def _shift(split: pd.DataFrame, by_name: pd.DataFrame, gpu: bool) -> list[str]:
             )
     parts = split.drop(index="span")
     if parts["before_share"].notna().any() and parts["after_share"].notna().any():
-        labels = PART_LABELS if gpu else CPU_PART_LABELS
         first = parts["before_share"].idxmax()
         now = parts["after_share"].idxmax()
         if first == now:
             lines.append(
-                f"The largest part of the span is still {labels[now]}: "
+                f"The largest part of the span is still {part_label(now, gpu)}: "
                 f"{_pct(parts.loc[now, 'before_share'])} -> {_pct(parts.loc[now, 'after_share'])}."
             )
         else:
             lines.append(
-                f"The largest part of the span is now {labels[now]}: "
+                f"The largest part of the span is now {part_label(now, gpu)}: "
                 f"{_pct(parts.loc[now, 'before_share'])} -> {_pct(parts.loc[now, 'after_share'])} "
-                f"(was {labels[first]}: {_pct(parts.loc[first, 'before_share'])} -> "
+                f"(was {part_label(first, gpu)}: {_pct(parts.loc[first, 'before_share'])} -> "
                 f"{_pct(parts.loc[first, 'after_share'])})."
             )
     return lines

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .comparison import part_label, per_run_divisor
 from .peaks import lookup
 from .schema import SPLIT_PARTS
 
@@ -196,7 +197,7 @@ def plan(report: Report, goal: Goal | str, items: float | None = None) -> dict:
     if not isinstance(goal, Goal):
         goal = parse_goal(goal, items)
     s = report.summary
-    per_run = max(int((s.get("runs") or {}).get("profiled") or 1), 1)
+    per_run = per_run_divisor(s)
     span = float(s.get("span_s") or 0.0) / per_run
     gpu = bool(s.get("gpu"))
     out: dict[str, Any] = {
@@ -250,9 +251,7 @@ def _top_part(s: Mapping, span: float, per_run: int, gpu: bool) -> dict | None:
     part = max(parts, key=lambda p: parts[p])
     if parts[part] <= 0:
         return None
-    from .comparison import CPU_PART_LABELS, PART_LABELS
-
-    label = (PART_LABELS if gpu else CPU_PART_LABELS)[part]
+    label = part_label(part, gpu)
     return {"kind": "part", "part": part, "label": label, "time_s": parts[part]}
 
 

@@ -268,7 +268,7 @@ def html_body(doc: Mapping, top: int = 12) -> str:
             )
         total = (doc.get("ops") or {}).get("total", len(ops))
         parts.append(
-            _section(_e(f"Ops with the largest changes ({len(ops)} of {total:,} matched)"))
+            _section(_e(f"Ops with the largest changes ({len(ops)} of {total:,})"))
             + _table(
                 ["op", "shapes", "before", "after", "change", "share", "status"],
                 body,
