@@ -433,6 +433,48 @@ def _prune(folder: Path) -> list[str]:
     return []
 
 
+# --- a named run --------------------------------------------------------------------------------
+
+
+def keep_run(
+    report: Report,
+    name: str,
+    *,
+    code: str | None = None,
+    goal: Any = None,
+    folder: str | os.PathLike | None = None,
+) -> tuple[Comparison | None, list[str]]:
+    """Add ``report`` to the history of ``name`` and give it what a named run shows: the
+    change since the previous run (``report.change``), the runs of the name
+    (``report.history``) and the plan for ``goal`` (a ``target.Goal``; by default the name's
+    last one), in ``report.target``. Returns the comparison (None for a first run) and messages
+    for the user (a damaged or unwritable store)."""
+    from .target import TargetError, parse_goal
+
+    store = store_for(folder)
+    runs = store.history(name)
+    messages = list(runs.messages)
+    runs.messages.clear()
+    previous = runs.last
+    if goal is None and previous is not None and previous.target:
+        try:
+            goal = parse_goal(previous.target["text"], previous.target.get("items"))
+        except (TargetError, KeyError, TypeError):
+            goal = None  # a target this version cannot read: the run goes on without one
+    if goal is not None:
+        report.set_target(goal)
+    kept_goal = {"text": goal.text, "items": goal.items} if goal is not None else None
+    entry, written = store.add(name, report, code=code, target=kept_goal)
+    messages += written
+    comparison = None
+    if previous is not None:
+        comparison = runs.diff(previous.run, entry.run)
+        comparison.after_report = report  # the full report, not the stored copy
+        report.change = comparison.to_dict()
+    report.history = runs.rows()
+    return comparison, messages
+
+
 # --- where the store is --------------------------------------------------------------------------
 
 _stores: dict[Path, Store] = {}

@@ -249,46 +249,30 @@ class BrrrMagics(Magics):
             handle.update(report)
 
     def _remeasure(self, report: Any, args: Any, cell: str) -> None:
-        """A named run joins its name's history and gets the change since the previous run;
-        a target (given, or the name's last one) gets its plan. Never fails the cell."""
-        from .target import TargetError, parse_goal
-
-        goal = args.goal
+        """A named run joins its name's history (with the change since the previous run); a
+        target gets its plan. Never fails the cell."""
         if args.name is None:
-            if goal is not None:
-                report.set_target(goal)
+            if args.goal is not None:
+                report.set_target(args.goal)
             return
-        from . import history_store as history
+        from . import history_store
 
         say = (lambda text: None) if args.quiet else (lambda text: print(f"%%brrr: {text}"))
         try:
-            store = history.store_for(history.notebook_folder(self.shell.user_ns))
-            runs = store.history(args.name)
-            for message in runs.messages:
-                say(message)
-            runs.messages.clear()
-            previous = runs.last
-            if goal is None and previous is not None and previous.target:
-                try:
-                    goal = parse_goal(previous.target["text"], previous.target.get("items"))
-                except (TargetError, KeyError, TypeError):
-                    goal = None
-            if goal is not None:
-                report.set_target(goal)
-            kept_goal = {"text": goal.text, "items": goal.items} if goal is not None else None
-            entry, messages = store.add(args.name, report, code=cell, target=kept_goal)
-            for message in messages:
-                say(message)
-            if previous is not None:
-                comparison = runs.diff(previous.run, entry.run)
-                comparison.after_report = report
-                report.change = comparison.to_dict()
-                self.shell.user_ns["_brrr_change"] = comparison
-            report.history = runs.rows()
-        except Exception as error:  # the history is a convenience: the profile is what matters
-            say(
-                f"the history of {args.name!r} is not kept for this run ({type(error).__name__}: {error})."
+            comparison, messages = history_store.keep_run(
+                report,
+                args.name,
+                code=cell,
+                goal=args.goal,
+                folder=history_store.notebook_folder(self.shell.user_ns),
             )
+        except Exception as error:  # the history is a convenience: the profile is what matters
+            say(f"no history kept for {args.name!r} this time ({type(error).__name__}: {error}).")
+            return
+        for message in messages:
+            say(message)
+        if comparison is not None:
+            self.shell.user_ns["_brrr_change"] = comparison
 
     def _line(self, line: str) -> Any:
         """``%brrr history|diff|forget ...``: the line magic."""
