@@ -427,6 +427,8 @@ def check_steps() -> None:
     folder.rmdir()
     del fn, report
     gc.collect()
+
+
 def _speedup_reference(before: Callable[[], object], after: Callable[[], object]) -> float:
     """before / after by CUDA events, interleaved in five rounds (drift hits both alike)."""
     pairs = [event_median(before, reps=20) / event_median(after, reps=20) for _ in range(5)]

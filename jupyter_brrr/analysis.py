@@ -225,36 +225,12 @@ def _launch_count(trace: Trace) -> int:
 
 
 def profiler_steps(trace: Trace) -> int:
-    """The number of profiler steps the trace holds: distinct ``ProfilerStep#`` annotations
-    (a step can appear twice, on the host and as its GPU projection)."""
-    return len(step_durations(trace)) or len(
-        {name for name in _step_names(trace) if isinstance(name, str)}
+    """The number of ``ProfilerStep#`` annotations: the profiler steps the trace holds."""
+    (steps,) = _name_tests(
+        trace.annotations["name"].to_numpy(dtype=object),
+        lambda name: name.startswith("ProfilerStep#"),
     )
-
-
-def _step_names(trace: Trace) -> np.ndarray:
-    names = trace.annotations["name"].to_numpy(dtype=object)
-    (steps,) = _name_tests(names, lambda name: name.startswith("ProfilerStep#"))
-    return names[steps]
-
-
-def step_durations(trace: Trace) -> list[float]:
-    """Each profiler step's duration on the host (``ProfilerStep#`` ranges, in step order): in a
-    steady training loop the host waits for the GPU, so these are the steps' times."""
-    annotations = trace.annotations
-    names = annotations["name"].to_numpy(dtype=object)
-    (steps,) = _name_tests(names, lambda name: name.startswith("ProfilerStep#"))
-    host = steps & (annotations["where"].to_numpy(dtype=object) == "host")
-    if not host.any():
-        return []
-    frame = pd.DataFrame(
-        {"name": names[host], "dur_s": annotations["dur_s"].to_numpy(dtype=float)[host]}
-    )
-    # One duration per step (the longest range of a name: a step is recorded once per thread at
-    # most), ordered by step number.
-    per_step = frame.groupby("name")["dur_s"].max()
-    number = pd.to_numeric(per_step.index.str.removeprefix("ProfilerStep#"), errors="coerce")
-    return [float(v) for v in per_step.iloc[np.argsort(number.to_numpy(), kind="stable")]]
+    return int(np.count_nonzero(steps))
 
 
 def _name_tests(names: np.ndarray, *tests: Callable[[str], bool]) -> list[np.ndarray]:

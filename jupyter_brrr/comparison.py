@@ -3,11 +3,13 @@
 ``diff(before, after)`` takes two reports (``Report`` objects, saved report JSON files, or
 profiler traces) and returns a :class:`Comparison`. How each number is made:
 
-- **Per run.** Every figure is per run of the code: a loaded trace that holds several profiler
-  steps has its span, split, op times and counts divided by its step count (``runs.profiled``).
+- **Per run.** Every figure is per run of the code: a loaded trace whose profiler steps were
+  found is already one step's (its median steady step, ``summary["steps"]``), and its steady
+  steps' spans are its spread; a trace whose figures cover several steps together (CPU-only)
+  has them divided by its step count (``runs.profiled``).
 - **The span change** is ``speedup = before span / after span`` (each report's span per run: the
   median of its timed runs when it has them). Its range comes from both reports' timed runs
-  (``summary.run_spans_s``): each median gets a distribution-free interval from the order
+  (``summary.run_spans_s``, or a trace's steady steps): each median gets a distribution-free interval from the order
   statistics of its runs (the widest pair ``x(k)``, ``x(n+1-k)`` that still covers the median with
   at least 90% probability; with 5 runs that is the fastest and the slowest, 94%), and the
   speed-up's range is before-low / after-high .. before-high / after-low. The change is called
@@ -526,7 +528,7 @@ class _Figures:
             for p in SPLIT_PARTS
             for v in [_num(s.get(f"{p}_s")) / self.per_run]
         }
-        # Timed runs (capture), else a trace's profiler steps (their host durations).
+        # Timed runs (capture), else a loaded trace's steady profiler steps.
         self.run_spans = [float(t) for t in s.get("run_spans_s") or [] if _finite(t)]
         self.spread_source = "timed runs"
         if len(self.run_spans) < 2:
@@ -597,13 +599,12 @@ def per_run_divisor(summary: Mapping) -> int:
 
 
 def _step_spans(report: Report) -> list[float]:
-    """The spans of a trace's steps: its steady steps' when the report has a steps table, else
-    the host durations ``load`` recorded."""
+    """The spans of a loaded trace's steady profiler steps (``report.steps``), if it has some."""
     table = getattr(report, "steps", None)
-    if isinstance(table, pd.DataFrame) and "span_s" in table:
-        steady = table[table["kind"] == "steady"] if "kind" in table else table
-        return [float(t) for t in steady["span_s"] if _finite(t)]
-    return [float(t) for t in report.summary.get("step_spans_s") or [] if _finite(t)]
+    if not isinstance(table, pd.DataFrame) or not len(table) or "span_s" not in table:
+        return []
+    steady = table[table["kind"] == "steady"] if "kind" in table else table
+    return [float(t) for t in steady["span_s"] if _finite(t)]
 
 
 def _num(value: Any) -> float:
@@ -983,6 +984,12 @@ def comparability(before: Report, after: Report, *, code_same: bool | None = Non
 
 
 def _math_mode(before: Any, after: Any) -> list[str]:
+    """The math-mode settings that differ (``summary["math_mode"]["settings"]``, recorded by a
+    capture; a loaded trace records none)."""
+    if isinstance(before, Mapping) and "settings" in before:
+        before = before["settings"]
+    if isinstance(after, Mapping) and "settings" in after:
+        after = after["settings"]
     if not isinstance(before, Mapping) or not isinstance(after, Mapping):
         return []
     changed = [

@@ -343,6 +343,7 @@ def trimmed(report: Report) -> Report:
         source=report.source,
         created=report.created,
         ab=report.ab,
+        steps=report.steps,
     )
 
 

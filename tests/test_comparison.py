@@ -183,12 +183,17 @@ def test_cuda_graph_replay_leaves_no_op_owning_time() -> None:
 def test_a_trace_with_several_steps_is_compared_per_step() -> None:
     path = DATA / "ranks" / "rank0_of2.step4.json.gz"
     report = jupyter_brrr.load(path)
-    assert report.summary["runs"]["profiled"] == 3  # host and GPU annotations of 3 steps
-    assert len(report.summary["step_spans_s"]) == 3
+    steady = report.steps[report.steps["kind"] == "steady"]["span_s"]
+    assert len(steady) == 2
     comparison = jupyter_brrr.diff(path, path)
-    assert comparison.span.before_s == pytest.approx(report.summary["span_s"] / 3)
-    assert comparison.span.verdict == "noise" and comparison.span.low is not None
-    assert comparison.counts.loc["kernels", "before"] == report.summary["kernel_count"] / 3
+    # The report's figures are already one step's (its median steady step): not divided again.
+    assert comparison.span.before_s == pytest.approx(report.summary["span_s"])
+    assert comparison.before.per_run == 1
+    # The steady steps' spans are the spread.
+    assert comparison.span.runs_before == 2 and "profiler steps" in comparison.span.reason
+    low, high = steady.min() / steady.max(), steady.max() / steady.min()
+    assert (comparison.span.low, comparison.span.high) == (pytest.approx(low), pytest.approx(high))
+    assert comparison.verdict == "noise"
 
 
 # --- noise ----------------------------------------------------------------------------------------
@@ -266,6 +271,19 @@ def test_comparability_names_what_differs() -> None:
     assert "Different devices: NVIDIA H200 before, NVIDIA H100 80GB HBM3 after." in text
     assert "Different torch versions: 2.11.0+cu130 before, 2.13.0+cu130 after." in text
     assert "float32_matmul_precision 'highest' -> 'high'" in text
+
+
+def test_math_mode_recorded_by_captures_is_compared() -> None:
+    x = torch.randn(64, 64)
+    before = jupyter_brrr.profile(lambda: x @ x)
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")
+    try:
+        after = jupyter_brrr.profile(lambda: x @ x)
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    (warning,) = [w for w in jupyter_brrr.diff(before, after).warnings if "math mode" in w]
+    assert f"float32_matmul_precision {previous!r} -> 'high'" in warning
 
 
 def test_different_shapes_and_dtypes_are_flagged() -> None:

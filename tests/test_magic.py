@@ -52,7 +52,10 @@ def test_warmup_and_repeat_count_runs(ip) -> None:
     assert ip.user_ns["_brrr"].summary["span_source"] == "host_clock_unprofiled"
 
 
-def test_quiet_shows_nothing_and_name_is_kept(ip) -> None:
+def test_quiet_shows_nothing_and_name_is_kept(
+    ip, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a named run's history goes beside "the notebook": here
     _, out = run(ip, "torch.ones(4) + 1", "--quiet --name mine")
     assert out.outputs == []
     assert ip.user_ns["_brrr"].name == "mine"
