@@ -3,7 +3,7 @@
 Public API::
 
     %load_ext jupyter_brrr        # then %%brrr on a cell
-    jupyter_brrr.profile(fn, *args, warmup=0, repeat=1, **kwargs) -> Report
+    jupyter_brrr.profile(fn, *args, warmup=0, repeat=1, burst=False, **kwargs) -> Report
     jupyter_brrr.load("trace.json.gz") -> Report
     jupyter_brrr.measure_peaks() -> Peaks
     jupyter_brrr.Report.from_json(text) -> Report
@@ -77,13 +77,19 @@ def profile(
     cpu: bool = False,
     target: str | None = None,
     items: float | None = None,
+    burst: bool = False,
     **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and return its Report.
 
-    ``warmup`` unprofiled runs come first; with ``warmup`` or ``repeat`` > 1, ``repeat`` runs are
-    timed with CUDA events without the profiler (the span the report trusts), then one run is
-    profiled. So ``fn`` runs ``warmup + repeat + 1`` times in that case, once by default.
+    By default ``fn`` runs once, profiled. With ``warmup`` or ``repeat`` > 1 it warms up first,
+    unprofiled, then ``repeat`` runs are timed with CUDA events without the profiler (the span
+    the report trusts: their median, with their spread, the SM clock and power while they ran),
+    then one run is profiled. On a GPU the warm-up is sustained: at least ``warmup`` runs, and
+    more until about a second has passed and the SM clock has stopped falling (at most 5 s);
+    ``burst=True`` warms up exactly ``warmup`` runs instead (the GPU may still be at its boost
+    clock). So ``fn`` runs ``warmup + repeat + 1`` times with ``burst=True`` or on the CPU, and
+    at least that many on a GPU; ``report.summary["runs"]`` says how many.
     An error in ``fn`` propagates after the profiler has stopped. ``target`` (``"30ms"``, or
     ``"2000/s"`` with ``items`` per run) adds a plan for reaching it (``report.target``).
     """
@@ -93,7 +99,9 @@ def profile(
 
     goal = parse_goal(target, items) if target is not None else None  # bad input: before running
     name = getattr(fn, "__qualname__", None) or repr(fn)
-    result = capture(lambda: fn(*args, **kwargs), warmup=warmup, repeat=repeat, cpu=cpu, name=name)
+    result = capture(
+        lambda: fn(*args, **kwargs), warmup=warmup, repeat=repeat, cpu=cpu, burst=burst, name=name
+    )
     if result.error is not None:
         raise result.error
     if goal is not None:

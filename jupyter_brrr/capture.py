@@ -1,15 +1,28 @@
 """Run code under the PyTorch profiler, time it honestly, and turn what it recorded into a Report.
 
 The protocol, and why:
-- ``warmup`` runs first, unprofiled, so module loading, cuBLAS handles, allocator growth and
-  compilation stay out of the numbers.
-- With ``warmup`` or ``repeat`` > 1, ``repeat`` runs are timed WITHOUT the profiler, each
-  bracketed by CUDA events: the profiler slows the host side and inflates idle time, so the
-  median of these is the span the report calls the truth.
-- One run is profiled (CPU + CUDA activities, shapes), bracketed by CUDA events too, with the
-  peak-memory counter reset before it. Its kernels give the busy time and the split.
-With the defaults (no warm-up, one run) the code runs exactly once, profiled, and the report says
-that its numbers include first-run costs and profiler overhead.
+- Without ``warmup`` or ``repeat`` (protocol "single") the code runs exactly once, profiled, and
+  the report says that its numbers include first-run costs and profiler overhead.
+- Otherwise it warms up first, unprofiled, so module loading, cuBLAS handles, allocator growth and
+  compilation stay out of the numbers. On a GPU the warm-up is "sustained" by default: at least
+  ``warmup`` runs, then more, back to back, until ``WARMUP_S`` has passed and the SM clock has
+  stopped falling (a GEMM-heavy H200 drops from its 1980 MHz boost clock to about 1750 MHz at
+  its power limit within a few hundred milliseconds), at most ``WARMUP_CAP_S`` or
+  ``WARMUP_MAX_RUNS``, and no run started that would end past the cap by the last run's time
+  (so a slow cell warms up once). ``burst=True`` (and the CPU, which has no GPU clock to wait
+  for) runs exactly ``warmup`` runs: a short burst, at whatever clock the GPU is at.
+- Then ``repeat`` runs are timed WITHOUT the profiler, each bracketed by CUDA events (the host
+  clock on a CPU), with the SM clock and power draw read after each (``clocks``): the profiler
+  slows the host side and inflates idle time, so the median of these is the span the report
+  calls the truth; their spread, and whether they agree (``spread.findings``), go with it.
+- One run is profiled (CPU + CUDA activities, shapes), bracketed by CUDA events too. Before it,
+  nothing of the earlier runs is held: each run's value is dropped as it returns, a cell's
+  variables are set back to what they were before the cell (``namespace``), and a garbage
+  collection frees what cycles held (an output holding its autograd graph). Its memory figures:
+  ``memory_before_bytes`` allocated when it starts, ``peak_memory_bytes`` the allocator's peak
+  during it, ``memory_increase_bytes`` their difference (what one run needs on top of what was
+  there), ``memory_after_bytes`` what it left allocated (its value held), all from the CUDA
+  caching allocator's counters (the sizes it hands out, rounded to its 512-byte blocks).
 """
 
 from __future__ import annotations
@@ -27,9 +40,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import analysis, peaks
+from . import analysis, peaks, spread
+from .clocks import GpuSensors, settled
 from .events import read_trace
 from .report import Report, steady_state_options
+
+# The sustained warm-up: at least this long, and until the SM clock has not fallen by more than
+# CLOCK_TOLERANCE for CLOCK_SETTLE_S (read every CLOCK_SAMPLE_S); never past WARMUP_CAP_S or
+# WARMUP_MAX_RUNS runs (a cell of a few microseconds would otherwise run a million times).
+WARMUP_S = 1.0
+WARMUP_CAP_S = 5.0
+WARMUP_MAX_RUNS = 10_000
+CLOCK_SETTLE_S = 0.3
+CLOCK_SAMPLE_S = 0.02
+CLOCK_TOLERANCE = 0.01
+
+PROTOCOLS = ("single", "burst", "sustained")
 
 
 @dataclass
@@ -41,17 +67,42 @@ class Capture:
     error: BaseException | None = None
 
 
+@dataclass
+class WarmUp:
+    """What the warm-up did: runs, wall time, the SM clock before and after, why it ended
+    ("runs": the runs asked for; "settled": the time passed and the clock stopped falling;
+    "time": the time passed, no clock to read; "cap": the time cap; "max runs")."""
+
+    runs: int = 0
+    seconds: float = 0.0
+    clock_start_mhz: float | None = None
+    clock_end_mhz: float | None = None
+    ended: str = "runs"
+
+
+def protocol_of(*, warmup: int, repeat: int, gpu: bool, burst: bool) -> str:
+    """The timing protocol a capture uses: "single" (one profiled run), "sustained" (a GPU
+    warm-up to the steady clock) or "burst" (exactly the warm-up runs asked for)."""
+    if warmup == 0 and repeat == 1:
+        return "single"
+    return "sustained" if gpu and not burst else "burst"
+
+
 def capture(
     fn: Callable[[], Any],
     *,
     warmup: int = 0,
     repeat: int = 1,
     cpu: bool = False,
+    burst: bool = False,
     name: str = "",
     source: str = "profile",
+    namespace: dict | None = None,
 ) -> Capture:
-    """Run ``fn`` as the module docstring describes. Never raises the code's own error: it comes
-    back in ``Capture.error``, with a partial report when the profiled run had recorded something."""
+    """Run ``fn`` as the module docstring describes. ``namespace``: where the code binds its names
+    (a cell's globals), set back before the profiled run. Never raises the code's own error: it
+    comes back in ``Capture.error``, with a partial report when the profiled run had recorded
+    something."""
     __tracebackhide__ = True
     import torch
 
@@ -59,35 +110,50 @@ def capture(
         raise ValueError(
             f"warmup must be >= 0 and repeat >= 1 (got warmup={warmup}, repeat={repeat})."
         )
+    if burst and warmup == 0 and repeat == 1:
+        raise ValueError(
+            "burst changes the warm-up before timed runs, and none were asked for: give "
+            "warmup and repeat too (e.g. warmup=1, repeat=5, burst=True)."
+        )
     gpu = torch.cuda.is_available() and not cpu
-    steady = warmup > 0 or repeat > 1
+    protocol = protocol_of(warmup=warmup, repeat=repeat, gpu=gpu, burst=burst)
+    steady = protocol != "single"
     runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}
     spans: list[float] = []
+    sensors = GpuSensors() if gpu and steady else None
+    readings: list[tuple[float | None, float | None]] = []
+    warm = WarmUp()
+    # The bindings before the cell: the earlier runs' values must not be held by the profiled
+    # one (a plain run of the cell starts from these).
+    bindings = dict(namespace) if namespace is not None and steady else None
     try:
-        for _ in range(warmup):
-            fn()
-            runs["warmup"] += 1
-        if gpu:
-            torch.cuda.synchronize()
         if steady:
+            warm = _warm_up(fn, warmup, protocol == "sustained", gpu, sensors, runs)
             for _ in range(repeat):
-                span, _value = _timed(fn, gpu)
-                spans.append(span)
+                spans.append(_timed(fn, gpu)[0])  # the value is dropped as the run ends
                 runs["timed"] += 1
+                if sensors is not None:
+                    readings.append((sensors.sm_clock_mhz(), sensors.power_w()))
     except BaseException as error:  # the user's code failed (or Ctrl-C): report, then re-raise
         runs["total"] = runs["warmup"] + runs["timed"]
         _release(error)
         return Capture(None, error=error)
     runs["total"] = runs["warmup"] + runs["timed"]
+    if bindings is not None:
+        _set_back(namespace, bindings)
+    del bindings
+    if steady:
+        gc.collect()  # what reference cycles of the earlier runs still hold
 
     trace_path = _new_trace_path()
     value, error = None, None
     profiled_span = None
     wall = None
+    memory = _Memory(gpu)
+    memory.start()  # before the profiler: its synchronisation is not the code's
     activities = [torch.profiler.ProfilerActivity.CPU]
     if gpu:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-        torch.cuda.reset_peak_memory_stats()
     profiler = torch.profiler.profile(activities=activities, record_shapes=True)
     with warnings.catch_warnings(), _quiet_native_stderr():
         # torch warns that a profiler clears its events each cycle: true and harmless here.
@@ -104,6 +170,7 @@ def capture(
     finally:
         with _quiet_native_stderr():
             profiler.stop()
+        memory.stop()
         runs["profiled"] = 1
         runs["total"] += 1
     try:
@@ -111,8 +178,12 @@ def capture(
         report = _report(
             trace_path,
             gpu=gpu,
-            steady=steady,
+            protocol=protocol,
             spans=spans,
+            readings=readings,
+            warm=warm,
+            sensors=sensors,
+            memory=memory,
             profiled_span=profiled_span,
             wall=wall,
             runs=runs,
@@ -133,6 +204,113 @@ def capture(
     if error is not None:
         _release(error)
     return Capture(report, value=value, error=error)
+
+
+def _warm_up(
+    fn: Callable[[], Any],
+    at_least: int,
+    sustained: bool,
+    gpu: bool,
+    sensors: GpuSensors | None,
+    runs: dict,
+) -> WarmUp:
+    """Warm up as the module docstring says; each run's value is dropped as it returns."""
+    __tracebackhide__ = True
+    warm = WarmUp()
+    read = sensors is not None and sensors.available
+    samples: list[tuple[float, float]] = []
+    started = time.perf_counter()
+    if read:
+        warm.clock_start_mhz = sensors.sm_clock_mhz()
+        if warm.clock_start_mhz is not None:
+            samples.append((0.0, warm.clock_start_mhz))
+    last_sample = last_run = 0.0
+    while True:
+        now = time.perf_counter() - started
+        if warm.runs >= at_least:
+            if not sustained:
+                break
+            if warm.runs >= max(WARMUP_MAX_RUNS, at_least):
+                warm.ended = "max runs"
+                break
+            if now >= WARMUP_S and settled(samples, CLOCK_SETTLE_S, CLOCK_TOLERANCE):
+                warm.ended = "settled" if len(samples) > 1 else "time"
+                break
+            if now >= WARMUP_CAP_S or (warm.runs and now + last_run > WARMUP_CAP_S):
+                warm.ended = "cap"
+                break
+        fn()
+        warm.runs += 1
+        runs["warmup"] += 1
+        done = time.perf_counter() - started
+        last_run = done - now
+        if read and done - last_sample >= CLOCK_SAMPLE_S:
+            mhz = sensors.sm_clock_mhz()
+            if mhz is not None:
+                samples.append((done, mhz))
+            last_sample = done
+    if gpu:
+        import torch
+
+        torch.cuda.synchronize()
+    warm.seconds = time.perf_counter() - started
+    if read:
+        warm.clock_end_mhz = sensors.sm_clock_mhz()
+    return warm
+
+
+def _set_back(namespace: dict, bindings: dict) -> None:
+    """Give ``namespace`` the bindings it had before the cell: names the cell made go, names it
+    rebound get their old values (mutations in place stay: they cannot be told apart)."""
+    for name in [name for name in namespace if name not in bindings]:
+        del namespace[name]
+    for name, old in bindings.items():
+        if namespace.get(name, _MISSING) is not old:
+            namespace[name] = old
+
+
+_MISSING = object()
+
+
+class _Memory:
+    """The CUDA caching allocator's counters around the profiled run (nothing on a CPU)."""
+
+    def __init__(self, gpu: bool) -> None:
+        self.gpu = gpu
+        self.before: float | None = None
+        self.peak: float | None = None
+        self.after: float | None = None
+        self.capacity: float | None = None
+
+    def start(self) -> None:
+        if not self.gpu:
+            return
+        import torch
+
+        torch.cuda.synchronize()  # frees of the earlier runs are done when the GPU is
+        torch.cuda.reset_peak_memory_stats()
+        self.before = float(torch.cuda.memory_allocated())
+
+    def stop(self) -> None:
+        if not self.gpu or self.before is None:
+            return
+        import torch
+
+        with contextlib.suppress(Exception):  # a device error has already reached the user
+            device = torch.cuda.current_device()
+            self.peak = float(torch.cuda.max_memory_allocated(device))
+            self.after = float(torch.cuda.memory_allocated(device))
+            self.capacity = float(torch.cuda.get_device_properties(device).total_memory)
+
+    def summary(self) -> dict:
+        increase = None
+        if self.peak is not None and self.before is not None:
+            increase = max(self.peak - self.before, 0.0)
+        return {
+            "memory_before_bytes": self.before,
+            "memory_increase_bytes": increase,
+            "memory_after_bytes": self.after,
+        }
 
 
 # Raw traces of this process, kept so that report.save() can write them next to the report; the
@@ -263,22 +441,25 @@ def _torch_version() -> str:
     return str(torch.__version__)
 
 
-def _device_facts(gpu: bool) -> tuple[str, float | None, float | None]:
+def _device_facts(gpu: bool) -> tuple[str, float | None]:
     import torch
 
     if not gpu:
-        return "CPU", None, None
-    device = torch.cuda.current_device()
-    props = torch.cuda.get_device_properties(device)
-    return props.name, float(torch.cuda.max_memory_allocated(device)), float(props.total_memory)
+        return "CPU", None
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return props.name, float(props.total_memory)
 
 
 def _report(
     trace_path: str,
     *,
     gpu: bool,
-    steady: bool,
+    protocol: str,
     spans: list[float],
+    readings: list[tuple[float | None, float | None]],
+    warm: WarmUp,
+    sensors: GpuSensors | None,
+    memory: _Memory,
     profiled_span: float | None,
     wall: float | None,
     runs: dict,
@@ -286,20 +467,17 @@ def _report(
     source: str,
     failed: bool,
 ) -> Report:
-    device, peak_memory, capacity = _device_facts(gpu)
+    device, capacity = _device_facts(gpu)
     device_peaks, peaks_note = peaks.peaks_for(device) if gpu else (None, "")
     notes = []
     if failed:
         notes.append("The code raised an error: this report covers only what ran before it.")
-    if steady and spans:
+    timing = _timing(protocol, gpu, spans, readings, warm, sensors)
+    if protocol != "single" and spans:
         span = statistics.median(spans)
         span_source = "cuda_events_unprofiled" if gpu else "host_clock_unprofiled"
-        if profiled_span:
-            notes.append(
-                f"Span per run: median of {len(spans)} unprofiled runs timed with "
-                f"{'CUDA events' if gpu else 'the host clock'}; the profiled run took "
-                f"{profiled_span * 1e3:.3g} ms ({profiled_span / span:.2f}x): that much the profiler inflated it."
-            )
+        notes.append(_protocol_note(timing, source, profiled_span, span))
+        notes.extend(finding["text"] for finding in timing["findings"])
     else:
         span = profiled_span
         span_source = "cuda_events_profiled" if gpu else "host_clock_profiled"
@@ -317,22 +495,117 @@ def _report(
         span_s=span if gpu else None,
         span_source=span_source,
         runs=runs,
-        peak_memory_bytes=peak_memory,
+        peak_memory_bytes=memory.peak,
         memory_capacity_bytes=capacity,
         device=device,
         notes=notes,
         # Read after the run: a cell that sets them at its start ran with these.
         math_mode=math_mode(),
     )
+    if gpu and memory.peak is None:
+        result.summary["peak_memory_bytes"] = None  # not the trace's: the counters were not read
+    result.summary.update(memory.summary())
     result.summary["warm"] = runs["warmup"] > 0
     result.summary["wall_s"] = wall
     result.summary["profiled_span_s"] = profiled_span
     result.summary["run_spans_s"] = spans
     result.summary["torch_version"] = _torch_version()  # a comparison checks it matches
-    if not gpu and steady and spans:
+    result.summary["timing"] = timing
+    if not gpu and protocol != "single" and spans:
         # CPU op times come from the profiled run, slower than the unprofiled span: cap them.
         s = result.summary
         s["span_s"], s["span_source"] = span, span_source
         s["busy_s"] = s["other_s"] = min(s["busy_s"], span)
         s["idle_s"] = span - s["busy_s"]
     return Report.from_analysis(result, name=name, source=source, trace_path=trace_path)
+
+
+def _timing(
+    protocol: str,
+    gpu: bool,
+    spans: list[float],
+    readings: list[tuple[float | None, float | None]],
+    warm: WarmUp,
+    sensors: GpuSensors | None,
+) -> dict:
+    """``summary["timing"]``: the protocol, the timed runs' spread, clocks and findings."""
+    stats = spread.stats(spans)
+    return {
+        "protocol": protocol,
+        "clock": "cuda_events" if gpu else "host_clock",
+        "warmup_runs": warm.runs,
+        "warmup_s": warm.seconds if protocol != "single" else None,
+        "warmup_ended": warm.ended if protocol != "single" else None,
+        "warmup_sm_clock_mhz": [warm.clock_start_mhz, warm.clock_end_mhz],
+        "timed_runs": len(spans),
+        "min_s": stats.min if stats else None,
+        "q1_s": stats.q1 if stats else None,
+        "median_s": stats.median if stats else None,
+        "q3_s": stats.q3 if stats else None,
+        "max_s": stats.max if stats else None,
+        "spread": stats.spread if stats else None,
+        "sm_clock_mhz": [r[0] for r in readings],
+        "power_w": [r[1] for r in readings],
+        "sensors": "no GPU" if not gpu else (sensors.unavailable if sensors else None),
+        "findings": [f.to_dict() for f in spread.findings(spans)],
+    }
+
+
+def _option(source: str, flag: str) -> str:
+    """A flag in the words of the entry point: ``--burst`` in a cell, ``burst=True`` elsewhere."""
+    return f"--{flag}" if source == "magic" else f"{flag}=True"
+
+
+def _protocol_note(timing: dict, source: str, profiled_span: float | None, span: float) -> str:
+    """How the span was measured, in words: protocol, warm-up, spread, clocks."""
+    clock = "CUDA events" if timing["clock"] == "cuda_events" else "the host clock"
+    runs = timing["warmup_runs"]
+    warm = f"{runs:,} warm-up run{'s' if runs != 1 else ''} in {timing['warmup_s']:.2g} s"
+    start, end = timing["warmup_sm_clock_mhz"]
+    clocks = f" (SM clock {start:.0f} -> {end:.0f} MHz)" if start and end else ""
+    if timing["protocol"] == "sustained":
+        ended = {
+            "settled": "until the SM clock stopped falling",
+            "time": f"for {WARMUP_S:g} s",
+            "cap": f"until its {WARMUP_CAP_S:g} s cap",
+            "max runs": f"until its cap of {WARMUP_MAX_RUNS:,} runs",
+        }.get(timing["warmup_ended"], "")
+        how = f"after a sustained warm-up ({warm}, {ended}{clocks})"
+    elif timing["clock"] == "cuda_events":
+        how = (
+            f"after a burst warm-up ({warm}{clocks}, as asked with {_option(source, 'burst')}): "
+            "the GPU may still have run at its boost clock, faster than in sustained work"
+        )
+    else:
+        how = f"after {warm} (on the CPU the warm-up is the runs asked for)"
+    stats = f"min {_ms(timing['min_s'])}, IQR {_ms(timing['q1_s'])} - {_ms(timing['q3_s'])}"
+    clocks_used = [c for c in timing["sm_clock_mhz"] if c is not None]
+    power = [p for p in timing["power_w"] if p is not None]
+    while_timed = ""
+    if clocks_used:
+        while_timed = f"; SM clock {_range(clocks_used, 'MHz')}"
+        if power:
+            while_timed += f", power {_range(power, 'W')}"
+    elif timing.get("sensors") and timing["clock"] == "cuda_events":
+        while_timed = f"; {timing['sensors']}"
+    text = (
+        f"Span per run: median of {timing['timed_runs']} unprofiled runs timed with {clock} "
+        f"({stats}{while_timed}), {how}."
+    )
+    if profiled_span:
+        text += (
+            f" The profiled run took {_ms(profiled_span)} ({profiled_span / span:.2f}x): "
+            "that much the profiler inflated it."
+        )
+    return text
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
+
+
+def _range(values: list[float], unit: str) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.0f} {unit}" if round(low) == round(high) else f"{low:.0f}-{high:.0f} {unit}"

@@ -63,7 +63,17 @@ class BrrrMagics(Magics):
         metavar="M",
         help=(
             "time M unprofiled runs with CUDA events and report their median span (default 1). "
-            "With --warmup or --repeat > 1 the cell runs N + M + 1 times: warm-up, timed, one profiled"
+            "With --warmup or --repeat > 1 the cell runs the warm-up, M timed runs and one "
+            "profiled run; before that one, its variables are set back to what they were "
+            "before the cell, so its memory peak is one run's"
+        ),
+    )
+    @argument(
+        "--burst",
+        action="store_true",
+        help=(
+            "with --warmup/--repeat: warm up exactly N runs, a short burst (the GPU may still "
+            "be at its boost clock, a few percent faster than in sustained work)"
         ),
     )
     @argument(
@@ -160,8 +170,10 @@ class BrrrMagics(Magics):
             warmup=args.warmup,
             repeat=args.repeat,
             cpu=args.cpu,
+            burst=args.burst,
             name=name,
             source="magic",
+            namespace=self.shell.user_ns,
         )
         report = result.report
         handle = None
@@ -215,9 +227,8 @@ class BrrrMagics(Magics):
         per_call = report.summary.get("span_s") or report.summary.get("wall_s")
         runs = ab.estimate_runs(args.ab_variants, per_call, budget_s=budget)
         say(
-            f"eager vs {', '.join(s.name for s in args.ab_variants[1:])}: the cell will run about "
-            f"{runs:,} more times, or more if a variant is faster than eager (each variant is "
-            f"timed for about {budget:g} s)."
+            f"eager vs {', '.join(s.name for s in args.ab_variants[1:])}: the cell will run at "
+            f"most {runs:,} more times (each variant is timed for about {budget:g} s)."
         )
         for finding in stateful_findings(target.source):
             say(f"warning: the cell looks stateful, and every run changes it: {finding}")
@@ -349,6 +360,11 @@ class BrrrMagics(Magics):
             return None
         if args.warmup < 0 or args.repeat < 1:
             raise UsageError(f"--warmup must be 0 or more and --repeat 1 or more.\n\n{_usage()}")
+        if args.burst and args.warmup == 0 and args.repeat == 1:
+            raise UsageError(
+                "--burst changes the warm-up before timed runs: give --warmup N --repeat M too "
+                f"(e.g. --warmup 1 --repeat 5 --burst).\n\n{_usage()}"
+            )
         args.ab_variants = None
         if args.ab is not None:
             from .actions.variants import parse_variants

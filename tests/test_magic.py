@@ -52,6 +52,34 @@ def test_warmup_and_repeat_count_runs(ip) -> None:
     assert ip.user_ns["_brrr"].summary["span_source"] == "host_clock_unprofiled"
 
 
+def test_the_profiled_run_starts_from_the_cells_bindings_before_it(ip) -> None:
+    # Warm-up and timed runs each leave y bound (as a plain re-run does); the profiled run must
+    # not hold theirs, or its memory peak counts two outputs.
+    ip.user_ns.update(refs=[], held=[], n=0)
+    ip.user_ns.pop("y", None)
+    cell = (
+        "import weakref\n"
+        "held.append(sum(r() is not None for r in refs))\n"
+        "y = torch.ones(4096) * 2\n"
+        "refs.append(weakref.ref(y))\n"
+        "n = n + 1"
+    )
+    run(ip, cell, "--warmup 1 --repeat 2 --quiet")
+    assert ip.user_ns["held"] == [0, 1, 1, 0]
+    assert ip.user_ns["refs"][-1]() is ip.user_ns["y"]  # the variables are the profiled run's
+    assert ip.user_ns["n"] == 1  # as after one plain run
+
+
+def test_the_report_names_its_timing_protocol(ip) -> None:
+    run(ip, "torch.ones(8) * 2", "--warmup 1 --repeat 3 --burst --quiet")
+    report = ip.user_ns["_brrr"]
+    assert report.summary["timing"]["protocol"] == "burst"
+    assert report.summary["runs"] == {"warmup": 1, "timed": 3, "profiled": 1, "total": 5}
+    assert report.summary["timing"]["timed_runs"] == 3
+    with pytest.raises(UsageError, match="--burst changes the warm-up"):
+        ip.run_cell_magic("brrr", "--burst", "1")
+
+
 def test_quiet_shows_nothing_and_name_is_kept(
     ip, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -71,6 +99,7 @@ def test_help_runs_nothing(ip) -> None:
     value, out = run(ip, "ran = True", "--help")
     assert value is None and ip.user_ns["ran"] is False
     assert "--warmup" in out.stdout and "--repeat" in out.stdout and "--cpu" in out.stdout
+    assert "--burst" in out.stdout
 
 
 @pytest.mark.parametrize("line", ["--bogus", "--warmup x", "--repeat 0", "--warmup -1"])
