@@ -54,7 +54,11 @@ class BrrrMagics(Magics):
         type=int,
         default=0,
         metavar="N",
-        help="run the cell N times unprofiled first, so first-run costs stay out (default 0)",
+        help=(
+            "run the cell at least N times unprofiled first, so first-run costs stay out "
+            "(default 0); on a GPU the warm-up goes on until about 1 s has passed and the SM "
+            "clock has stopped falling (at most 5 s), unless --burst"
+        ),
     )
     @argument(
         "--repeat",
@@ -245,6 +249,8 @@ class BrrrMagics(Magics):
                 budget_s=budget,
                 cpu=args.cpu,
                 progress=progress,
+                max_runs=runs,
+                report=report,
             )
         except KeyboardInterrupt:
             say("interrupted: the A/B stopped; the profiler is off and the kernel usable.")

@@ -10,6 +10,7 @@ import json
 import os
 import threading
 import time
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -40,6 +41,8 @@ VARIANT_KEYS = {
     "error",
     "error_line",
     "launches",  # beyond the renderer's fields: kernel and graph launches per run
+    "fallback_reason",  # why torch.compile ran eager's code (verdict "fallback")
+    "paired_rounds",  # rounds behind the speed-up's ratios
 }
 DATA = os.path.join(os.path.dirname(__file__), "data")
 cuda = torch.cuda.is_available()
@@ -144,7 +147,15 @@ def test_ab_dict_is_json_safe_and_round_trips(result) -> None:
     assert set(doc) == {"variants", "notes", "baseline", "fused_ops", "runs_total"}
     for variant in doc["variants"]:
         assert set(variant) == VARIANT_KEYS
-        assert variant["verdict"] in ("baseline", "faster", "slower", "noise", "failed", "mismatch")
+        assert variant["verdict"] in (
+            "baseline",
+            "faster",
+            "slower",
+            "noise",
+            "fallback",
+            "failed",
+            "mismatch",
+        )
         assert isinstance(variant["graph_breaks"], list)
     text = json.dumps(doc, allow_nan=False)  # no NaN or infinity anywhere
     assert json.loads(text) == doc
@@ -315,7 +326,40 @@ def test_estimate_runs_grows_with_budget_and_variants() -> None:
     assert one > 2 * ab.DEFAULT_WARMUP
     assert ab.estimate_runs(["compile"], 1e-3, budget_s=2.0) > one
     assert ab.estimate_runs(["compile", "graph"], 1e-3, budget_s=1.0) > one
-    assert ab.estimate_runs(["compile"], None) > 0  # no time known: still an estimate
+    assert ab.estimate_runs(["compile"], None) > 0  # no time known: still a bound
+
+
+@pytest.mark.parametrize("hint_factor", [10.0, 1.0, 0.1])
+def test_the_announced_runs_bound_the_real_calls(hint_factor: float) -> None:
+    # Eager takes about 2 ms, the variant about 100x less: an estimate that assumed every variant
+    # as fast as eager (issue 15: 6-15x too low) is beaten by the fast one; and the time it is
+    # made from may be a first, slower run (10x) or a luckier one (0.1x).
+    calls = {"eager": 0, "fast": 0}
+
+    def slow(x: torch.Tensor) -> torch.Tensor:
+        calls["eager"] += 1
+        time.sleep(0.002)
+        return x + 1
+
+    def fast(x: torch.Tensor) -> torch.Tensor:
+        calls["fast"] += 1
+        return x + 1
+
+    variants = [("fast", fast)]
+    announced = ab.estimate_runs(variants, 0.002 * hint_factor, budget_s=0.2)
+    result = compare(slow, torch.ones(4), variants=variants, budget_s=0.2, max_runs=announced)
+    assert result.runs_total == calls["eager"] + calls["fast"]  # the count is the real one
+    assert result.runs_total <= announced
+    assert result["fast"].verdict == "faster" and result["eager"].median_s > 1.5e-3
+    if hint_factor == 10.0:
+        # The fast variant would have run about 2,000 times in its 0.2 s: it was held back.
+        assert calls["fast"] < 1000
+        assert any("shorter blocks" in note for note in result.notes)
+
+
+def test_too_few_runs_allowed_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_runs=12 is too few"):
+        compare(coscos, torch.ones(2), variants=[("same", coscos)], max_runs=12)
 
 
 def test_bad_arguments() -> None:
@@ -382,6 +426,89 @@ def test_explanation_names_the_idle_time_a_graph_removes() -> None:
     compiled.report = jupyter_brrr.load(os.path.join(DATA, "coscos_compiled.json.gz"))
     ab._explain(base, compiled, ["aten::cos"], gpu=True)
     assert "Fused away: aten::cos (into triton_poi_fused_cos_0)." in compiled.why
+
+
+# --- a baseline that holds -------------------------------------------------------------------------
+
+
+def test_a_variant_doing_eagers_work_is_the_same_work_and_a_compiled_one_is_not() -> None:
+    eager = jupyter_brrr.load(os.path.join(DATA, "coscos_eager.json.gz"))
+    compiled = jupyter_brrr.load(os.path.join(DATA, "coscos_compiled.json.gz"))
+    again = jupyter_brrr.load(os.path.join(DATA, "coscos_eager.json.gz"))
+    assert ab.same_work(eager, again) == "the same 6 kernels in the same 6 launches as eager"
+    assert ab.same_work(eager, compiled) is None  # a compiled region, one fused kernel
+    # The same kernels in fewer launches (a CUDA graph) is not the same work either.
+    replayed = jupyter_brrr.load(os.path.join(DATA, "coscos_eager.json.gz"))
+    replayed.summary["launch_count"] = 1
+    assert ab.same_work(eager, replayed) is None
+    cpu = jupyter_brrr.load(os.path.join(DATA, "cpu_only.json.gz"))
+    assert ab.same_work(cpu, cpu).startswith("the same ")
+    assert ab.same_work(cpu, eager) is None
+
+
+@pytest.mark.slow
+def test_a_model_dynamo_cannot_compile_reads_fell_back() -> None:
+    # Dynamo declines nn.GRU as a whole (torch._dynamo.config.allow_rnn is off): the compiled
+    # function runs eager's code, and whatever its timing says, it is neither faster nor slower.
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(16, 32, num_layers=2, batch_first=True).eval()
+
+    def gru_forward(x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return gru(x)[0]
+
+    result = compare(gru_forward, torch.randn(4, 12, 16), variants=["compile"], budget_s=0.2)
+    c = result["compile"]
+    assert c.verdict == "fallback", result
+    assert c.speedup is None and c.speedup_low is None and c.median_s is not None
+    assert "RNN, GRU, or LSTM" in c.fallback_reason
+    assert "torch op calls as eager" in c.fallback_reason
+    assert c.correct is True
+    assert "unchanged: fell back to eager" in repr(result)
+    note = next(n for n in result.notes if n.startswith("compile: unchanged"))
+    assert "noise of this machine between identical work" in note
+    assert result.to_dict()["variants"][1]["verdict"] == "fallback"
+
+
+def test_paired_rounds_are_counted() -> None:
+    r = compare(coscos, torch.ones(64), variants=[("same", coscos)], budget_s=0.05, rounds=6)
+    assert r["same"].paired_rounds == 6
+    assert r["same"].verdict in ("noise", "faster", "slower")
+
+
+def blocks(name: str, times: list[float]) -> ab.VariantResult:
+    median = sorted(times)[len(times) // 2]
+    return ab.VariantResult(name=name, kind="eager", times_s=times, median_s=median)
+
+
+def test_blocks_at_two_levels_are_warned_about() -> None:
+    eager = blocks("eager", [1e-3, 1.01e-3, 0.99e-3, 1e-3, 1.02e-3, 1e-3])
+    graph = blocks("graph", [1e-4, 1e-4, 1.01e-4, 1.6e-4, 1.61e-4, 1.6e-4])
+    notes = ab.agreement_notes(ab.ABResult(variants=[eager, graph]), None, gpu=False)
+    assert len(notes) == 1 and notes[0].startswith("graph: its timed blocks sat at two levels")
+    assert "(3 blocks)" in notes[0]
+
+
+def test_a_baseline_far_from_the_reports_span_is_warned_about() -> None:
+    delay = [0.004]
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        time.sleep(delay[0])
+        return x + 1
+
+    x = torch.ones(4)
+    report = jupyter_brrr.profile(step, x, warmup=1, repeat=5)
+    target = ab.Target.of(step, (x,))
+
+    same = ab.run(target, [("same", step)], budget_s=0.1, report=report)
+    assert not any("eager baseline" in note for note in same.notes), same.notes
+    delay[0] = 0.008  # the machine, or the code, slowed down since the report
+    slower = ab.run(target, [("same", step)], budget_s=0.1, report=report)
+    note = next(n for n in slower.notes if "eager baseline" in n)
+    assert "differs from the report's span" in note and "median of 5 timed runs" in note
+    # A report of one profiled run has no timed span to hold the baseline to.
+    single = SimpleNamespace(summary={**report.summary, "span_source": "host_clock_profiled"})
+    assert ab.agreement_notes(slower, single, gpu=False) == []
 
 
 def test_dynamo_watch_reads_graph_break_and_recompile_messages() -> None:

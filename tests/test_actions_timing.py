@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from jupyter_brrr.actions import timing
@@ -96,3 +97,46 @@ def test_long_budgets_make_more_rounds_not_longer_blocks() -> None:
     p = plan({"eager": 1e-4}, budget_s=120.0)
     assert p.blocks["eager"] * 1e-4 <= timing.MAX_BLOCK_S * 1.01
     assert p.rounds * p.blocks["eager"] * 1e-4 == pytest.approx(120.0, rel=0.05)
+
+
+def test_paired_ratios_cancel_a_level_shift_between_rounds() -> None:
+    # The host moved from one speed level to another half-way (the H200's launch-bound drift):
+    # both variants slowed together. Medians timed apart mix the levels; the ratios do not.
+    eager = {0: 1.0, 1: 1.01, 2: 0.99, 3: 1.6, 4: 1.61, 5: 1.59}
+    graph = {r: t / 2.0 for r, t in eager.items()}
+    paired = timing.paired_speedup(eager, graph)
+    assert paired.value == pytest.approx(2.0) and paired.verdict == "faster"
+    assert paired.low == pytest.approx(2.0) and paired.high == pytest.approx(2.0)
+    assert paired.rounds == 6
+    unpaired = speedup(stats(list(eager.values())), stats(list(graph.values())))
+    assert unpaired.high / unpaired.low > 2.0  # the level shift, counted as spread
+
+
+def test_paired_ratios_use_common_rounds_only() -> None:
+    eager = {0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}
+    other = {1: 1.0, 3: 1.001}  # failed after round 3, missed rounds 0 and 2
+    paired = timing.paired_speedup(eager, other)
+    assert paired.rounds == 2 and paired.verdict == "noise"
+    assert timing.paired_speedup(eager, {}) is None
+
+
+def test_caps_bound_the_calls_of_every_plan() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        per_call = {name: float(10 ** rng.uniform(-6, 0.5)) for name in ("eager", "a", "b")}
+        budget = float(10 ** rng.uniform(-2, 1.5))
+        hint = float(10 ** rng.uniform(-6, 0.5))
+        fixed_rounds = int(rng.integers(1, 40)) if rng.random() < 0.3 else None
+        cap = timing.max_timed_calls(hint, budget, fixed_rounds)
+        p = plan(per_call, budget, rounds=fixed_rounds, max_calls=dict.fromkeys(per_call, cap))
+        assert all(calls <= cap for calls in p.calls().values()), (per_call, budget, hint)
+        assert all(block >= 1 for block in p.blocks.values())
+        if fixed_rounds is not None:
+            assert p.rounds == fixed_rounds  # a cap never takes rounds the caller fixed
+
+
+def test_a_cap_shortens_the_blocks_of_a_fast_variant_only() -> None:
+    free = plan({"eager": 1e-3, "graph": 1e-5}, budget_s=1.0)
+    capped = plan({"eager": 1e-3, "graph": 1e-5}, budget_s=1.0, max_calls={"graph": 5_000})
+    assert capped.rounds == free.rounds and capped.blocks["eager"] == free.blocks["eager"]
+    assert capped.calls()["graph"] <= 5_000 < free.calls()["graph"]

@@ -12,6 +12,16 @@ then all variants are timed together, interleaved, for about ``budget_s`` second
 (``timing.py``); then each is profiled once more, so that the comparison can say why one is
 faster: the span split, kernel count, launches, and the ops that disappeared into fused kernels.
 
+The verdicts:
+- a speed-up is the median ratio of eager's block to the variant's block of the same round, with
+  the interquartile range of those ratios (``timing.paired_speedup``);
+- a torch.compile variant whose profiled run did eager's work exactly (the same kernels in the
+  same number of launches on a GPU, the same torch ops on a CPU) and ran no compiled region fell
+  back to eager as a whole: "fallback", with Dynamo's reason, and no speed-up (its difference from
+  eager is noise between identical work, and the notes say how large);
+- notes warn when a variant's blocks sat at two levels (``spread.levels``), and when eager's
+  blocks disagree with the span of the report the A/B belongs to by more than their spreads.
+
 A variant that fails is reported with its reason and line, and the others go on. ``cancel`` (a
 ``threading.Event``) stops the A/B between runs; Ctrl-C (KeyboardInterrupt) stops it too, is
 re-raised, and leaves no profiler running.
@@ -28,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import spread
 from ..report import json_safe
 from ..schema import SPLIT_PARTS
 from . import timing
@@ -53,6 +64,11 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET_S = 2.0
 DEFAULT_WARMUP = 3
+# Eager's blocks and the report's timed runs differ by more than their spreads and this: one of
+# the two was measured in another state of the machine.
+BASELINE_GAP = 0.05
+# Names of the ops that a region compiled by torch.compile shows in a profile.
+_COMPILED_REGION = ("Torch-Compiled Region", "CompiledFunction")
 # The progress step and message of a variant's first calls, by kind (others just warm up).
 _PREPARE_STEPS = {
     "compile": ("compiling", "compiling (first call)"),
@@ -96,7 +112,9 @@ class VariantResult:
     speedup: float | None = None
     speedup_low: float | None = None
     speedup_high: float | None = None
-    verdict: str | None = None  # baseline, faster, slower, noise, failed, mismatch
+    verdict: str | None = None  # baseline, faster, slower, noise, fallback, failed, mismatch
+    fallback_reason: str | None = None  # why torch.compile ran eager's code (verdict fallback)
+    paired_rounds: int = 0  # rounds whose blocks the speed-up pairs with eager's
     correct: bool | None = None
     max_abs_err: float | None = None
     max_rel_err: float | None = None
@@ -126,6 +144,8 @@ class VariantResult:
                 "speedup_low": self.speedup_low,
                 "speedup_high": self.speedup_high,
                 "verdict": self.verdict,
+                "fallback_reason": self.fallback_reason,
+                "paired_rounds": self.paired_rounds,
                 "correct": self.correct,
                 "max_abs_err": self.max_abs_err,
                 "max_rel_err": self.max_rel_err,
@@ -186,6 +206,7 @@ class ABResult:
                     "speedup_low": v.speedup_low,
                     "speedup_high": v.speedup_high,
                     "verdict": v.verdict,
+                    "fallback_reason": v.fallback_reason,
                     "correct": v.correct,
                     "max_abs_err": v.max_abs_err,
                     "max_rel_err": v.max_rel_err,
@@ -241,6 +262,7 @@ def compare(
     atol: float | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[Progress], None] | None = None,
+    max_runs: int | None = None,
     **kwargs: Any,
 ) -> ABResult:
     """Compare ``fn(*args, **kwargs)`` as eager, torch.compile and a CUDA graph.
@@ -253,7 +275,9 @@ def compare(
     ``cpu``: time with the host clock and profile CPU ops only. ``profile``: profile each
     variant once more to explain the difference. ``rtol``/``atol`` override the per-dtype
     tolerances of the output check. ``cancel``: set it (from another thread, or from
-    ``progress``) to stop between runs; the result then has ``cancelled=True``.
+    ``progress``) to stop between runs; the result then has ``cancelled=True``. ``max_runs``:
+    the most times ``fn`` may run in all (``estimate_runs`` gives the bound for a call time);
+    a variant that would run more is timed in shorter blocks.
 
     ``fn`` runs many times (the result's ``runs_total`` says how many): it should not change
     state (train, append, write files).
@@ -272,6 +296,7 @@ def compare(
         atol=atol,
         cancel=cancel,
         progress=progress,
+        max_runs=max_runs,
     )
 
 
@@ -284,15 +309,44 @@ def estimate_runs(
     rounds: int | None = None,
     profile: bool = True,
 ) -> int:
-    """About how many times an A/B runs the code, from one run's time (every variant assumed as
-    fast as eager: a faster one runs more often in the same budget)."""
+    """The most times an A/B runs the code, announced from one run's time ``per_call_s`` (the
+    report's span; 1 ms when unknown): pass it to ``run`` or ``compare`` as ``max_runs`` and
+    they stay under it. Each variant may make ``timing.max_timed_calls`` timed calls (its
+    budget at ``timing.SPEEDUP_ALLOWANCE`` times that speed) besides its fixed runs (compiling
+    or capturing, warm-up, the profiled run); a variant faster still gets shorter blocks, not
+    more calls. The real count is usually lower: a variant at eager's speed makes about
+    ``budget_s / per_call_s`` timed calls."""
     specs = parse_variants(variants)
-    per_call = per_call_s if per_call_s and per_call_s > 0 and math.isfinite(per_call_s) else 1e-3
-    timed = timing.plan({s.name: per_call for s in specs}, budget_s, rounds=rounds).calls()
-    return sum(
-        VARIANT_KINDS[spec.kind].prepare_runs + warmup + timed[spec.name] + (1 if profile else 0)
-        for spec in specs
-    )
+    timed = timing.max_timed_calls(per_call_s, budget_s, rounds)
+    return sum(_fixed_runs(spec, warmup, profile) + timed for spec in specs)
+
+
+def _fixed_runs(spec: VariantSpec, warmup: int, profile: bool) -> int:
+    """Runs of a variant besides its timed blocks: preparing, warming up, the profiled run."""
+    return VARIANT_KINDS[spec.kind].prepare_runs + warmup + (1 if profile else 0)
+
+
+def _timed_caps(
+    specs: list[VariantSpec],
+    max_runs: int | None,
+    warmup: int,
+    profile: bool,
+    rounds: int | None,
+) -> dict[str, int] | None:
+    """Each variant's share of ``max_runs`` for its timed calls (equal shares once the fixed
+    runs are set aside, as ``estimate_runs`` counts them); None without a bound."""
+    if max_runs is None:
+        return None
+    fixed = sum(_fixed_runs(spec, warmup, profile) for spec in specs)
+    share = (max_runs - fixed) // len(specs)
+    least = 2 * (rounds if rounds is not None else timing.MIN_ROUNDS)
+    if share < least:
+        raise ValueError(
+            f"max_runs={max_runs} is too few for this A/B: compiling, capturing, warm-up and "
+            f"profiling take {fixed} runs, and each of the {len(specs)} variants needs at least "
+            f"{least} timed calls; allow {fixed + least * len(specs)} or more."
+        )
+    return {spec.name: share for spec in specs}
 
 
 def run(
@@ -309,8 +363,14 @@ def run(
     atol: float | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[Progress], None] | None = None,
+    max_runs: int | None = None,
+    report: Report | None = None,
 ) -> ABResult:
-    """The A/B of a ``Target`` (``compare`` for functions, the magic and controls for cells)."""
+    """The A/B of a ``Target`` (``compare`` for functions, the magic and controls for cells).
+
+    ``max_runs``: the most runs in all, as ``estimate_runs`` announced them. ``report``: the
+    report of the same code that the A/B belongs to; its timed span is checked against eager's.
+    """
     import torch
 
     if budget_s <= 0 or not math.isfinite(budget_s):
@@ -320,8 +380,11 @@ def run(
             f"warmup must be 1 or more (got {warmup}): the check and the timing plan use it."
         )
     specs = parse_variants(variants)
+    caps = _timed_caps(specs, max_runs, warmup, profile, rounds)
     gpu = not cpu and torch.cuda.is_available()
     run_state = _Run(target, specs, gpu, warmup, check, rtol, atol, cancel, progress)
+    run_state.caps = caps
+    run_state.report = report
     started = time.perf_counter()
     try:
         with DynamoWatch(target.home_files) as watch:
@@ -348,6 +411,7 @@ class _State:
     def __init__(self, variant: Variant) -> None:
         self.variant = variant
         self.times: list[float] = []
+        self.rounds_timed: list[int] = []  # the round of each of ``times``
         self.block = 0
         self.timed_runs = 0
         self.per_call: float | None = None
@@ -401,6 +465,9 @@ class _Run:
         self.notes: list[str] = []
         self.reference: Any = None
         self.reference_ok = False
+        self.caps: dict[str, int] | None = None  # timed calls allowed per variant
+        self.capped: set[str] = set()  # variants whose blocks the caps shortened
+        self.report: Report | None = None  # the report the A/B belongs to
         self._last_step: tuple[str, str | None] | None = None
 
     # --- bookkeeping ---
@@ -538,12 +605,13 @@ class _Run:
         if not self.states[0].ok:
             return
         alive = [s for s in self.states if s.ok]
-        plan = timing.plan({s.name: s.per_call or 0.0 for s in alive}, budget_s, rounds=rounds)
+        plan = self._plan(alive, budget_s, rounds)
         self._use(plan, alive)
         by_name = {s.name: s for s in alive}
         names = [s.name for s in alive]
         n = len(names)
         r = 0
+        replanned = False
         while r < self.rounds:
             for name in timing.rotation(names, r):
                 state = by_name[name]
@@ -560,6 +628,7 @@ class _Run:
                 )
                 try:
                     state.times.append(self.timer.block(state.variant.call, state.block))
+                    state.rounds_timed.append(r)
                 except _Cancelled:
                     raise
                 except Exception as error:
@@ -573,12 +642,26 @@ class _Run:
                     "eager failed while timing: the speed-ups use the runs before that."
                 )
                 return
-            if r == 0 and rounds is None and self._replan(alive, budget_s):
+            if r == 0 and rounds is None and not replanned and self._replan(alive, budget_s):
                 # The pilot's blocks were sized on a misjudged call: start the rounds afresh.
+                replanned = True
                 for state in alive:
                     state.times.clear()
+                    state.rounds_timed.clear()
                 continue
             r += 1
+
+    def _plan(self, alive: list[_State], budget_s: float, rounds: int | None) -> timing.Plan:
+        """The plan for the variants still running, within what is left of their caps."""
+        per_call = {s.name: s.per_call or 0.0 for s in alive}
+        caps = None
+        if self.caps is not None:
+            caps = {s.name: max(self.caps[s.name] - s.timed_runs, 1) for s in alive}
+        plan = timing.plan(per_call, budget_s, rounds=rounds, max_calls=caps)
+        if caps is not None:
+            free = timing.plan(per_call, budget_s, rounds=rounds).calls()
+            self.capped |= {name for name, calls in plan.calls().items() if calls < free[name]}
+        return plan
 
     def _use(self, plan: timing.Plan, alive: list[_State]) -> None:
         self.rounds = plan.rounds
@@ -602,8 +685,7 @@ class _Run:
         for state in alive:
             if state.name in measured:
                 state.per_call = measured[state.name]
-        plan = timing.plan({s.name: s.per_call or 0.0 for s in alive}, budget_s)
-        self._use(plan, alive)
+        self._use(self._plan(alive, budget_s, None), alive)
         return True
 
     # --- phase 3: profile each variant once ---
@@ -646,9 +728,7 @@ class _Run:
     def result(self, budget_s: float, elapsed_s: float) -> ABResult:
         base = self.states[0]
         stats = [timing.stats(s.times) for s in self.states]
-        results = [
-            self._variant_result(s, st, stats[0]) for s, st in zip(self.states, stats, strict=True)
-        ]
+        results = [self._variant_result(s, st) for s, st in zip(self.states, stats, strict=True)]
         fused = {}
         base_result = results[0]
         for state, res in zip(self.states[1:], results[1:], strict=True):
@@ -685,9 +765,7 @@ class _Run:
                 )
         return result
 
-    def _variant_result(
-        self, state: _State, stats: timing.Stats | None, base_stats: timing.Stats | None
-    ) -> VariantResult:
+    def _variant_result(self, state: _State, stats: timing.Stats | None) -> VariantResult:
         variant = state.variant
         spec = variant.spec
         res = VariantResult(
@@ -713,17 +791,29 @@ class _Run:
         if stats is not None:
             res.median_s, res.iqr_s = stats.median, stats.iqr
         is_base = spec.kind == "eager"
+        base = self.states[0]
         if is_base and stats is not None:
             res.speedup = res.speedup_low = res.speedup_high = 1.0
             res.verdict = "baseline"
-        elif stats is not None and base_stats is not None:
-            sp = timing.speedup(base_stats, stats)
-            res.speedup, res.speedup_low, res.speedup_high, res.verdict = (
-                sp.value,
-                sp.low,
-                sp.high,
-                sp.verdict,
+        elif stats is not None:
+            sp = timing.paired_speedup(
+                dict(zip(base.rounds_timed, base.times, strict=True)),
+                dict(zip(state.rounds_timed, state.times, strict=True)),
             )
+            if sp is not None:
+                res.speedup, res.speedup_low, res.speedup_high, res.verdict = (
+                    sp.value,
+                    sp.low,
+                    sp.high,
+                    sp.verdict,
+                )
+                res.paired_rounds = sp.rounds
+        if spec.kind == "compile" and stats is not None and base.report and state.report:
+            evidence = same_work(base.report, state.report)
+            if evidence is not None:
+                res.verdict = "fallback"
+                res.speedup = res.speedup_low = res.speedup_high = None
+                res.fallback_reason = _fallback_reason(state, evidence)
         if res.error is not None or stats is None:
             res.verdict = "failed"
             if res.error is None:
@@ -747,15 +837,26 @@ class _Run:
                 f"Timing: each variant was warmed up ({self.warmup} calls after compiling or capturing), then "
                 f"timed in {self.rounds} interleaved rounds (order rotated each round, about {budget_s:g} s per "
                 f"variant); each measurement is a block of back-to-back calls timed with {clock}. Median and "
-                "IQR are of the per-call times; the speed-up range runs from eager's Q1 / the variant's Q3 to "
-                f"Q3 / Q1, and a speed-up whose range holds 1x, or under {timing.MIN_EFFECT:.0%}, is noise."
+                "IQR are of each variant's per-call times. A speed-up is the median of the rounds' ratios "
+                "(eager's block over the variant's block of the same round, so that a change of the "
+                "machine's speed between rounds cancels), its range the middle half of those ratios; a "
+                f"speed-up whose range holds 1x, or under {timing.MIN_EFFECT:.0%}, is noise."
+            )
+        if self.capped:
+            notes.append(
+                f"{', '.join(sorted(self.capped))}: timed in shorter blocks than the budget allows, to "
+                "stay within the number of runs announced before the A/B (the variant is much faster "
+                "than the run that number was made from)."
             )
         if any(v.compile_s is not None for v in result.variants):
             notes.append(
                 "compile_s is the first call (compiling; for a CUDA graph: warm-up and capture), kept out of the medians."
             )
         notes.extend(self.notes)
+        notes.extend(agreement_notes(result, self.report, self.gpu))
         for v in result.variants:
+            if v.verdict == "fallback":
+                notes.append(_fallback_note(v, result.variants[0]))
             if v.verdict == "mismatch":
                 notes.append(
                     f"{v.name}: OUTPUTS DIFFER from eager ({v.check_detail}): its speed-up is not a valid "
@@ -775,7 +876,11 @@ class _Run:
                 notes.append(
                     f"{v.name}: {v.recompiles} recompile(s): " + " | ".join(v.recompile_reasons[:5])
                 )
-            notes.extend(v.notes)
+            # A fallback's own note above says that torch.compile fell back, and why.
+            frame_fallback = "torch.compile fell back to eager for a frame"
+            notes.extend(
+                n for n in v.notes if v.verdict != "fallback" or not n.startswith(frame_fallback)
+            )
             if v.why:
                 notes.append(v.why)
         if self.cancelled:
@@ -801,6 +906,121 @@ class _Run:
                 torch.cuda.empty_cache()
             except Exception:  # a device error was already reported as a variant's failure
                 pass
+
+
+# --- checking the baseline --------------------------------------------------------------------------
+
+
+def same_work(base: Report, variant: Report) -> str | None:
+    """How ``variant``'s profiled run did exactly ``base``'s work, in words, or None where it
+    did not: no compiled region, and on a GPU the same kernels (by name and count) in the same
+    number of launches; on a CPU the same torch ops (by name and calls)."""
+    names = variant.ops["name"].astype(str) if len(variant.ops) else []
+    if any(name.startswith(_COMPILED_REGION) for name in names):
+        return None
+    if base.summary.get("gpu") and variant.summary.get("gpu"):
+        kernels = _counts(base.kernels, "count")
+        launches = base.summary.get("launch_count")
+        if (
+            not kernels
+            or kernels != _counts(variant.kernels, "count")
+            or launches != variant.summary.get("launch_count")
+        ):
+            return None
+        total = sum(kernels.values())
+        return f"the same {total:,} kernels in the same {launches:,} launches as eager"
+    if base.summary.get("gpu") or variant.summary.get("gpu"):
+        return None
+    ops = _counts(base.ops, "calls", torch_ops=True)
+    if not ops or ops != _counts(variant.ops, "calls", torch_ops=True):
+        return None
+    return f"the same {sum(ops.values()):,} torch op calls as eager"
+
+
+def _counts(table: pd.DataFrame, weight: str, *, torch_ops: bool = False) -> dict[str, int]:
+    """Occurrences per name in a kernel or op table (rows may stand for several)."""
+    if not len(table) or "name" not in table:
+        return {}
+    names = table["name"].astype(str)
+    weights = table[weight].fillna(1) if weight in table else 1
+    counts = names.to_frame("name").assign(n=weights).groupby("name", sort=False)["n"].sum()
+    if torch_ops:
+        counts = counts[counts.index.str.contains("::")]
+    return {str(name): int(n) for name, n in counts.items() if n}
+
+
+def _fallback_reason(state: _State, evidence: str) -> str:
+    """Dynamo's own reason for running eager's code, where it gave one; the evidence always."""
+    marker = "torch.compile fell back to eager for a frame: "
+    reasons = list(state.events.graph_breaks)  # these name the user's line
+    reasons += [n.removeprefix(marker) for n in state.events.notes if n.startswith(marker)]
+    reason = reasons[0] if reasons else "Dynamo compiled no graph of it"
+    return f"{reason} (it ran {evidence})"
+
+
+def _fallback_note(v: VariantResult, base: VariantResult) -> str:
+    text = f"{v.name}: unchanged: torch.compile fell back to eager: {v.fallback_reason}."
+    if v.median_s and base.median_s:
+        text += (
+            f" Timed at {_ms(v.median_s)} against eager's {_ms(base.median_s)} "
+            f"({v.median_s / base.median_s - 1:+.1%}): the noise of this machine between identical work."
+        )
+    return text
+
+
+def agreement_notes(result: ABResult, report: Report | None, gpu: bool) -> list[str]:
+    """Warnings that the timing disagrees with itself: a variant's blocks at two levels, and
+    eager's blocks against the timed span of ``report``, the report the A/B belongs to."""
+    notes = []
+    for v in result.variants:
+        two = spread.levels(v.times_s)
+        if two is not None and v.verdict != "failed":
+            notes.append(
+                f"{v.name}: its timed blocks sat at two levels, {_ms(two.low_s)} ({len(two.low)} "
+                f"blocks) and {_ms(two.high_s)} ({len(two.high)}): the machine changed speed during "
+                "the A/B (the host CPU, the GPU clock, another process). The speed-ups pair blocks "
+                "of the same round, which cancels a change between rounds; the median time stands "
+                "for one level only."
+            )
+    note = _baseline_disagreement(report, result.variants[0], gpu)
+    if note:
+        notes.append(note)
+    return notes
+
+
+def _baseline_disagreement(report: Report | None, base: VariantResult, gpu: bool) -> str | None:
+    """A warning when eager's median per call is further from the report's timed span than
+    their spreads (and ``BASELINE_GAP``) allow; None where they agree or cannot be compared (a
+    report of one profiled run, another device)."""
+    if report is None or base.median_s is None or not base.times_s:
+        return None
+    summary = report.summary
+    if not str(summary.get("span_source", "")).endswith("_unprofiled"):
+        return None
+    if bool(summary.get("gpu")) != gpu:
+        return None
+    runs = timing.stats(summary.get("run_spans_s") or [])
+    span = runs.median if runs is not None else summary.get("span_s")
+    if not span:
+        return None
+    eager = timing.stats(base.times_s)
+    gap = base.median_s / span - 1.0
+    allowed = BASELINE_GAP + (runs.spread if runs else 0.0) + (eager.spread if eager else 0.0)
+    if abs(gap) <= allowed:
+        return None
+    count = f"median of {runs.n} timed runs" if runs else "its timed span"
+    return (
+        f"The A/B's eager baseline, {_ms(base.median_s)} per call, differs from the report's span, "
+        f"{_ms(span)} ({count}), by {gap:+.0%}, more than their spreads allow ({allowed:.0%}): the "
+        "machine ran at another speed during one of them (the host CPU's level, the GPU clock, "
+        "another process), or the code runs differently back to back than once at a time. The "
+        "speed-ups compare blocks of the same round and hold; each absolute time holds for the "
+        "state it was measured in."
+    )
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.4g} us"
 
 
 # --- explaining the difference --------------------------------------------------------------------
@@ -936,7 +1156,9 @@ def _summary_line(v: VariantResult) -> str:
     if v.verdict == "failed":
         return f"{v.name}: failed: {v.error}" + (f" (at {v.error_line})" if v.error_line else "")
     text = f"{v.name}: {ms(v.median_s)} per run (IQR {ms(v.iqr_s)})"
-    if v.verdict != "baseline" and v.speedup is not None:
+    if v.verdict == "fallback":
+        text += f", unchanged: fell back to eager ({v.fallback_reason})"
+    elif v.verdict != "baseline" and v.speedup is not None:
         text += f", {v.speedup:.2f}x ({v.speedup_low:.2f}-{v.speedup_high:.2f}x): {v.verdict}"
     if v.correct is True:
         text += ", outputs match"
@@ -954,4 +1176,13 @@ def _summary_line(v: VariantResult) -> str:
     return text
 
 
-__all__ = ["ABResult", "Progress", "VariantResult", "compare", "estimate_runs", "fused_ops", "run"]
+__all__ = [
+    "ABResult",
+    "Progress",
+    "VariantResult",
+    "compare",
+    "estimate_runs",
+    "fused_ops",
+    "run",
+    "same_work",
+]

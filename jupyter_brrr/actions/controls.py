@@ -162,9 +162,9 @@ class ABControls:
     def _show_estimate(self) -> None:
         runs = self.estimate_runs([self._compile_spec()])
         text = (
-            f"Each A/B re-runs this cell about {runs:,} times, or more if the variant is faster "
-            f"(eager and the variant, about {float(self.budget.value):g} s of timing each, plus "
-            "compiling), then shows the comparison in the report above."
+            f"Each A/B re-runs this cell at most {runs:,} times (eager and the variant, about "
+            f"{float(self.budget.value):g} s of timing each, plus compiling), then shows the "
+            "comparison in the report above."
         )
         if self.findings:
             text += " <b>The cell looks stateful</b>: you will be asked to confirm."
@@ -181,7 +181,7 @@ class ABControls:
             runs = self.estimate_runs(variants)
             items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:6])
             self.warning.value = (
-                f"<b>This cell looks stateful</b>, and the A/B would run it about {runs:,} times or more: "
+                f"<b>This cell looks stateful</b>, and the A/B would run it up to {runs:,} times: "
                 f"each run may change that state (train the model further, grow a list, write "
                 f"files).<ul>{items}</ul>Run it anyway?"
             )
@@ -241,6 +241,8 @@ class ABControls:
                 cpu=self.cpu,
                 cancel=self.cancel_event,
                 progress=self._progress,
+                max_runs=ab.estimate_runs(variants, self.per_call_s, budget_s=budget_s),
+                report=self.report,
             )
             self.result = result
             if result.cancelled:
