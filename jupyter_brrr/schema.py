@@ -13,7 +13,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "name": "cell [3]",             # what was profiled
       "source": "magic" | "profile" | "trace",
       "created": "2026-11-29T15:50:00+00:00",
-      "summary": {...},               # SUMMARY_KEYS below, plus optional extras
+      "summary": {...},               # SUMMARY_KEYS below, plus optional extras (TIMING below)
       "notes": ["..."],               # plain-language caveats (first-run costs, profiler overhead)
       "recommendations": [{"bottleneck": "overhead" | "memory" | "compute" | "other",
                            "title": "...", "detail": "...", "share": 0.62}],
@@ -33,7 +33,9 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
           "fused_ops": {variant: [op names eager ran that the variant fused away]},
           "variants": [{"name", "median_s", "iqr_s", "runs", "speedup", "speedup_low",
                         "speedup_high", "verdict" ("baseline" | "faster" | "slower" | "noise" |
-                        "failed" | "mismatch"), "correct" (bool | null), "max_abs_err",
+                        "fallback" | "failed" | "mismatch"), "fallback_reason" (why torch.compile
+                        ran eager's code, with a "fallback" verdict and no speed-up),
+                        "paired_rounds", "correct" (bool | null), "max_abs_err",
                         "max_rel_err", "compile_s", "split": {"compute_s", "memory_s",
                         "other_s", "idle_s", "span_s"}, "kernel_count", "launches",
                         "graph_breaks": [...], "recompiles", "error", "error_line"}, ...]}
@@ -68,6 +70,16 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
               "capacity": null | {"peak_bytes", "capacity_bytes", "gpus"},
               "lines": ["..."], "notes": ["..."]}
 
+    Optional summary keys of a captured report (absent from loaded traces and older reports):
+    "memory_before_bytes", "memory_increase_bytes" (peak - before: what one run needs),
+    "memory_after_bytes", "run_spans_s" (each timed run), and
+    TIMING = {"protocol": "single" | "sustained" | "burst", "clock": "cuda_events" |
+              "host_clock", "warmup_runs", "warmup_s", "warmup_ended", "warmup_sm_clock_mhz":
+              [before, after], "timed_runs", "min_s", "q1_s", "median_s", "q3_s", "max_s",
+              "spread" (IQR / median), "sm_clock_mhz": [per timed run], "power_w": [...],
+              "sensors" (why there are no clock readings, or null),
+              "findings": [{"kind": "levels" | "trend" | "spread", "text"}]}
+
 Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
 """
 
@@ -94,8 +106,16 @@ SUMMARY_KEYS = (
     "device",  # device name, e.g. "NVIDIA H200", or "CPU"
     "peaks",  # {"device", "source", "measured", "flops": {dtype: FLOP/s}, "bandwidth": B/s}
     "runs",  # {"warmup", "timed", "profiled", "total"}: how many times the code ran
-    "peak_memory_bytes",
+    "peak_memory_bytes",  # the allocator's peak during the profiled run (or the trace's)
     "memory_capacity_bytes",
+)
+
+# Written by a capture, not by a loaded trace: what the views read when present.
+CAPTURE_SUMMARY_KEYS = (
+    "memory_before_bytes",
+    "memory_increase_bytes",
+    "memory_after_bytes",
+    "timing",
 )
 
 OPS_COLUMNS = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,13 @@ import torch
 
 import jupyter_brrr
 from jupyter_brrr import Report, SchemaError
-from jupyter_brrr.schema import KERNEL_COLUMNS, OPS_COLUMNS, SCHEMA_VERSION, SUMMARY_KEYS
+from jupyter_brrr.schema import (
+    CAPTURE_SUMMARY_KEYS,
+    KERNEL_COLUMNS,
+    OPS_COLUMNS,
+    SCHEMA_VERSION,
+    SUMMARY_KEYS,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -24,6 +31,25 @@ def test_summary_has_the_public_keys(gpt2: Report) -> None:
     for key in SUMMARY_KEYS:
         assert key in gpt2.summary
     assert set(gpt2.summary["peaks"]) >= {"device", "source", "flops", "bandwidth"}
+
+
+def interface_fields(name: str) -> list[str]:
+    """The field names of a TypeScript interface in js/src/schema.ts."""
+    text = (Path(__file__).parents[1] / "js" / "src" / "schema.ts").read_text()
+    body = re.search(r"export interface " + name + r" (?:extends \w+ )?\{(.*?)\n\}", text, re.S)
+    assert body, name
+    return re.findall(r"^  (\w+)\??:", body.group(1), re.M)
+
+
+def test_a_captured_summary_has_the_capture_keys_on_both_sides() -> None:
+    report = jupyter_brrr.profile(lambda a: a * 2, torch.ones(8), warmup=1, repeat=3)
+    assert set(SUMMARY_KEYS) | set(CAPTURE_SUMMARY_KEYS) <= set(report.summary)
+    # The TypeScript reader declares each of them, and every field of the timing.
+    assert set(CAPTURE_SUMMARY_KEYS) <= set(interface_fields("ISummary"))
+    assert set(interface_fields("ITiming")) <= set(report.summary["timing"])
+    python_only = {"clock", "warmup_ended", "warmup_sm_clock_mhz"}  # the notes say these
+    assert set(report.summary["timing"]) - set(interface_fields("ITiming")) <= python_only
+    assert "fallback_reason" in interface_fields("IABVariant")
 
 
 def test_json_round_trip(gpt2: Report) -> None:

@@ -271,6 +271,60 @@ def test_span_source_says_where_the_span_comes_from(gpt2: Report, source: str, l
     assert f"per run ({label})" in html.render(report)
 
 
+def test_the_timed_runs_clocks_and_the_cells_memory_are_shown(gpt2: Report) -> None:
+    # The summary as a sustained capture on the H200 writes it (numbers of one such run).
+    timing = {
+        "protocol": "sustained",
+        "clock": "cuda_events",
+        "warmup_runs": 142,
+        "warmup_s": 1.02,
+        "warmup_ended": "settled",
+        "warmup_sm_clock_mhz": [1980.0, 1740.0],
+        "timed_runs": 5,
+        "min_s": 6.78e-3,
+        "q1_s": 6.8e-3,
+        "median_s": 6.83e-3,
+        "q3_s": 6.86e-3,
+        "max_s": 6.9e-3,
+        "spread": 0.06e-3 / 6.83e-3,
+        "sm_clock_mhz": [1755.0, 1740.0, 1740.0, 1725.0, 1740.0],
+        "power_w": [699.0, 700.0, 698.0, 700.0, 699.0],
+        "sensors": None,
+        "findings": [{"kind": "trend", "text": "The timed runs got steadily slower ..."}],
+    }
+    memory = {
+        "peak_memory_bytes": 1.5e9,
+        "memory_before_bytes": 1.1e9,
+        "memory_increase_bytes": 0.4e9,
+        "memory_after_bytes": 1.3e9,
+    }
+    summary = {**gpt2.summary, "timing": timing, **memory}
+    report = Report.from_json(json.dumps({**json.loads(gpt2.to_json()), "summary": summary}))
+    rows = dict(html.key_figures(report))
+    assert rows["timed runs"] == (
+        "5 runs: min 6.78 ms, median 6.83 ms, IQR 6.8 ms - 6.86 ms (0.9%); sustained warm-up, "
+        "142 runs in 1 s; SM clock 1725-1755 MHz, power 698-700 W; THE RUNS DISAGREE (trend: "
+        "see the notes)"
+    )
+    assert rows["peak memory"] == (
+        "1.5 GB of 150 GB (1%): 1.1 GB allocated before the run, + 400 MB by one run"
+    )
+    text = repr(report)
+    assert "timed runs: 5 runs: min 6.78 ms" in text
+    assert "allocated before the run, + 400 MB by one run" in text
+    # A loaded trace has no timed runs: no line for them.
+    assert "timed runs" not in dict(html.key_figures(gpt2))
+
+
+def test_a_fallback_reads_unchanged(ab: Report) -> None:
+    doc = json.loads(ab.to_json())
+    compiled = next(v for v in doc["ab"]["variants"] if v["name"] != "eager")
+    compiled.update(verdict="fallback", speedup=None, fallback_reason="line 3: no RNN")
+    report = Report.from_json(json.dumps(doc))
+    row = next(r for r in html.ab_rows(report.ab) if r["variant"] == compiled["name"])
+    assert row["verdict"] == "unchanged: fell back to eager" and row["speedup"] == "-"
+
+
 def test_ab_table(ab: Report) -> None:
     fragment = html.render(ab)
     assert "A/B comparison" in fragment

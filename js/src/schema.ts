@@ -59,6 +59,46 @@ export interface IRuns {
   total?: number | null;
 }
 
+/** One way in which the timed runs disagree. */
+export interface ITimingFinding {
+  /** "levels" (two speed levels), "trend" (a drift) or "spread" (a wide spread). */
+  kind: string;
+  /** What it means, in words. */
+  text: string;
+}
+
+/** How the span of a captured report was timed (summary.timing). */
+export interface ITiming {
+  /** "single" (one profiled run), "sustained" (warm-up to the GPU's steady clock) or "burst". */
+  protocol: string;
+  /** Warm-up runs before the timed runs. */
+  warmup_runs: number | null;
+  /** Wall time of the warm-up, in seconds. */
+  warmup_s: number | null;
+  /** Runs timed without the profiler. */
+  timed_runs: number | null;
+  /** Fastest timed run. */
+  min_s: number | null;
+  /** First quartile of the timed runs. */
+  q1_s: number | null;
+  /** Median of the timed runs (the span). */
+  median_s: number | null;
+  /** Third quartile of the timed runs. */
+  q3_s: number | null;
+  /** Slowest timed run. */
+  max_s: number | null;
+  /** IQR over median (the range over median for fewer than four runs). */
+  spread: number | null;
+  /** SM clock in MHz read after each timed run; null where it could not be read. */
+  sm_clock_mhz: (number | null)[];
+  /** Power draw in W read after each timed run. */
+  power_w: (number | null)[];
+  /** Why there are no clock readings, where there are none. */
+  sensors: string | null;
+  /** How the timed runs disagree; empty when they agree. */
+  findings: ITimingFinding[];
+}
+
 /** Cell-level figures: the span and its split, device, peaks, memory. */
 export interface ISummary {
   /** Wall-clock span of the GPU work of one run. */
@@ -83,6 +123,14 @@ export interface ISummary {
   peak_memory_bytes: number | null;
   /** Device memory capacity. */
   memory_capacity_bytes: number | null;
+  /** Optional: memory allocated when the profiled run started. */
+  memory_before_bytes?: number | null;
+  /** Optional: what one run needed on top of that (peak minus before). */
+  memory_increase_bytes?: number | null;
+  /** Optional: memory allocated after the run, its value held. */
+  memory_after_bytes?: number | null;
+  /** Optional: how the span was timed; null for a loaded trace. */
+  timing?: ITiming | null;
   /** Modelled FLOPs over busy_s; null where no op has a cost model. */
   achieved_flops_per_s: number | null;
   /** Modelled bytes over busy_s; null where no op has a cost model. */
@@ -135,8 +183,10 @@ export interface IABVariant {
   speedup_low: number | null;
   /** High end of the speed-up's range. */
   speedup_high: number | null;
-  /** Plain verdict, e.g. "faster", "slower", "noise", "baseline". */
+  /** Plain verdict: "baseline", "faster", "slower", "noise", "fallback", "failed" or "mismatch". */
   verdict: string | null;
+  /** Why torch.compile ran eager's code as a whole (verdict "fallback"). */
+  fallback_reason: string | null;
   /** True when outputs matched the baseline, false on a mismatch, null if unchecked. */
   correct: boolean | null;
   /** Largest absolute difference from the baseline's outputs. */
@@ -500,6 +550,37 @@ function parseRuns(value: unknown): IRuns | null {
   };
 }
 
+function numbers(value: unknown): (number | null)[] {
+  return Array.isArray(value) ? value.map(num) : [];
+}
+
+function parseTiming(value: unknown): ITiming | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const findings = Array.isArray(value.findings)
+    ? value.findings
+        .filter(isObject)
+        .map(f => ({ kind: str(f.kind), text: str(f.text) }))
+    : [];
+  return {
+    protocol: str(value.protocol, 'single'),
+    warmup_runs: num(value.warmup_runs),
+    warmup_s: num(value.warmup_s),
+    timed_runs: num(value.timed_runs),
+    min_s: num(value.min_s),
+    q1_s: num(value.q1_s),
+    median_s: num(value.median_s),
+    q3_s: num(value.q3_s),
+    max_s: num(value.max_s),
+    spread: num(value.spread),
+    sm_clock_mhz: numbers(value.sm_clock_mhz),
+    power_w: numbers(value.power_w),
+    sensors: typeof value.sensors === 'string' ? value.sensors : null,
+    findings
+  };
+}
+
 function parseSummary(value: unknown): ISummary {
   const s = isObject(value) ? value : {};
   return {
@@ -515,6 +596,10 @@ function parseSummary(value: unknown): ISummary {
     runs: parseRuns(s.runs),
     peak_memory_bytes: num(s.peak_memory_bytes),
     memory_capacity_bytes: num(s.memory_capacity_bytes),
+    memory_before_bytes: num(s.memory_before_bytes),
+    memory_increase_bytes: num(s.memory_increase_bytes),
+    memory_after_bytes: num(s.memory_after_bytes),
+    timing: parseTiming(s.timing),
     achieved_flops_per_s: num(s.achieved_flops_per_s),
     achieved_bytes_per_s: num(s.achieved_bytes_per_s),
     gpu: bool(s.gpu),
@@ -559,6 +644,8 @@ function parseVariant(value: unknown): IABVariant | null {
     speedup_low: num(value.speedup_low),
     speedup_high: num(value.speedup_high),
     verdict: typeof value.verdict === 'string' ? value.verdict : null,
+    fallback_reason:
+      typeof value.fallback_reason === 'string' ? value.fallback_reason : null,
     correct: bool(value.correct),
     max_abs_err: num(value.max_abs_err),
     max_rel_err: num(value.max_rel_err),

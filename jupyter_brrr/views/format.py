@@ -145,3 +145,53 @@ def steps_lines(summary: dict) -> list[str]:
     )
     lines.append(f"whole trace ({steps['count']} steps): {seconds(whole)}; {parts}")
     return lines
+
+
+def timed_runs(summary: dict) -> str | None:
+    """The timed runs' spread, protocol and clocks in one line (``summary["timing"]``, written
+    by ``capture``); None for a report without timed runs (one profiled run, a loaded trace)."""
+    timing = summary.get("timing") or {}
+    if not timing.get("timed_runs") or timing.get("median_s") is None:
+        return None
+    text = (
+        f"{timing['timed_runs']} runs: min {seconds(timing.get('min_s'))}, median "
+        f"{seconds(timing['median_s'])}, IQR {seconds(timing.get('q1_s'))} - "
+        f"{seconds(timing.get('q3_s'))} ({100 * (number(timing.get('spread')) or 0):.1f}%)"
+    )
+    protocol = timing.get("protocol")
+    warmup = timing.get("warmup_runs") or 0
+    text += f"; {protocol} warm-up, {warmup:,} run{'s' if warmup != 1 else ''}"
+    if number(timing.get("warmup_s")) is not None:
+        text += f" in {timing['warmup_s']:.2g} s"
+    clocks = [c for c in timing.get("sm_clock_mhz") or [] if c is not None]
+    power = [p for p in timing.get("power_w") or [] if p is not None]
+    if clocks:
+        text += f"; SM clock {_span_of(clocks, 'MHz')}"
+        if power:
+            text += f", power {_span_of(power, 'W')}"
+    findings = [f.get("kind") for f in timing.get("findings") or []]
+    if findings:
+        text += f"; THE RUNS DISAGREE ({', '.join(findings)}: see the notes)"
+    return text
+
+
+def _span_of(values: list[float], unit: str) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.0f} {unit}" if round(low) == round(high) else f"{low:.0f}-{high:.0f} {unit}"
+
+
+def memory(summary: dict) -> str | None:
+    """Peak memory against capacity, with what was there before and one run's increase; None
+    where no peak is known."""
+    peak = number(summary.get("peak_memory_bytes"))
+    if peak is None:
+        return None
+    capacity = number(summary.get("memory_capacity_bytes"))
+    text = size(peak)
+    if capacity:
+        text += f" of {size(capacity)} ({percent(peak, capacity)})"
+    before = number(summary.get("memory_before_bytes"))
+    increase = number(summary.get("memory_increase_bytes"))
+    if before is not None and increase is not None:
+        text += f": {size(before)} allocated before the run, + {size(increase)} by one run"
+    return text

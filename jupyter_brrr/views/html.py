@@ -120,6 +120,8 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         busy = float(s.get("busy_s") or 0.0)
         rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
         rows += [("steps", line) for line in fmt.steps_lines(s)]
+        if fmt.timed_runs(s):
+            rows.append(("timed runs", fmt.timed_runs(s)))
         gaps = s.get("idle_gap_count")
         idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
         rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
@@ -151,13 +153,10 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
             ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
         )
         rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
-    peak_memory = fmt.number(s.get("peak_memory_bytes"))
-    if peak_memory is not None:
-        capacity = fmt.number(s.get("memory_capacity_bytes"))
-        value = fmt.size(peak_memory)
-        if capacity:
-            value += f" of {fmt.size(capacity)} ({fmt.percent(peak_memory, capacity)})"
-        rows.append(("peak memory", value))
+        if fmt.timed_runs(s):
+            rows.append(("timed runs", fmt.timed_runs(s)))
+    if fmt.memory(s):
+        rows.append(("peak memory", fmt.memory(s)))
     rows.append(("runs", f"{fmt.runs(s.get('runs') or {})}; {_warm(report)}"))
     return rows
 
@@ -292,7 +291,11 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
                 "median": fmt.seconds(fmt.number(v.get("median_s"))),
                 "iqr": fmt.seconds(fmt.number(v.get("iqr_s"))),
                 "speedup": speed,
-                "verdict": str(v.get("verdict") or "-"),
+                "verdict": (
+                    "unchanged: fell back to eager"
+                    if v.get("verdict") == "fallback"
+                    else str(v.get("verdict") or "-")
+                ),
                 "correctness": correctness,
                 "compile": fmt.seconds(fmt.number(v.get("compile_s"))),
                 "error": fmt.short(error, 300),

@@ -33,14 +33,14 @@ def summary_lines(report: Report) -> list[str]:
                 f"  achieved {fmt.rate(s.get('achieved_flops_per_s'), 'FLOP/s')} and "
                 f"{fmt.rate(s.get('achieved_bytes_per_s'), 'B/s')} while busy; peaks used: {peaks['source']}"
             )
-        if s.get("peak_memory_bytes") is not None:
-            lines.append(
-                f"  peak memory {fmt.size(s['peak_memory_bytes'])} of {fmt.size(s.get('memory_capacity_bytes'))}"
-            )
+        if fmt.memory(s):
+            lines.append(f"  peak memory {fmt.memory(s)}")
     else:
         lines.append(
             f"CPU op time {fmt.seconds(s['busy_s'])} over {fmt.seconds(span)}; {fmt.runs(s['runs'])}"
         )
+    if fmt.timed_runs(s):
+        lines.append(f"  timed runs: {fmt.timed_runs(s)}")
     for note in report.notes:
         lines.append(f"note: {note}")
     for advice in report.recommendations[:3]:

@@ -132,7 +132,13 @@ export function renderAB(panel: HTMLElement, ctx: IViewContext): void {
         },
         speedupText(v)
       ),
-      h('td', null, v.verdict ?? '\u2014'),
+      h(
+        'td',
+        { title: v.fallback_reason ?? undefined },
+        v.verdict === 'fallback'
+          ? 'unchanged: fell back to eager'
+          : (v.verdict ?? '\u2014')
+      ),
       h('td', null, correctness(v)),
       h('td', { class: 'jp-brrr-num' }, fmtTime(v.compile_s)),
       h('td', { class: 'jp-brrr-num' }, fmtInt(v.kernel_count))

@@ -20,6 +20,38 @@ import {
   tableHead
 } from './common';
 
+/** The timed runs' spread, protocol and clock, for the span card (null without timed runs). */
+function timingDetail(s: ISummary): string | null {
+  const t = s.timing;
+  if (!t || !t.timed_runs || t.median_s === null) {
+    return null;
+  }
+  let text = `median of ${fmtInt(t.timed_runs)} ${t.protocol} runs; min ${fmtTime(t.min_s)}, IQR ${fmtTime(t.q1_s)}\u2013${fmtTime(t.q3_s)}`;
+  const clocks = t.sm_clock_mhz.filter((c): c is number => c !== null);
+  if (clocks.length) {
+    text += `; SM clock ${Math.round(Math.min(...clocks))}\u2013${Math.round(Math.max(...clocks))} MHz`;
+  }
+  if (t.findings.length) {
+    text += `; the runs disagree (${t.findings.map(f => f.kind).join(', ')}: see the notes)`;
+  }
+  return text;
+}
+
+/** What was allocated before the run and what one run added, for the memory card. */
+function memoryDetail(s: ISummary): string | null {
+  const cap = s.memory_capacity_bytes;
+  const pm = s.peak_memory_bytes;
+  let text = cap
+    ? `${fmtPct(pm !== null ? pm / cap : null)} of ${fmtBytes(cap)}`
+    : '';
+  const before = s.memory_before_bytes ?? null;
+  const increase = s.memory_increase_bytes ?? null;
+  if (before !== null && increase !== null) {
+    text += `${text ? '; ' : ''}${fmtBytes(before)} before, +${fmtBytes(increase)} by one run`;
+  }
+  return text || null;
+}
+
 function runsText(runs: IRuns | null): string {
   if (!runs) {
     return '\u2014';
@@ -177,7 +209,12 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   if (!data.cpuOnly) {
     const [spanTitle, spanDetail] = spanScope(s);
     cards.appendChild(
-      card(spanTitle, fmtTime(span), spanDetail, 'brrr-card-span')
+      card(
+        spanTitle,
+        fmtTime(span),
+        timingDetail(s) ?? spanDetail,
+        'brrr-card-span'
+      )
     );
     cards.appendChild(
       card(
@@ -227,9 +264,7 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
       card(
         'Peak memory',
         fmtBytes(pm),
-        cap
-          ? `${fmtPct(pm !== null ? pm / cap : null)} of ${fmtBytes(cap)}`
-          : null,
+        memoryDetail(s),
         'brrr-card-mem',
         cap && pm !== null ? pm / cap : null
       )
