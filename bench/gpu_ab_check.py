@@ -1,6 +1,6 @@
 """The A/B on a real GPU: what issue 4 says must be shown, in one run.
 
-    python bench/gpu_ab_check.py [--out ab_gpu_check.json] [--budget 2] [--only mlp,coscos,gpt2,repeat]
+    python bench/gpu_ab_check.py [--out ab_gpu_check.json] [--budget 2] [--only mlp,coscos,gpt2,gru,repeat]
     python bench/gpu_ab_check.py --quick        # tiny sizes, runs on a CPU too (a smoke test)
 
 Checks (each prints one line, OK or FAIL, and lands in the JSON written to ``--out``):
@@ -12,6 +12,11 @@ Checks (each prints one line, OK or FAIL, and lands in the JSON written to ``--o
   one fused kernel per run where eager has two.
 - gpt2: a GPT-2-small-size forward (12 layers, d=768, 12 heads), bf16, batch 8 x 1024 tokens:
   torch.compile's speed-up and its compile time.
+- gru: a 2-layer ``nn.GRU`` forward (hidden 128, batch 8 x 64 steps, cuDNN: launch-bound, a few
+  hundred kernels per call), ``compare(..., variants=("compile", "graph"))`` three times in a row:
+  the CUDA graph speed-ups within 10% of each other (issue 9: they read 4.6x, 7.0x and 8.1x when
+  the speed-up was a ratio of medians timed apart), and torch.compile, which Dynamo declines for
+  RNNs, reads "fallback" every time (it read 1.11x faster).
 - repeat: the mlp and coscos A/Bs run a second time; every variant's median within 5% of the
   first run's.
 
@@ -132,6 +137,18 @@ class GPT2(nn.Module):
         return self.head(self.ln_f(x))
 
 
+def gru_forward_fn(device: str) -> tuple[Any, torch.Tensor]:
+    torch.manual_seed(0)
+    gru = nn.GRU(64, 128, num_layers=2, batch_first=True).to(device).eval()
+    x = torch.randn(8, 64, 64, device=device)
+
+    def gru_forward(x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return gru(x)[0]
+
+    return gru_forward, x
+
+
 # --- the checks ---------------------------------------------------------------------------------------
 
 
@@ -242,6 +259,48 @@ def gpt2_rows(result: ABResult, device: str) -> None:
     )
 
 
+def run_gru(device: str, budget_s: float, quick: bool) -> ABResult:
+    fn, x = gru_forward_fn(device)
+    variants = ["compile", "graph"] if device == "cuda" else ["compile"]
+    results = [compare(fn, x, variants=variants, budget_s=budget_s) for _ in range(3)]
+    for k, result in enumerate(results[1:], start=2):
+        keep(f"gru_{k}", result)
+    return results[0]  # main() keeps it as "gru"
+
+
+def gru_rows(result: ABResult, device: str) -> None:
+    docs = [result.to_dict(), RUNS["gru_2"], RUNS["gru_3"]]
+    fallbacks = [
+        next(v for v in doc["variants"] if v["name"] == "compile")["verdict"] for doc in docs
+    ]
+    reasons = [next(v for v in doc["variants"] if v["name"] == "compile") for doc in docs]
+    row(
+        "gru: torch.compile reads fell back (3 A/Bs)",
+        all(v == "fallback" for v in fallbacks),
+        ", ".join(fallbacks),
+        "fallback x3",
+        f"{reasons[0]['fallback_reason']}; medians "
+        f"{[_ms(r['median_s']) for r in reasons]} against eager "
+        f"{[_ms(doc['variants'][0]['median_s']) for doc in docs]}",
+    )
+    if device != "cuda":
+        return
+    graphs = [next(v for v in doc["variants"] if v["name"] == "graph") for doc in docs]
+    speedups = [g["speedup"] for g in graphs]
+    ok = all(sp is not None for sp in speedups) and max(speedups) / min(speedups) <= 1.10
+    row(
+        "gru: CUDA graph speed-ups of 3 A/Bs within 10%",
+        ok,
+        ", ".join(_x(sp) for sp in speedups),
+        "max/min <= 1.10",
+        f"ranges {[(_x(g['speedup_low']), _x(g['speedup_high'])) for g in graphs]}; eager "
+        f"{[_ms(doc['variants'][0]['median_s']) for doc in docs]}, graph "
+        f"{[_ms(g['median_s']) for g in graphs]}; kernels {graphs[0]['kernel_count']}, eager "
+        f"launches {docs[0]['variants'][0]['launches']}; notes with warnings "
+        f"{[sum('two levels' in n or 'eager baseline' in n for n in doc['notes']) for doc in docs]}",
+    )
+
+
 def repeat_check(first: dict[str, ABResult], device: str, budget_s: float, quick: bool) -> None:
     again = {"mlp": run_mlp, "coscos": run_coscos}
     for name, result in first.items():
@@ -268,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="ab_gpu_check.json", help="where to write the JSON")
     parser.add_argument("--budget", type=float, default=2.0, help="timing per variant, seconds")
     parser.add_argument(
-        "--only", default="mlp,coscos,gpt2,repeat", help="checks to run, comma-separated"
+        "--only", default="mlp,coscos,gpt2,gru,repeat", help="checks to run, comma-separated"
     )
     parser.add_argument(
         "--quick", action="store_true", help="tiny sizes (a smoke test, CPU allowed)"
@@ -290,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "mlp": (run_mlp, mlp_rows),
         "coscos": (run_coscos, coscos_rows),
         "gpt2": (run_gpt2, gpt2_rows),
+        "gru": (run_gru, gru_rows),
     }
     for name, (run, rows) in checks.items():
         if name not in only:

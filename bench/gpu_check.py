@@ -625,6 +625,159 @@ def _remeasure_target() -> None:
     )
 
 
+MIB = 2**20
+
+
+def check_memory() -> None:
+    """Issue 9, section 2: the peak is one run's, on top of what was allocated before it, with
+    nothing of the tool's own runs held. Every size below is a multiple of the allocator's
+    512-byte rounding, so the expected figures are exact (the references are hand counts, and
+    torch.cuda.memory_allocated() read right before the capture)."""
+    print("memory", flush=True)
+    gc.collect()
+    torch.cuda.synchronize()
+    keep = torch.empty(64 * MIB, dtype=torch.uint8, device="cuda")  # there before: 64 MiB
+
+    def pattern() -> torch.Tensor:
+        a = torch.empty(256 * MIB, dtype=torch.uint8, device="cuda")
+        b = torch.empty(100 * MIB, dtype=torch.uint8, device="cuda")
+        del a
+        c = torch.empty(300 * MIB, dtype=torch.uint8, device="cuda")  # the peak: b + c
+        del b
+        return c
+
+    torch.cuda.synchronize()
+    allocated = torch.cuda.memory_allocated()
+    s = capture(pattern, warmup=1, repeat=3).report.summary
+    increase, before = s["memory_increase_bytes"], s["memory_before_bytes"]
+    row(
+        "memory: one run's increase, known pattern",
+        increase / MIB,
+        400,
+        "MiB",
+        increase == 400 * MIB,
+        f"b 100 + c 300 MiB at the peak; before {before / MIB:.1f} MiB, peak "
+        f"{s['peak_memory_bytes'] / MIB:.1f} MiB, after {s['memory_after_bytes'] / MIB:.1f} MiB",
+    )
+    row(
+        "memory: before = allocated before the call (no earlier run's value held)",
+        before / MIB,
+        allocated / MIB,
+        "MiB",
+        before == allocated and s["memory_after_bytes"] == allocated + 300 * MIB,
+        f"after - before {(s['memory_after_bytes'] - before) / MIB:.1f} MiB (the returned 300 MiB)",
+    )
+
+    # The issue's cell: (w @ w).float() kept in a variable; a plain run needs the bf16 product
+    # (128 MiB) and the fp32 copy (256 MiB) at once, on top of w and the cuBLAS workspace (both
+    # there before the profiled run: the warm-up made the workspace).
+    namespace = {"torch": torch, "w": torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)}
+    code = compile("y = (w @ w).float()", "<cell>", "exec")
+    s = capture(lambda: exec(code, namespace), warmup=1, repeat=3, namespace=namespace)
+    s = s.report.summary
+    row(
+        "memory: (w @ w).float() cell, one run's increase",
+        s["memory_increase_bytes"] / MIB,
+        384,
+        "MiB",
+        s["memory_increase_bytes"] == 384 * MIB,
+        f"before {s['memory_before_bytes'] / MIB:.1f} MiB (w 128 + workspace + others), y kept: "
+        f"after - before {(s['memory_after_bytes'] - s['memory_before_bytes']) / MIB:.1f} MiB",
+    )
+    namespace.clear()
+
+    # An output that holds its autograd graph: exp keeps its result for the backward.
+    x = torch.randn(16 * MIB, device="cuda", requires_grad=True)  # 64 MiB
+    s = capture(lambda: x.exp() * 2, warmup=1, repeat=3).report.summary
+    row(
+        "memory: earlier output's autograd graph not held",
+        s["memory_increase_bytes"] / MIB,
+        128,
+        "MiB",
+        s["memory_increase_bytes"] == 128 * MIB
+        and s["memory_after_bytes"] - s["memory_before_bytes"] == 128 * MIB,
+        "exp's saved result 64 MiB + the output 64 MiB; with the previous output held: +128 MiB more",
+    )
+    namespace.clear()
+    gc.collect()
+    torch.cuda.empty_cache()
+    assert keep.numel() == 64 * MIB  # held to here: part of "before" in every case above
+
+
+def check_sustained() -> None:
+    """Issue 9, section 3: on a compute-bound model the span of a default capture (--warmup 1
+    --repeat 5, sustained warm-up) is within 3% of 30 runs after 3 s of sustained running,
+    three rounds in a row, each starting from a GPU rested for 3 s (at its boost clock); the
+    report carries the spread, the SM clock and the power. A burst capture names itself and is
+    not slower than the sustained reference."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import zoo_models
+
+    print("sustained timing (llama_blocks_bf16)", flush=True)
+    step = zoo_models.MODELS["llama_blocks_bf16"]("cuda")
+    step()
+    torch.cuda.synchronize()
+    results = []
+    for k in range(3):
+        time.sleep(3.0)  # rest: the next capture starts at the boost clock
+        report = capture(step, warmup=1, repeat=5).report
+        warm_for(step, 3.0)
+        reference = event_median(step, reps=30, warmup=0)
+        clock_after = _clock()
+        t = report.summary["timing"]
+        span = report.summary["span_s"]
+        ok = abs(span / reference - 1) <= 0.03 and t["protocol"] == "sustained"
+        results.append(ok)
+        clocks = [c for c in t["sm_clock_mhz"] if c is not None]
+        power = [p for p in t["power_w"] if p is not None]
+        row(
+            f"sustained span, round {k + 1}",
+            span * 1e3,
+            reference * 1e3,
+            "ms",
+            ok,
+            f"{t['protocol']}: warm-up {t['warmup_runs']} runs in {t['warmup_s']:.2f} s "
+            f"({t['warmup_ended']}; SM clock {t['warmup_sm_clock_mhz']} MHz); timed min "
+            f"{t['min_s'] * 1e3:.3f}, IQR {t['q1_s'] * 1e3:.3f}-{t['q3_s'] * 1e3:.3f} ms, clocks "
+            f"{clocks} MHz, power {[round(p) for p in power]} W; reference's clock {clock_after} MHz; "
+            f"findings {[f['kind'] for f in t['findings']]}",
+        )
+    row("sustained span: three rounds in a row", sum(results), 3, "rounds", all(results))
+    clocks = [c for c in t["sm_clock_mhz"] if c is not None]
+    row(
+        "timing: SM clock and power recorded per timed run",
+        len(clocks),
+        t["timed_runs"],
+        "runs",
+        len(clocks) == t["timed_runs"] and all(p is not None for p in t["power_w"]),
+        str(t["sensors"] or ""),
+    )
+    time.sleep(3.0)
+    report = capture(step, warmup=1, repeat=5, burst=True).report
+    t = report.summary["timing"]
+    warm_for(step, 3.0)
+    reference = event_median(step, reps=30, warmup=0)
+    span = report.summary["span_s"]
+    row(
+        "burst: named, at most as slow as sustained",
+        span * 1e3,
+        reference * 1e3,
+        "ms",
+        t["protocol"] == "burst" and t["warmup_runs"] == 1 and span <= reference * 1.01,
+        f"{t['protocol']}, clocks {t['sm_clock_mhz']} MHz (sustained reference: {_clock()} MHz)",
+    )
+    del step
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def _clock() -> float | None:
+    try:
+        return float(torch.cuda.clock_rate())
+    except Exception:
+        return None
+
+
 CHECKS = {
     "peaks": check_peaks,
     "spans": check_spans,
@@ -634,6 +787,8 @@ CHECKS = {
     "math_mode": check_math_mode,
     "steps": check_steps,
     "remeasure": check_remeasure,
+    "memory": check_memory,
+    "sustained": check_sustained,
 }
 
 
