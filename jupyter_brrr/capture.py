@@ -567,7 +567,8 @@ def _protocol_note(timing: dict, source: str, profiled_span: float | None, span:
         ended = {
             "settled": "until the SM clock stopped falling",
             "time": f"for {WARMUP_S:g} s",
-            "cap": f"until its {WARMUP_CAP_S:g} s cap",
+            "cap": f"until its {WARMUP_CAP_S:g} s cap"
+            + (", before the SM clock had settled" if start and end else ""),
             "max runs": f"until its cap of {WARMUP_MAX_RUNS:,} runs",
         }.get(timing["warmup_ended"], "")
         how = f"after a sustained warm-up ({warm}, {ended}{clocks})"
