@@ -339,7 +339,12 @@ export interface IHistoryRun {
 /** The plan for a target (jupyter_brrr/target.py). */
 export interface ITarget {
   /** The goal as the user wrote it and as a span per run. */
-  goal: { text: string; kind: string; span_s: number; [extra: string]: unknown };
+  goal: {
+    text: string;
+    kind: string;
+    span_s: number;
+    [extra: string]: unknown;
+  };
   /** True when the span already meets the goal. */
   met: boolean;
   /** Span minus the goal's span. */
