@@ -90,6 +90,10 @@ class _File(msgspec.Struct, gc=False):
     baseTimeNanoseconds: Any = None
     traceName: Any = None
     schemaVersion: Any = None
+    # Which rank of which job wrote the trace (job.py): torch >= 2.4 writes host_name, and
+    # jupyter_brrr's recording helper (record.py) its own key.
+    host_name: Any = None
+    jupyter_brrr: Any = None
 
 
 _EVENTS_DECODER = msgspec.json.Decoder(list[_Event])
@@ -608,6 +612,8 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
             "baseTimeNanoseconds",
             "traceName",
             "schemaVersion",
+            "host_name",
+            "jupyter_brrr",
         )
         if getattr(meta, key) is not None
     }
@@ -728,7 +734,10 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     source = order[category == "user_annotation"]
     annotations = {name: values[source] for name, values in host.items()}
     annotations["where"] = np.full(len(source), "host", dtype=object)
-    return ops, _frame(annotations, ["pid", "tid", "external_id", "where"])
+    # Kept for the collectives (comms.py): gloo and NCCL annotations carry the tensor's shape.
+    annotations["dims"] = _shared_values(annotations["dims"])[1]
+    annotations["types"] = _shared_values(annotations["types"])[1]
+    return ops, _frame(annotations, ["pid", "tid", "external_id", "where", "dims", "types"])
 
 
 _OP_FIELDS = ("name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id")
