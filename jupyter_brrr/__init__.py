@@ -5,24 +5,31 @@ Public API::
     %load_ext jupyter_brrr        # then %%brrr on a cell
     jupyter_brrr.profile(fn, *args, warmup=0, repeat=1, burst=False, **kwargs) -> Report
     jupyter_brrr.load("trace.json.gz") -> Report
+    jupyter_brrr.load("traces/") -> JobReport       # a folder, glob or list: one trace per rank
     jupyter_brrr.measure_peaks() -> Peaks
     jupyter_brrr.Report.from_json(text) -> Report
     jupyter_brrr.compare(fn, *args, variants=("compile", "graph"), **kwargs) -> ABResult
     jupyter_brrr.diff(before, after) -> Comparison      # reports, saved reports or traces
     jupyter_brrr.history("attention") -> History       # the runs of %%brrr --name attention
+    jupyter_brrr.run_job("train.py", *args, nproc=2) -> JobReport  # torchrun, every rank profiled
+    %brrr_job train.py             # the same from a notebook, with progress and Cancel
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .actions.ab import ABResult, compare
+    from .analysis import Analysis
     from .comparison import Comparison, diff
-    from .events import TraceError
+    from .events import Trace, TraceError
     from .history_store import History, history
+    from .job import JobReport
+    from .launch import run_job
     from .peaks import Peaks, measure_peaks
     from .report import Report, SchemaError
 
@@ -35,6 +42,8 @@ _LAZY = {
     "History": "history_store",
     "history": "history_store",
     "TraceError": "events",
+    "JobReport": "job",
+    "run_job": "launch",
     "Peaks": "peaks",
     "measure_peaks": "peaks",
     "Report": "report",
@@ -54,6 +63,7 @@ __all__ = [
     "ABResult",
     "Comparison",
     "History",
+    "JobReport",
     "Peaks",
     "Report",
     "SchemaError",
@@ -65,6 +75,7 @@ __all__ = [
     "load_ipython_extension",
     "measure_peaks",
     "profile",
+    "run_job",
 ]
 __version__ = "0.1.0"
 
@@ -109,18 +120,52 @@ def profile(
     return result.report
 
 
-def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None = None) -> Report:
+def load(
+    path: str | PathLike | Sequence[str | PathLike],
+    *,
+    device: str | None = None,
+    peaks: Peaks | None = None,
+    workers: int | None = None,
+) -> Report | JobReport:
     """Analyse a PyTorch profiler trace (Kineto JSON, optionally gzipped) from any machine.
+
+    One file gives its ``Report``. A folder, a glob pattern (``"traces/rank*.json.gz"``) or a
+    list of files gives a ``JobReport``: the ranks of one distributed job, each read in a
+    process of its own (at most ``workers``), analysed together.
 
     ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
     table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
     """
-    from . import analysis, steps
-    from . import peaks as peak_table
     from .events import read_trace
-    from .report import Report
 
-    trace = read_trace(path)
+    if not isinstance(path, (str, PathLike)) or _is_job(path):
+        from .job import load_job
+
+        return load_job(path, device=device, peaks=peaks, workers=workers)
+    return _analyse_trace(read_trace(path), path, device=device, peaks=peaks)
+
+
+def _is_job(path: str | PathLike) -> bool:
+    """A folder, or a glob pattern that is not itself a file's name."""
+    import glob
+
+    return Path(path).is_dir() or (glob.has_magic(str(path)) and not Path(path).exists())
+
+
+def _analyse_trace(
+    trace: Trace, path: str | PathLike, *, device: str | None = None, peaks: Peaks | None = None
+) -> Report:
+    """The report of one trace read from ``path``."""
+    return _report_of_trace(trace, path, *_whole_trace(trace, device=device, peaks=peaks))
+
+
+def _whole_trace(
+    trace: Trace, *, device: str | None = None, peaks: Peaks | None = None
+) -> tuple[Analysis, Peaks | None, list[str]]:
+    """The analysis of a whole trace, with the peaks it used and the notes on them."""
+    from . import analysis
+    from . import peaks as peak_table
+
     trace_device = analysis.device_name(trace)  # once, for the peaks and the summary
     notes = []
     if peaks is None and len(trace.kernels):
@@ -132,7 +177,18 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
             multiprocessors=props.get("numSms"),
         )
         notes.append(note)
-    result = analysis.analyze(trace, peaks, device=trace_device, notes=list(notes))
+    return analysis.analyze(trace, peaks, device=trace_device, notes=list(notes)), peaks, notes
+
+
+def _report_of_trace(
+    trace: Trace, path: str | PathLike, result: Analysis, peaks: Peaks | None, notes: list[str]
+) -> Report:
+    """The report of a trace from its whole analysis: with several profiler steps, that of its
+    median steady step."""
+    from . import analysis, steps
+    from .report import Report
+
+    trace_device = result.summary["device"]
     windows = steps.find_steps(trace, result.kernels)
     if windows is not None:
         # Several runs in one trace: the per-run figures are those of the median steady step,
@@ -171,11 +227,13 @@ def load(path: str | PathLike, *, device: str | None = None, peaks: Peaks | None
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext jupyter_brrr``: registers the ``%%brrr`` cell magic."""
+    """``%load_ext jupyter_brrr``: registers the ``%%brrr`` cell magic and ``%brrr_job``."""
+    from .job_controls import JobMagics
     from .magic import BrrrMagics
     from .views import pictures
 
     ipython.register_magics(BrrrMagics)
+    ipython.register_magics(JobMagics)
     pictures.preload()  # matplotlib's import, off the first report's path
 
 

@@ -1,7 +1,8 @@
 """The command line.
 
 ``python -m jupyter_brrr TRACE [--json OUT] [--target 30ms]``: the summary and top ops of a saved
-trace, and how far it is from a target.
+trace, and how far it is from a target; with a folder, a glob pattern or several files, the job
+report of their ranks.
 ``python -m jupyter_brrr diff BEFORE AFTER [--json OUT]``: what changed between two traces or
 saved reports.
 """
@@ -27,14 +28,20 @@ def _report(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m jupyter_brrr",
         description="Where the GPU time of a PyTorch profiler trace went: compute, memory "
-        "bandwidth or overhead. 'python -m jupyter_brrr diff BEFORE AFTER' compares two.",
+        "bandwidth or overhead; for the traces of a distributed job's ranks, communication, "
+        "overlap and stragglers too. 'python -m jupyter_brrr diff BEFORE AFTER' compares two.",
     )
-    parser.add_argument("trace", help="a Kineto / Chrome-trace JSON file (.json or .json.gz)")
+    parser.add_argument(
+        "trace",
+        nargs="+",
+        help="a Kineto / Chrome-trace JSON file (.json or .json.gz); or a folder, a glob pattern "
+        "or several files holding one trace per rank of a job",
+    )
     parser.add_argument(
         "--json",
         metavar="OUT",
-        help="also write the report as JSON to OUT, and a copy of the trace beside it "
-        "(OUT's name with .trace.json.gz, for Perfetto)",
+        help="also write the report as JSON to OUT (for one trace, a copy of the trace beside it: "
+        "OUT's name with .trace.json.gz, for Perfetto)",
     )
     parser.add_argument(
         "--device", help="GPU whose peaks to use when the trace's own is unknown (e.g. H100)"
@@ -48,6 +55,13 @@ def _report(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--items", type=float, metavar="N", help="with --target RATE/s: items per run or step"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="for a job: read at most this many ranks at once, each in its own process "
+        "(default: one per CPU)",
     )
     args = parser.parse_args(argv)
 
@@ -64,11 +78,24 @@ def _report(argv: list[str]) -> int:
         except TargetError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+    source = args.trace[0] if len(args.trace) == 1 else args.trace
     try:
-        report = load(args.trace, device=args.device)
+        report = load(source, device=args.device, workers=args.workers)
     except TraceError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from .job import JobReport
+
+    if isinstance(report, JobReport):
+        if goal is not None:
+            print("error: --target applies to one trace, not to a job.", file=sys.stderr)
+            return 2
+        from .views import job_text
+
+        print(job_text.render(report))
+        if args.json:
+            print(f"\nwritten: {report.save(args.json)}")
+        return 0
     if goal is not None:
         report.set_target(goal)
     print(text.render(report, top=args.top))

@@ -180,3 +180,96 @@ STEP_COLUMNS = (
 # "first": set apart (one-time costs land there); "partial": cut short (under half the GPU work
 # of the median step); "steady": the rest, whose median is the report's run.
 STEP_KINDS = ("first", "steady", "partial")
+
+# --- the job report (job.py): the ranks of one torch.distributed run ----------------------------
+#
+# A document of its own, drawn by the Ranks view; tables in the same "split" orientation:
+#
+#     {"schema": "jupyter_brrr.job", "version": 1, "name", "created",
+#      "summary": {"ranks": [0, 1], "world_size", "backend", "devices", "gpu", "hosts",
+#                  "one_clock", "steps", "span_s", "comm_s", "exposed_comm_s", "exposed_share",
+#                  "overlap", "work_median_s", "work_max_s", "busiest_rank", "imbalance",
+#                  "link_source", "collective_calls",
+#                  "straggler": {"rank" (null: none), "decided", "collectives", "noise_s",
+#                                "last_count", "share", "lateness_s", "others_wait_s", "steps",
+#                                "lateness_per_step_s", "others_wait_per_step_s", "varies"}},
+#      "notes": [...], "recommendations": [{"kind", "title", "detail", "share"}],
+#      "ranks": {...}, "collectives": {...}, "steps": {...}, "calls": {...}, "lanes": {...}}
+
+JOB_SCHEMA_NAME = "jupyter_brrr.job"
+JOB_SCHEMA_VERSION = 1
+JOB_MIME_TYPE = "application/vnd.jupyter-brrr.job+json"
+
+# A rank's span, split by priority; communication_s is the exposed part. They sum to span_s.
+JOB_SPLIT_PARTS = ("compute", "memory", "other", "communication", "idle")
+
+JOB_RANK_COLUMNS = (
+    "rank",
+    "file",
+    "host",
+    "device",
+    "backend",
+    "span_s",  # first to last activity of the rank (GPU work, communication)
+    *(f"{part}_s" for part in JOB_SPLIT_PARTS),
+    "work_s",  # the rank's own work: compute + memory + other
+    "comm_s",  # all communication, hidden or not
+    "hidden_comm_s",  # communication that overlapped the rank's own work
+    "overlap",  # hidden_comm_s / comm_s
+    "calls",  # collective calls in the trace
+    "last_count",  # collectives it arrived last at, beyond the clocks' noise
+    "lateness_s",  # how long it held the others back, summed
+    "wait_s",  # how long it waited for the last rank, summed
+    "clock_offset_s",  # taken off its times to align the ranks (0 on one host)
+)
+
+JOB_COLLECTIVE_COLUMNS = (
+    "group",  # process group name
+    "group_size",
+    "op",  # all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, ...
+    "bytes",  # S as nccl-tests counts it
+    "dtype",
+    "where",  # "gpu" (NCCL kernels) or "host" (gloo)
+    "calls",  # per rank
+    "time_s",  # summed transfer time (from the last arrival to the end)
+    "median_s",  # median transfer time of one call
+    "algbw",  # bytes / median_s
+    "busbw",  # algbw x nccl-tests' factor for the op and group size
+    "link_peak",  # per-direction NVLink bandwidth of the GPU, where known
+    "link_fraction",  # busbw / link_peak
+    "algorithm",  # NCCL's algorithm and protocol, from the kernel name
+    "ranks",  # ranks each call was matched on (the fewest); with 1 its time includes waiting
+)
+
+JOB_STEP_COLUMNS = (
+    "rank",
+    "step",  # ProfilerStep#N
+    "start_s",  # on the job's aligned clock
+    "step_s",  # the step's host range
+    "compute_s",
+    "memory_s",
+    "other_s",
+    "comm_s",
+    "exposed_comm_s",
+    "last_count",
+    "lateness_s",
+    "wait_s",
+)
+
+JOB_CALL_COLUMNS = (
+    "rank",
+    "instance",  # "group/step/place": the same collective on every rank
+    "group",
+    "op",
+    "bytes",
+    "dtype",
+    "where",
+    "step",
+    "enqueue_s",
+    "arrival_s",
+    "start_s",
+    "end_s",
+)
+
+# Each rank's activity on the job's aligned clock: part is compute, memory, other, comm or
+# exposed (communication with no work beside it).
+JOB_LANE_COLUMNS = ("rank", "part", "start_s", "end_s")
