@@ -200,6 +200,14 @@ JOB_SCHEMA_NAME = "jupyter_brrr.job"
 JOB_SCHEMA_VERSION = 1
 JOB_MIME_TYPE = "application/vnd.jupyter-brrr.job+json"
 
+# The job summary's keys (job._summary writes exactly these).
+JOB_SUMMARY_KEYS = (
+    *("ranks", "world_size", "backend", "devices", "gpu", "hosts", "one_clock", "steps"),
+    *("span_s", "comm_s", "exposed_comm_s", "exposed_share", "overlap"),
+    *("work_median_s", "work_max_s", "busiest_rank", "imbalance", "straggler"),
+    *("link_source", "collective_calls"),
+)
+
 # A rank's span, split by priority; communication_s is the exposed part. They sum to span_s.
 JOB_SPLIT_PARTS = ("compute", "memory", "other", "communication", "idle")
 

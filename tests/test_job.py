@@ -27,6 +27,7 @@ from jupyter_brrr.schema import (
     JOB_SCHEMA_VERSION,
     JOB_SPLIT_PARTS,
     JOB_STEP_COLUMNS,
+    JOB_SUMMARY_KEYS,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -74,6 +75,7 @@ def test_a_folder_loads_as_a_job_and_one_file_as_a_report(recorded: Path, job: J
     assert list(job.ranks["rank"]) == list(range(WORLD))
     assert job.summary["world_size"] == WORLD and job.summary["backend"] == "gloo"
     assert job.summary["steps"] == [2, 3, 4]
+    assert tuple(job.summary) == JOB_SUMMARY_KEYS
     assert isinstance(jupyter_brrr.load(recorded / "rank0_of4.step5.json.gz"), Report)
     # A glob and a list give the same job.
     by_glob = jupyter_brrr.load(str(recorded / "rank*.json.gz"))

@@ -835,3 +835,219 @@ export function isCpuOnly(report: IReport): boolean {
   const s = report.summary;
   return s.gpu === false || (s.device ?? '').toUpperCase() === 'CPU';
 }
+
+/*
+ * The job report: the ranks of one torch.distributed run (`jupyter_brrr/job.py`, the
+ * `JOB_*` constants of `jupyter_brrr/schema.py`). A document of its own, under its own MIME
+ * type; the Ranks view draws it. Tables in the same "split" orientation.
+ */
+
+/** The value of a job document's `schema` field. */
+export const JOB_SCHEMA_NAME = 'jupyter_brrr.job';
+
+/** The job schema version this extension reads. */
+export const JOB_SCHEMA_VERSION = 1;
+
+/** The MIME type of a job report in a notebook output bundle. */
+export const JOB_MIME_TYPE = 'application/vnd.jupyter-brrr.job+json';
+
+/** A rank's span, split by priority; communication is the exposed part. */
+export const JOB_SPLIT_PARTS = [
+  'compute',
+  'memory',
+  'other',
+  'communication',
+  'idle'
+] as const;
+
+/** Columns of the ranks table: one row per rank. */
+export const JOB_RANK_COLUMNS = [
+  'rank',
+  'file',
+  'host',
+  'device',
+  'backend',
+  'span_s',
+  'compute_s',
+  'memory_s',
+  'other_s',
+  'communication_s',
+  'idle_s',
+  'work_s',
+  'comm_s',
+  'hidden_comm_s',
+  'overlap',
+  'calls',
+  'last_count',
+  'lateness_s',
+  'wait_s',
+  'clock_offset_s'
+] as const;
+
+/** Columns of the collectives table: one row per group, op, size and dtype. */
+export const JOB_COLLECTIVE_COLUMNS = [
+  'group',
+  'group_size',
+  'op',
+  'bytes',
+  'dtype',
+  'where',
+  'calls',
+  'time_s',
+  'median_s',
+  'algbw',
+  'busbw',
+  'link_peak',
+  'link_fraction',
+  'algorithm',
+  'ranks'
+] as const;
+
+/** Columns of the steps table: one row per rank and profiler step. */
+export const JOB_STEP_COLUMNS = [
+  'rank',
+  'step',
+  'start_s',
+  'step_s',
+  'compute_s',
+  'memory_s',
+  'other_s',
+  'comm_s',
+  'exposed_comm_s',
+  'last_count',
+  'lateness_s',
+  'wait_s'
+] as const;
+
+/** Columns of the calls table: every collective call of every rank, aligned clock. */
+export const JOB_CALL_COLUMNS = [
+  'rank',
+  'instance',
+  'group',
+  'op',
+  'bytes',
+  'dtype',
+  'where',
+  'step',
+  'enqueue_s',
+  'arrival_s',
+  'start_s',
+  'end_s'
+] as const;
+
+/** Columns of the lanes table: each rank's activity per part (for a timeline). */
+export const JOB_LANE_COLUMNS = ['rank', 'part', 'start_s', 'end_s'] as const;
+
+/** Who holds the others back, and the figures that say so. */
+export interface IJobStraggler {
+  /** The straggler's rank; null where none is consistent. */
+  rank: number | null;
+  /** Collectives whose last arrival stood out of the clocks' noise. */
+  decided: number;
+  /** Collectives seen on two ranks or more. */
+  collectives: number;
+  /** The clocks' noise: median spread of a collective's end across ranks. */
+  noise_s: number | null;
+  /** Collectives the straggler arrived last at. */
+  last_count?: number;
+  /** last_count / decided. */
+  share?: number;
+  /** How long it held the others back, in all. */
+  lateness_s?: number;
+  /** How long the other ranks waited (median), in all. */
+  others_wait_s?: number;
+  /** Profiler steps it was seen in. */
+  steps?: number;
+  /** lateness_s per step. */
+  lateness_per_step_s?: number | null;
+  /** others_wait_s per step. */
+  others_wait_per_step_s?: number | null;
+  /** Where no rank is consistent: last arrivals per rank. */
+  varies?: { [rank: string]: number };
+}
+
+/** Job-level figures. */
+export interface IJobSummary {
+  /** The ranks loaded. */
+  ranks: number[];
+  /** The job's world size. */
+  world_size: number;
+  /** The process group backend(s), e.g. "nccl". */
+  backend: string;
+  /** The ranks' devices. */
+  devices: string[];
+  /** True where any rank ran GPU work. */
+  gpu: boolean;
+  /** Host names the traces give. */
+  hosts: string[];
+  /** True when the ranks share one clock (one host). */
+  one_clock: boolean;
+  /** Profiler step numbers seen. */
+  steps: number[];
+  /** The longest rank span. */
+  span_s: number;
+  /** Communication per rank (mean). */
+  comm_s: number;
+  /** Exposed communication per rank (mean). */
+  exposed_comm_s: number;
+  /** Exposed communication over span (mean of the ranks). */
+  exposed_share: number | null;
+  /** Hidden over all communication. */
+  overlap: number | null;
+  /** The other ranks' work (median), against the busiest rank's. */
+  work_median_s: number;
+  /** The busiest rank's work. */
+  work_max_s: number;
+  /** The busiest rank. */
+  busiest_rank: number | null;
+  /** work_max_s / work_median_s. */
+  imbalance: number | null;
+  /** The straggler. */
+  straggler: IJobStraggler;
+  /** Where the link peak comes from ("" where none applies). */
+  link_source: string;
+  /** Collective calls per rank, all kinds. */
+  collective_calls: number;
+  /** Extras written by newer Python code. */
+  [extra: string]: unknown;
+}
+
+/** One piece of job advice, with the figures it rests on. */
+export interface IJobRecommendation {
+  /** "overlap", "straggler", "imbalance" or "bandwidth". */
+  kind: string;
+  /** One-line headline. */
+  title: string;
+  /** Plain-language explanation with the numbers. */
+  detail: string;
+  /** Share of the span it concerns (0..1). */
+  share: number | null;
+}
+
+/** A whole job document. */
+export interface IJob {
+  /** Always JOB_SCHEMA_NAME. */
+  schema: string;
+  /** Schema version the writer used. */
+  version: number;
+  /** The job's name (its folder or script). */
+  name: string;
+  /** ISO timestamp of creation. */
+  created: string;
+  /** Job-level figures. */
+  summary: IJobSummary;
+  /** Plain-language caveats. */
+  notes: string[];
+  /** What to try first. */
+  recommendations: IJobRecommendation[];
+  /** Columns: JOB_RANK_COLUMNS. */
+  ranks: ITable;
+  /** Columns: JOB_COLLECTIVE_COLUMNS. */
+  collectives: ITable;
+  /** Columns: JOB_STEP_COLUMNS. */
+  steps: ITable;
+  /** Columns: JOB_CALL_COLUMNS. */
+  calls: ITable;
+  /** Columns: JOB_LANE_COLUMNS. */
+  lanes: ITable;
+}
