@@ -780,6 +780,119 @@ def _clock() -> float | None:
         return None
 
 
+# Three gloo ranks share the GPU (NCCL needs a GPU per rank): a DDP step of real kernels, run by
+# run_job (a step per optimizer.step()); rank SLOW does extra matmuls before each step, timed
+# alone with CUDA events first, the reference for its lateness.
+RANKS_SCRIPT = r"""
+import json, sys, torch, torch.distributed as dist
+from torch import nn
+reference, slow = sys.argv[1], int(sys.argv[2])
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.cuda.set_device(0)
+torch.manual_seed(0)
+model = nn.Sequential(*[nn.Linear(4096, 4096) for _ in range(4)]).cuda()
+ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=100)
+opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
+x = torch.randn(2048, 4096, device="cuda")
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+known = torch.zeros(1 << 20, device="cuda")  # 4 MiB, all-reduced once a step
+def extra():
+    for _ in range(20):
+        a @ a
+if rank == slow:
+    times = []
+    for _ in range(7):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(); extra(); end.record(); end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    json.dump({"extra_s": sorted(times)[3]}, open(reference, "w"))
+dist.barrier()
+for _ in range(7):
+    opt.zero_grad()
+    if rank == slow:
+        extra()
+    ddp(x).pow(2).mean().backward()
+    opt.step()
+    dist.all_reduce(known)
+    torch.cuda.synchronize()
+dist.destroy_process_group()
+"""
+
+
+def check_ranks() -> None:
+    import tempfile
+
+    from jupyter_brrr.launch import run_job
+
+    print("ranks: 3 gloo ranks on one GPU, rank 1 slowed", flush=True)
+    slow, ranks = 1, 3
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder, "ranks_job.py")
+        script.write_text(RANKS_SCRIPT)
+        reference = Path(folder, "reference.json")
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        t0 = time.perf_counter()
+        job = run_job(
+            script,
+            str(reference),
+            str(slow),
+            nproc=ranks,
+            steps=(2, 1, 3),
+            out=Path(folder, "traces"),
+            env=env,
+            timeout=400,
+        )
+        took = time.perf_counter() - t0
+        extra_s = json.loads(reference.read_text())["extra_s"]
+    straggler = job.summary["straggler"]
+    print(job, flush=True)
+    row(
+        "ranks: slowed rank named straggler",
+        float(straggler["rank"] if straggler["rank"] is not None else -1),
+        float(slow),
+        "rank",
+        straggler["rank"] == slow,
+        f"last at {straggler.get('last_count')} of {straggler['decided']}; job {took:.0f} s",
+    )
+    late = straggler.get("lateness_per_step_s") or float("nan")
+    # The ranks share the GPU, so the extra work competes with their kernels: the lateness it
+    # causes lies between its time alone and a few times that.
+    row(
+        "ranks: lateness/step vs extra work alone",
+        late * 1e3,
+        extra_s * 1e3,
+        "ms",
+        0.7 <= late / extra_s <= 3.0,
+        "CUDA events, extra matmuls alone on the idle GPU",
+    )
+    table = job.collectives
+    known = table[table["bytes"] == 4 * (1 << 20)]
+    row(
+        "ranks: all-reduce size",
+        float(known["bytes"].iat[0]) if len(known) else float("nan"),
+        4.0 * (1 << 20),
+        "B",
+        len(known) == 1 and known["calls"].iat[0] == 3 and known["op"].iat[0] == "all_reduce",
+        f"calls {known['calls'].iat[0] if len(known) else 0}, busbw {known['busbw'].iat[0] / 1e9 if len(known) else float('nan'):.2f} GB/s",
+    )
+    ranks_table = job.ranks.set_index("rank")
+    extra_compute = (
+        ranks_table.loc[slow, "compute_s"] - ranks_table.drop(slow)["compute_s"].median()
+    )
+    row(
+        "ranks: slowed rank's extra compute/step",
+        extra_compute / 3 * 1e3,
+        extra_s * 1e3,
+        "ms",
+        0.7 <= extra_compute / 3 / extra_s <= 1.5,
+        "its compute-bound kernel time over the others' (3 recorded steps)",
+    )
+    parts = ranks_table[["compute_s", "memory_s", "other_s", "communication_s", "idle_s"]].sum(1)
+    worst = float((parts / ranks_table["span_s"] - 1).abs().max())
+    row("ranks: split sums to span", worst, 0.0, "rel. error", worst < 1e-9)
+
+
 CHECKS = {
     "peaks": check_peaks,
     "spans": check_spans,
@@ -791,6 +904,7 @@ CHECKS = {
     "remeasure": check_remeasure,
     "memory": check_memory,
     "sustained": check_sustained,
+    "ranks": check_ranks,
 }
 
 

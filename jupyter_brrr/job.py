@@ -89,6 +89,8 @@ LOW_BUS_SHARE = 0.30
 SMALL_MESSAGE_BYTES = 1e6
 # The timeline's lanes keep at most about this many segments per rank and part.
 LANE_SEGMENTS = 2000
+# The JSON form keeps at most this many collective calls (all ranks together).
+CALL_LIMIT = 20_000
 
 
 class JobError(TraceError):
@@ -513,6 +515,11 @@ def analyse_job(
     summary = _summary(ranks, rank_table, collectives, straggler, world, one_clock)
     if not summary["gpu"]:
         notes.append("No GPU work in these traces: 'other' is the ranks' CPU op time.")
+    if len(collectives) and collectives["time_s"].sum() > summary["span_s"]:
+        notes.append(
+            "The collectives' summed times exceed the span: some ran at the same time (gloo "
+            "runs two at once on its worker threads; NCCL on several streams)."
+        )
     if not len(calls):
         notes.append(
             "No collective was found in these traces (no NCCL/RCCL kernel, no gloo annotation): "
@@ -601,7 +608,13 @@ def _match(calls: pd.DataFrame, ranks: list[RankData]) -> tuple[pd.DataFrame, in
     )
     # The op and size each collective has on most ranks; the calls that disagree are dropped.
     key = calls["op"].astype(str) + "|" + calls["bytes"].fillna(-1).astype(str)
-    majority = key.groupby(calls["instance"]).agg(lambda k: k.value_counts().index[0])
+    counts = (
+        pd.DataFrame({"instance": calls["instance"], "key": key})
+        .value_counts(sort=True)
+        .reset_index()
+        .drop_duplicates("instance")  # the most common key of each instance comes first
+    )
+    majority = dict(zip(counts["instance"], counts["key"], strict=True))
     agrees = key.to_numpy() == calls["instance"].map(majority).to_numpy()
     dropped = int((~agrees).sum())
     calls = calls[agrees & (calls["seq"] >= 0)].reset_index(drop=True)
@@ -1086,6 +1099,13 @@ def recommend(job: JobReport) -> list[dict]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+def _first_calls(calls: pd.DataFrame) -> pd.DataFrame:
+    """The calls the JSON form keeps: all, or the CALL_LIMIT first in time (every rank's)."""
+    if len(calls) <= CALL_LIMIT:
+        return calls
+    return calls.sort_values("start_s", kind="stable").head(CALL_LIMIT)
+
+
 class JobReport:
     """A job's ranks analysed together: what ``jupyter_brrr.load`` returns for a folder, a glob
     or a list of traces.
@@ -1160,7 +1180,11 @@ class JobReport:
             "ranks": _table(self.ranks, JOB_RANK_COLUMNS),
             "collectives": _table(self.collectives, JOB_COLLECTIVE_COLUMNS),
             "steps": _table(self.steps, JOB_STEP_COLUMNS),
-            "calls": _table(self.calls, JOB_CALL_COLUMNS),
+            # Past CALL_LIMIT rows the JSON keeps the first collectives; the frame keeps all.
+            "calls": {
+                **_table(_first_calls(self.calls), JOB_CALL_COLUMNS),
+                "total": len(self.calls),
+            },
             "lanes": _table(self.lanes, JOB_LANE_COLUMNS),
         }
 

@@ -1046,8 +1046,11 @@ export interface IJob {
   collectives: ITable;
   /** Columns: JOB_STEP_COLUMNS. */
   steps: ITable;
-  /** Columns: JOB_CALL_COLUMNS. */
-  calls: ITable;
+  /** Columns: JOB_CALL_COLUMNS; the first calls where there are more than 20,000. */
+  calls: ITable & {
+    /** How many calls the job held in all. */
+    total?: number;
+  };
   /** Columns: JOB_LANE_COLUMNS. */
   lanes: ITable;
 }
