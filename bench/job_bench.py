@@ -1,6 +1,6 @@
 """Loading a job (one trace per rank), side by side with Holistic Trace Analysis' multi-rank load.
 
-    python bench/job_bench.py --hta-python /path/to/hta-venv/bin/python [--ranks 8] [--repeat 3]
+    python bench/job_bench.py [--hta-python /path/to/hta-venv/bin/python] [--ranks 8] [--repeat 3]
 
 The ranks are made from a real NCCL rank (tests/data/nccl_a100_rank0_of2.json.gz, 40k events,
 A100): its events repeated 2.5 times one after another (ids offset so that links stay
@@ -43,10 +43,14 @@ WORK = {
     "hta": "TraceAnalysis(trace_dir={folder!r})",
 }
 TIMED = """
-import json, time
+import json, resource, time
 {setup}
-start = time.perf_counter(); {work}; elapsed = time.perf_counter() - start
-print(json.dumps({{"seconds": elapsed}}))
+def cpu():
+    own, children = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+start, used = time.perf_counter(), cpu()
+{work}
+print(json.dumps({{"seconds": time.perf_counter() - start, "cpu": cpu() - used}}))
 """
 
 
@@ -104,12 +108,12 @@ def _kineto_layout(header: dict, events: list[dict]) -> str:
     return "{\n" + head + ',\n  "traceEvents": [\n' + body + "\n  ]\n}"
 
 
-def run(python: str, code: str) -> float:
+def run(python: str, code: str) -> dict:
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(python: str, tool: str, folder: str, repeat: int) -> list[float]:
+def measure(python: str, tool: str, folder: str, repeat: int) -> list[dict]:
     code = TIMED.format(setup=SETUP[tool.split("-")[0]], work=WORK[tool].format(folder=folder))
     return [run(python, code) for _ in range(repeat)]
 
@@ -117,35 +121,44 @@ def measure(python: str, tool: str, folder: str, repeat: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--hta-python", required=True, help="python of a venv with holistictraceanalysis"
+        "--hta-python", help="python of a venv with holistictraceanalysis (left out: no HTA row)"
     )
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    tools = ("ours", "ours-serial", "hta") if args.hta_python else ("ours", "ours-serial")
     with tempfile.TemporaryDirectory() as folder:
         count = make_ranks(Path(folder), args.ranks)
         size = sum(p.stat().st_size for p in Path(folder).iterdir())
-        times = {
+        runs = {
             tool: measure(
                 args.hta_python if tool == "hta" else sys.executable, tool, folder, args.repeat
             )
-            for tool in ("ours", "ours-serial", "hta")
+            for tool in tools
         }
-    median = {tool: statistics.median(t) for tool, t in times.items()}
     print(
         f"{args.ranks} ranks x {count:,} events ({size / 1e6:.1f} MB gzipped in all), "
-        f"{os.cpu_count()} CPUs, median of {args.repeat} processes (min-max):"
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; median of "
+        f"{args.repeat} processes (min-max). CPU s: user + system time of the process and its "
+        "children, what the load costs on an idle machine of any size."
     )
-    print("| tool | load s | vs HTA |")
-    print("| --- | --- | --- |")
+    print("| tool | load s | CPU s | vs HTA (load s) |")
+    print("| --- | --- | --- | --- |")
     labels = {
         "ours": "jupyter_brrr load(folder), ranks in parallel processes",
         "ours-serial": "jupyter_brrr load(folder, workers=1)",
         "hta": "HTA TraceAnalysis(trace_dir=folder)",
     }
-    for tool, seconds in median.items():
-        spread = f"{min(times[tool]):.2f}-{max(times[tool]):.2f}"
-        print(f"| {labels[tool]} | {seconds:.2f} ({spread}) | {median['hta'] / seconds:.1f}x |")
+    hta = statistics.median(r["seconds"] for r in runs["hta"]) if "hta" in runs else None
+    for tool, results in runs.items():
+        seconds = [r["seconds"] for r in results]
+        median = statistics.median(seconds)
+        cpu = statistics.median(r["cpu"] for r in results)
+        versus = f"{hta / median:.1f}x" if hta else "-"
+        print(
+            f"| {labels[tool]} | {median:.2f} ({min(seconds):.2f}-{max(seconds):.2f}) | "
+            f"{cpu:.2f} | {versus} |"
+        )
 
 
 if __name__ == "__main__":

@@ -393,7 +393,8 @@ def collectives(
     trace: Trace, args: dict[tuple[str, float], _CommArgs] | None = None
 ) -> pd.DataFrame:
     """The collective calls of one rank's trace, in enqueue order: ``CALL_COLUMNS`` plus
-    ``group_ranks`` (a list, or None) and ``call_row`` (the host op's row in ``trace.ops``, -1).
+    ``group_ranks`` (a list, or None), ``call_row`` (the host op's row in ``trace.ops``, -1)
+    and, for gloo's calls, ``pid`` and ``tid`` of the worker thread that ran them.
 
     ``args``: ``comm_args`` of the trace's file, where sizes are on the kernels only.
     """
@@ -462,7 +463,7 @@ def collectives(
             row["group_size"] = group_size
         if row.get("group_ranks") is None:
             row["group_ranks"] = group_ranks
-    table = pd.DataFrame(rows, columns=[*CALL_COLUMNS, "group_ranks", "call_row"])
+    table = pd.DataFrame(rows, columns=[*CALL_COLUMNS, "group_ranks", "call_row", "pid", "tid"])
     table["group"] = table["group"].astype(str)
     table["group_size"] = pd.to_numeric(table["group_size"], errors="coerce")
     table["bytes"] = pd.to_numeric(table["bytes"], errors="coerce")
@@ -618,6 +619,8 @@ def _gloo_calls(trace: Trace, calls: list[dict]) -> list[dict]:
                 "start_s": start,
                 "end_s": end,
                 "call_row": call["call_row"] if call else -1,
+                "pid": pid,
+                "tid": tid,
             }
         )
     return out

@@ -46,7 +46,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
@@ -146,7 +146,6 @@ class RankData:
     steps: pd.DataFrame  # step, start_s, end_s
     split: dict
     gpu: bool
-    groups: list = field(default_factory=list)
 
 
 def read_rank(
@@ -198,7 +197,6 @@ def read_rank(
         steps=_profiler_steps(trace),
         split=split,
         gpu=gpu,
-        groups=info.get("pg_config") or [],
     )
 
 
@@ -249,7 +247,7 @@ def _rank_parts(
         # and off gloo's worker threads.
         ops = trace.ops
         top = (ops["parent"].to_numpy() < 0) & (call_of < 0)
-        workers = set(zip(host_comm.get("pid", []), host_comm.get("tid", []), strict=False))
+        workers = set(zip(host_comm["pid"], host_comm["tid"], strict=True))
         if workers:
             threads = list(zip(ops["pid"], ops["tid"], strict=True))
             top &= np.fromiter((t not in workers for t in threads), bool, len(threads))
