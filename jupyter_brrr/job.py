@@ -942,6 +942,28 @@ def _summary(
 # --- advice -----------------------------------------------------------------------------------------
 
 
+# How to hide the exposed time of each kind of collective, in torch.distributed's terms.
+_FSDP = (
+    "With FSDP, prefetch the next all-gather (forward_prefetch=True, "
+    "backward_prefetch=BackwardPrefetch.BACKWARD_PRE) and let it run ahead "
+    "(limit_all_gathers=False if memory allows)."
+)
+_OVERLAP_HOW = {
+    "all_reduce": (
+        "With DDP, let the all-reduces start earlier in the backward pass (a smaller "
+        "bucket_cap_mb, so the first bucket is ready sooner) and, with gradient accumulation, "
+        "skip them on all but the last micro-batch (model.no_sync())."
+    ),
+    "all_gather": _FSDP,
+    "reduce_scatter": _FSDP,
+    "all_to_all": (
+        "All-to-all (embeddings, mixture of experts) waits on the data it carries: overlap it "
+        "with independent work (the next batch's lookup, the dense layers, on another stream) "
+        "or send fewer, larger exchanges."
+    ),
+}
+
+
 def recommend(job: JobReport) -> list[dict]:
     """Advice in the terms of torch.distributed, each naming the figures it rests on."""
     from .views import format as fmt
@@ -950,39 +972,35 @@ def recommend(job: JobReport) -> list[dict]:
     advice = []
     ranks = job.ranks
     straggler = s["straggler"]
-    if len(ranks) and (s.get("exposed_share") or 0) >= EXPOSED_SHARE:
-        worst = ranks.loc[(ranks["communication_s"] / ranks["span_s"]).idxmax()]
-        waits = float(worst.get("wait_s", 0.0))
-        ops = set(job.collectives["op"]) if len(job.collectives) else set()
-        if ops & {"all_gather", "reduce_scatter"}:
-            how = (
-                "With FSDP, prefetch the next all-gather (forward_prefetch=True, "
-                "backward_prefetch=BackwardPrefetch.BACKWARD_PRE) and let it run ahead "
-                "(limit_all_gathers=False if memory allows)."
-            )
-        else:
-            how = (
-                "With DDP, let the all-reduces start earlier in the backward pass (a smaller "
-                "bucket_cap_mb, so the first bucket is ready sooner) and, with gradient "
-                "accumulation, skip them on all but the last micro-batch (model.no_sync())."
-            )
+    # Exposed communication that is not waiting for another rank: what overlap can hide.
+    span = ranks["span_s"].where(ranks["span_s"] > 0) if len(ranks) else ranks.get("span_s")
+    transfer = (ranks["communication_s"] - ranks["wait_s"]).clip(lower=0) if len(ranks) else None
+    if len(ranks) and (transfer / span).max() >= EXPOSED_SHARE:
+        worst = ranks.loc[(transfer / span).idxmax()]
+        exposed, waits = float(worst["communication_s"]), float(worst["wait_s"])
+        share = (exposed - min(waits, exposed)) / float(worst["span_s"])
+        table = job.collectives
+        # Advice for the op that takes the most time.
+        op = str(table.groupby("op")["time_s"].sum().idxmax()) if len(table) else ""
+        how = _OVERLAP_HOW.get(op, _OVERLAP_HOW["all_reduce"])
         detail = (
-            f"Communication runs with no work beside it for {fmt.percent(worst['communication_s'], worst['span_s'])} "
-            f"of rank {int(worst['rank'])}'s span ({fmt.seconds(worst['communication_s'])} of "
-            f"{fmt.seconds(worst['span_s'])}); "
-            f"{fmt.percent(worst['hidden_comm_s'], worst['comm_s'])} of its "
-            f"{fmt.seconds(worst['comm_s'])} of communication overlaps compute. "
-        )
-        if waits > 0.2 * float(worst["communication_s"]) and straggler.get("rank") is not None:
-            detail += (
-                f"{fmt.seconds(waits)} of it is waiting for rank {straggler['rank']}, which overlap "
-                "cannot hide: see the straggler. "
+            f"On rank {int(worst['rank'])}, communication runs with nothing of its own work "
+            f"beside it for {fmt.seconds(exposed)} of its {fmt.seconds(worst['span_s'])}"
+            + (
+                f", {fmt.seconds(waits)} of it waiting for other ranks (no overlap hides that"
+                + ("; see the straggler)" if straggler.get("rank") is not None else ")")
+                if waits > 0
+                else ""
             )
+            + f"; {fmt.percent(worst['hidden_comm_s'], worst['comm_s'])} of its "
+            f"{fmt.seconds(worst['comm_s'])} of communication overlaps its own work. "
+        )
         advice.append(
             {
                 "kind": "overlap",
-                "share": float(worst["communication_s"] / worst["span_s"]),
-                "title": f"Communication is exposed {fmt.percent(worst['communication_s'], worst['span_s'])} of the time",
+                "share": share,
+                "title": f"Communication is exposed {fmt.percent(share, 1.0)} of the time"
+                + (" beyond the waits" if waits > 0 else ""),
                 "detail": detail + how,
             }
         )

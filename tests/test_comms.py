@@ -12,8 +12,8 @@ from jupyter_brrr.events import read_trace
 
 DATA = Path(__file__).parent / "data"
 # Single NCCL ranks of multi-rank jobs, from Holistic Trace Analysis' test data (MIT licence).
-NCCL_RANK = DATA / "nccl_a100_rank0_of2.json.gz"
-SAMPLED_RANK = DATA / "sampled_rank0_of128.json.gz"
+NCCL_RANK = DATA / "nccl" / "nccl_a100_rank0_of2.json.gz"
+SAMPLED_RANK = DATA / "nccl" / "sampled_rank0_of128.json.gz"
 
 
 @pytest.mark.parametrize(
