@@ -2,7 +2,7 @@
 
     python bench/job_bench.py [--hta-python /path/to/hta-venv/bin/python] [--ranks 8] [--repeat 3]
 
-The ranks are made from a real NCCL rank (tests/data/nccl/nccl_a100_rank0_of2.json.gz, 40k events,
+The ranks are made from a real NCCL rank (tests/data/hta/nccl_a100_rank0_of2.json.gz, 40k events,
 A100): its events repeated 2.5 times one after another (ids offset so that links stay
 unique) for about 100k events per rank, each rank's clock shifted by a few tens of
 microseconds and its ``distributedInfo`` given its rank of ``--ranks``. Written gzipped, in
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "tests/data/nccl/nccl_a100_rank0_of2.json.gz"
+SOURCE = ROOT / "tests/data/hta/nccl_a100_rank0_of2.json.gz"
 _ID_KEYS = ("External id", "correlation", "Ev Idx", "Record function id")
 
 SETUP = {

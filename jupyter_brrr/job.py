@@ -152,12 +152,16 @@ def read_rank(
     path: str | PathLike, device: str | None = None, peaks: Peaks | None = None
 ) -> RankData:
     """Read and analyse one rank's trace (what each reading process runs)."""
-    from . import _analyse_trace
+    from . import _report_of_trace, _whole_trace
     from .events import read_trace
 
     path = Path(path)
     trace = read_trace(path)
-    report = _analyse_trace(trace, path, device=device, peaks=peaks)
+    # The whole trace's analysis gives each GPU event's bound; the rank's report (of its
+    # median step, where the trace holds several) is made from it.
+    whole, used_peaks, peak_notes = _whole_trace(trace, device=device, peaks=peaks)
+    kernels = whole.kernels
+    report = _report_of_trace(trace, path, whole, used_peaks, peak_notes)
     args = {}
     kernel_names = trace.kernels["name"].to_numpy(dtype=object)
     if "collective" not in trace.kernels.columns and any(
@@ -167,7 +171,7 @@ def read_rank(
     calls = comms.collectives(trace, args)
     call_of = comms.call_of_rows(trace)
     gpu = bool(report.summary.get("gpu"))
-    parts = _rank_parts(trace, report, calls, call_of, gpu)
+    parts = _rank_parts(trace, kernels, calls, call_of, gpu)
     work = _union(*(parts[p] for p in ("compute", "memory", "other")))
     exposed = intervals.subtract(*parts["comm"], *work)
     split = _rank_split(parts, work, exposed)
@@ -194,7 +198,7 @@ def read_rank(
         calls=calls,
         parts=parts,
         exposed=exposed,
-        steps=_profiler_steps(trace),
+        steps=_rank_steps(trace, kernels),
         split=split,
         gpu=gpu,
     )
@@ -215,16 +219,16 @@ def _union(*sets: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray
 
 
 def _rank_parts(
-    trace: Any, report: Report, calls: pd.DataFrame, call_of: np.ndarray, gpu: bool
+    trace: Any, kernels: pd.DataFrame, calls: pd.DataFrame, call_of: np.ndarray, gpu: bool
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The rank's activity as merged intervals per part: its own work by bound (compute,
-    memory, other) and its communication (comm), in seconds of its trace."""
+    memory, other) and its communication (comm), in seconds of its trace. ``kernels``: the
+    whole trace's kernel table from the analysis."""
     empty = (np.empty(0), np.empty(0))
     parts = dict.fromkeys(("compute", "memory", "other", "comm"), empty)
     host_comm = calls[calls["where"] == "host"]
     comm = [(host_comm["start_s"].to_numpy(float), host_comm["end_s"].to_numpy(float))]
     if gpu:
-        kernels = report.kernels
         gpu_origin = float(np.min(trace.gpu_columns()["start_s"]))
         start = kernels["start_s"].to_numpy(float) + gpu_origin
         end = start + kernels["dur_s"].to_numpy(float)
@@ -318,31 +322,39 @@ def _rank_split(
     }
 
 
-def _profiler_steps(trace: Any) -> pd.DataFrame:
-    """The ``ProfilerStep#N`` ranges on the host: step, start_s, end_s."""
-    annotations = trace.annotations
-    names = annotations["name"].to_numpy(dtype=object)
-    host = annotations["where"].to_numpy(dtype=object) == "host"
-    numbers = [
-        int(n[len("ProfilerStep#") :])
-        if h and isinstance(n, str) and n.startswith("ProfilerStep#") and n[13:].isdigit()
-        else -1
-        for n, h in zip(names, host, strict=True)
-    ]
+def _rank_steps(trace: Any, kernels: pd.DataFrame) -> pd.DataFrame:
+    """The rank's profiler steps: ``step`` (N of ProfilerStep#N), ``kind`` (first, steady,
+    partial; "" without GPU work), ``host_start``..``host_end`` (the host range that assigns
+    calls to it: up to the next step's start) and ``start_s``..``end_s`` (its window: on the GPU
+    timeline as ``steps.find_steps`` tiles it, else its host range)."""
+    from . import steps
+
+    host = steps.host_steps(trace)
+    names = host["name"].to_numpy(dtype=object)
+    numbers = [name[len(steps.STEP_PREFIX) :] for name in names]
+    keep = np.array([n.isdigit() for n in numbers], dtype=bool)
+    host = host[keep]
+    columns = ["step", "kind", "host_start", "host_end", "start_s", "end_s"]
+    if not len(host):
+        return pd.DataFrame(columns=columns)
+    host_start = host["start_s"].to_numpy(float)
+    host_end = np.maximum(np.append(host_start[1:], host["end_s"].to_numpy(float)[-1]), host_start)
     table = pd.DataFrame(
         {
-            "step": numbers,
-            "start_s": annotations["start_s"].to_numpy(float),
-            "end_s": annotations["end_s"].to_numpy(float),
+            "step": [int(n) for n, k in zip(numbers, keep, strict=True) if k],
+            "kind": "",
+            "host_start": host_start,
+            "host_end": host_end,
+            "start_s": host_start,
+            "end_s": host["end_s"].to_numpy(float),
         }
     )
-    table = table[table["step"] >= 0]
-    return (
-        table.groupby("step", as_index=False)
-        .agg(start_s=("start_s", "min"), end_s=("end_s", "max"))
-        .sort_values("step")
-        .reset_index(drop=True)
-    )
+    windows = steps.find_steps(trace, kernels, minimum=1)
+    if windows is not None and len(windows.table) == len(table):
+        table["kind"] = windows.table["kind"].to_numpy(dtype=object)
+        table["start_s"] = windows.window_start
+        table["end_s"] = windows.window_end
+    return table
 
 
 # --- reading the ranks together ------------------------------------------------------------------
@@ -561,13 +573,14 @@ def _job_calls(ranks: list[RankData], origin: float) -> pd.DataFrame:
 
 
 def _step_of(times: np.ndarray, steps: pd.DataFrame) -> np.ndarray:
-    """The profiler step whose host range holds each time, -1 outside every step."""
+    """The profiler step whose host range (to the next step's start) holds each time, -1
+    outside every step."""
     out = np.full(len(times), -1, dtype=np.int64)
     if not len(steps):
         return out
-    starts = steps["start_s"].to_numpy(float)
+    starts = steps["host_start"].to_numpy(float)
     at = np.searchsorted(starts, times, side="right") - 1
-    inside = (at >= 0) & (times <= steps["end_s"].to_numpy(float)[np.maximum(at, 0)])
+    inside = (at >= 0) & (times <= steps["host_end"].to_numpy(float)[np.maximum(at, 0)])
     out[inside] = steps["step"].to_numpy()[at[inside]]
     return out
 
@@ -783,19 +796,22 @@ def _straggler(
 def _step_table(
     ranks: list[RankData], calls: pd.DataFrame, offsets: dict, origin: float
 ) -> pd.DataFrame:
-    """Per rank and profiler step: the step's time, the rank's work, communication and its
-    exposed part within the step's host range."""
+    """Per rank and profiler step: the step's window, the rank's work, communication and its
+    exposed part within it."""
     rows = []
     for data in ranks:
         rank = int(data.rank or 0)
         shift = data.origin_s - origin - offsets.get(rank, 0.0)
         work = {p: data.parts[p] for p in ("compute", "memory", "other")}
-        for step, low, high in data.steps[["step", "start_s", "end_s"]].itertuples(index=False):
+        for step, kind, low, high in data.steps[["step", "kind", "start_s", "end_s"]].itertuples(
+            index=False
+        ):
             row = {
                 "rank": rank,
                 "step": int(step),
+                "kind": kind,
                 "start_s": low + shift,
-                "step_s": high - low,
+                "span_s": high - low,
             }
             for part, (start, end) in work.items():
                 row[f"{part}_s"] = intervals.clipped_length(start, end, low, high)

@@ -251,8 +251,9 @@ JOB_COLLECTIVE_COLUMNS = (
 JOB_STEP_COLUMNS = (
     "rank",
     "step",  # ProfilerStep#N
-    "start_s",  # on the job's aligned clock
-    "step_s",  # the step's host range
+    "kind",  # first, steady or partial (steps.py); "" without GPU work
+    "start_s",  # its window's start, on the job's aligned clock
+    "span_s",  # its window: on the GPU timeline as steps.py tiles it, else its host range
     "compute_s",
     "memory_s",
     "other_s",

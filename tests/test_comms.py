@@ -11,9 +11,9 @@ from jupyter_brrr import comms, intervals
 from jupyter_brrr.events import read_trace
 
 DATA = Path(__file__).parent / "data"
-# Single NCCL ranks of multi-rank jobs, from Holistic Trace Analysis' test data (MIT licence).
-NCCL_RANK = DATA / "nccl" / "nccl_a100_rank0_of2.json.gz"
-SAMPLED_RANK = DATA / "nccl" / "sampled_rank0_of128.json.gz"
+# Single NCCL ranks of multi-rank jobs, from Holistic Trace Analysis (tests/data/hta/README.md).
+NCCL_RANK = DATA / "hta" / "nccl_a100_rank0_of2.json.gz"
+SAMPLED_RANK = DATA / "hta" / "sampled_rank0_of128.json.gz"
 
 
 @pytest.mark.parametrize(

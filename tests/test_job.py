@@ -286,7 +286,7 @@ def test_two_gloo_ranks_sharing_the_h200() -> None:
 
 
 def test_one_nccl_rank_of_two() -> None:
-    job = jupyter_brrr.load([DATA / "nccl" / "nccl_a100_rank0_of2.json.gz"])
+    job = jupyter_brrr.load([DATA / "hta" / "nccl_a100_rank0_of2.json.gz"])
     assert job.summary["ranks"] == [0] and job.summary["world_size"] == 2
     assert any("1 of 2 ranks loaded" in note for note in job.notes)
     assert any("bandwidths are lower bounds" in note for note in job.notes)

@@ -907,8 +907,9 @@ export const JOB_COLLECTIVE_COLUMNS = [
 export const JOB_STEP_COLUMNS = [
   'rank',
   'step',
+  'kind',
   'start_s',
-  'step_s',
+  'span_s',
   'compute_s',
   'memory_s',
   'other_s',

@@ -128,7 +128,8 @@ COLLECTIVE_COLUMNS = [
 STEP_COLUMNS = [
     ("rank", "rank", "", 4),
     ("step", "step", "", 5),
-    ("step_s", "step time", "s", 9),
+    ("kind", "kind", "", 7),
+    ("span_s", "span", "s", 9),
     ("comm_s", "comm", "s", 9),
     ("exposed_comm_s", "exposed", "s", 9),
     ("lateness_s", "late", "s", 9),
