@@ -18,8 +18,8 @@ How each figure is made:
   gloo annotation, else of the call's own tensor arguments.
 - **Bandwidth** (``bandwidth``): algbw = S / t and busbw = algbw x the nccl-tests factor of the
   op for a group of n ranks (all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all,
-  gather, scatter (n-1)/n; broadcast, reduce, send, receive 1), against the per-direction
-  NVLink bandwidth of the GPU where it is known (``link_peak``).
+  gather, scatter (n-1)/n; broadcast, reduce, send, receive 1). The job compares busbw with
+  the GPU's per-direction interconnect bandwidth (``target.interconnect``).
 """
 
 from __future__ import annotations
@@ -86,17 +86,6 @@ _BUS_FACTORS = {
     "recv": lambda n: 1.0,
     "send_recv": lambda n: 1.0,
 }
-# NVLink bandwidth per GPU and direction, the figure nccl-tests' busbw approaches on one node
-# (NVIDIA datasheets: NVLink 4 900 GB/s, NVLink 3 600 GB/s, NVLink 2 300 GB/s, both directions).
-# PCIe cards (no NVLink switch) are left out: their link depends on the slot and bridges.
-_LINKS = (
-    ("H200", 450e9, "NVLink 4, 900 GB/s both directions"),
-    ("H100", 450e9, "NVLink 4, 900 GB/s both directions"),
-    ("H800", 200e9, "NVLink 4 (H800), 400 GB/s both directions"),
-    ("A100", 300e9, "NVLink 3, 600 GB/s both directions"),
-    ("A800", 200e9, "NVLink 3 (A800), 400 GB/s both directions"),
-    ("V100", 150e9, "NVLink 2, 300 GB/s both directions"),
-)
 # The dtype names of record_param_comms (c10::ScalarType names) and of older traces.
 _DTYPE_SIZES = {
     "float": 4,
@@ -144,17 +133,6 @@ def bus_factor(op: str, group_size: int | float | None) -> float | None:
     if factor is None or group_size is None or not group_size >= 2:
         return None
     return float(factor(int(group_size)))
-
-
-def link_peak(device: str | None) -> tuple[float, str] | None:
-    """The per-direction NVLink bandwidth of a GPU (bytes/s) and where it comes from, or None
-    where it is not known (PCIe cards, other makers, the CPU)."""
-    if not device or "pcie" in device.lower():
-        return None
-    for key, peak, source in _LINKS:
-        if key in device:
-            return peak, source
-    return None
 
 
 def is_comm_kernel(name: Any) -> bool:
@@ -664,5 +642,4 @@ __all__ = [
     "element_size",
     "is_comm_call",
     "is_comm_kernel",
-    "link_peak",
 ]

@@ -29,8 +29,8 @@ How each number is made:
 - **Collective table**: per group, op, size and dtype: the calls per rank, the transfer time of
   each collective (from the last arrival to its end: what it took once every rank was there;
   with one rank loaded, its own duration, which includes waiting), algbw and busbw as
-  nccl-tests defines them (``comms.bandwidth``), against the GPU's NVLink bandwidth where
-  known (``comms.link_peak``).
+  nccl-tests defines them (``comms.bandwidth``), against the GPU's per-direction interconnect
+  bandwidth where known (``target.interconnect``: NVLink, or the PCIe link).
 - **Steps**: a rank's ``ProfilerStep#N`` ranges on the host; each activity is clipped to the
   step's range, each collective counted in the step that enqueued it.
 """
@@ -839,7 +839,10 @@ def _collective_table(
     )
     device = next((str(r.report.summary.get("device")) for r in ranks if r.gpu), None)
     backend = next((r.backend for r in ranks if r.backend), None)
-    link = comms.link_peak(device) if backend in ("nccl", None) and device else None
+    from .target import interconnect
+
+    # gloo moves GPU tensors through host memory and TCP: no GPU link bounds it.
+    link = interconnect(device) if backend in ("nccl", None) and device else None
     rows = []
     keys = ["group", "op", "bytes", "dtype", "where"]
     for key, block in per_instance.groupby(keys, dropna=False, sort=False):

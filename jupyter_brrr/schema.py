@@ -242,7 +242,7 @@ JOB_COLLECTIVE_COLUMNS = (
     "median_s",  # median transfer time of one call
     "algbw",  # bytes / median_s
     "busbw",  # algbw x nccl-tests' factor for the op and group size
-    "link_peak",  # per-direction NVLink bandwidth of the GPU, where known
+    "link_peak",  # per-direction interconnect bandwidth of the GPU, where known
     "link_fraction",  # busbw / link_peak
     "algorithm",  # NCCL's algorithm and protocol, from the kernel name
     "ranks",  # ranks each call was matched on (the fewest); with 1 its time includes waiting

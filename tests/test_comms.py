@@ -65,14 +65,6 @@ def test_bus_bandwidth_factors_are_nccl_tests(n=8) -> None:
     assert np.isnan(comms.bandwidth("all_reduce", 1e9, 0.0, 4)[0])
 
 
-def test_link_peaks_only_where_the_link_is_known() -> None:
-    assert comms.link_peak("NVIDIA H100 80GB HBM3")[0] == 450e9
-    assert comms.link_peak("NVIDIA H200")[0] == 450e9
-    assert comms.link_peak("NVIDIA A100-SXM4-80GB")[0] == 300e9
-    assert comms.link_peak("NVIDIA H100 PCIe") is None  # the slot and bridges decide
-    assert comms.link_peak("CPU") is None and comms.link_peak(None) is None
-
-
 def test_dtype_names_and_sizes() -> None:
     assert comms.dtype_name("Float") == comms.dtype_name("float") == "float32"
     assert comms.dtype_name("c10::BFloat16") == "bfloat16"
