@@ -13,10 +13,16 @@
    - uniques: one list per coded field of the distinct raw JSON texts (bytes), in order of first
      appearance; the caller decodes each distinct value once.
 
-   The reader is strict: on anything outside the plain layout it knows (invalid JSON, a string key
-   with escapes, a non-string phase, a non-numeric time, nesting deeper than MAX_DEPTH) it
-   returns None, and the caller decodes that chunk with its general JSON decoder instead, which
-   then gives the result or the error message. So this file decides speed, never meaning.
+   The reader is strict: on anything outside the plain layout it knows (invalid JSON, malformed
+   UTF-8 or a lone UTF-16 surrogate escape in any string, a string key with escapes, a non-string
+   phase, an array or object where an id belongs, a non-numeric time, nesting deeper than
+   MAX_DEPTH) it returns None, and the caller decodes that chunk with its general JSON decoder
+   instead, which then gives the result or the error message. So this file decides speed, never
+   meaning: every text it reads, the general decoder reads to the same values.
+
+   split(buffer, start, stop, state, first) finds where the values of a JSON container end,
+   without parsing them: the caller cuts a file of any layout into chunks of whole events with
+   it, and finds the top-level members of the file (see split's comment below).
 
    The scan itself runs without the GIL (it makes no Python object), so that several chunks of a
    file can be read at once by threads; the distinct texts are made into bytes afterwards.
@@ -208,41 +214,118 @@ static inline const char *skip_space(const char *p, const char *end) {
     return p;
 }
 
-/* Whether any byte of w is a quote, a backslash or a control character (SWAR: eight bytes a
-   step, as most of a trace's bytes are in long kernel names). */
+/* Whether any byte of w is a quote, a backslash, a control character or not ASCII (SWAR: eight
+   bytes a step, as most of a trace's bytes are in long ASCII kernel names). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    (defined(__GNUC__) || defined(__clang__))
+#define LITTLE_ENDIAN_WORDS 1
+#else
+#define LITTLE_ENDIAN_WORDS 0
+#endif
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 static inline uint64_t has_zero_byte(uint64_t v) { return (v - ONES) & ~v & HIGHS; }
-static inline int has_special_byte(uint64_t w) {
+static inline int has_string_end(uint64_t w) {
     return (has_zero_byte(w ^ (ONES * '"')) | has_zero_byte(w ^ (ONES * '\\')) |
             ((w - ONES * 0x20) & ~w & HIGHS)) != 0;
 }
+static inline int has_special_byte(uint64_t w) { return has_string_end(w) || (w & HIGHS); }
 
-/* p at the opening quote; *escaped set if the string holds an escape. */
+/* The offset in w of its first quote, backslash or control character (and with `high`, byte
+   of 0x80 or more), 8 if none. On little-endian words the lowest flagged byte of the tests
+   above is exact (only bytes above it can be flagged falsely); elsewhere 0 stands for "some". */
+static inline int first_special(uint64_t w, int high) {
+#if LITTLE_ENDIAN_WORDS
+    uint64_t flags = has_zero_byte(w ^ (ONES * '"')) | has_zero_byte(w ^ (ONES * '\\')) |
+                     ((w - ONES * 0x20) & ~w & HIGHS) | (high ? w & HIGHS : 0);
+    return flags ? __builtin_ctzll(flags) >> 3 : 8;
+#else
+    return (high ? has_special_byte(w) : has_string_end(w)) ? 0 : 8;
+#endif
+}
+
+static inline int hex_value(char h) {
+    if (h >= '0' && h <= '9') return h - '0';
+    if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+    if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+    return -1;
+}
+
+/* The four hex digits at p as a number; -1 if they are not four hex digits. */
+static int read_hex4(const char *p, const char *end) {
+    if (end - p < 4) return -1;
+    int value = 0;
+    for (int k = 0; k < 4; k++) {
+        int digit = hex_value(p[k]);
+        if (digit < 0) return -1;
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no encoded
+   surrogates, nothing past U+10FFFF, as Python's strict decoder), or 0. */
+static size_t utf8_length(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = p[0];
+    size_t n;
+    unsigned char low = 0x80, high = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) low = 0xA0;
+        if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) low = 0x90;
+        if (c == 0xF4) high = 0x8F;
+    } else return 0;
+    if ((size_t)(end - p) < n || p[1] < low || p[1] > high) return 0;
+    for (size_t k = 2; k < n; k++)
+        if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+    return n;
+}
+
+/* p at the opening quote; *escaped set if the string holds an escape. Declines what msgspec or
+   a strict UTF-8 decoder refuses: control characters, unknown escapes, a UTF-16 surrogate
+   escape without its pair, malformed UTF-8. */
 static const char *skip_string(const char *p, const char *end, int *escaped) {
     *escaped = 0;
     for (p++;; p++) {
-        uint64_t w;
-        while (end - p >= 8 && (memcpy(&w, p, 8), !has_special_byte(w))) p += 8;
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            int at = first_special(w, 1);
+            p += at;
+            if (at < 8) break;
+        }
         if (p >= end) return NULL;
         unsigned char c = (unsigned char)*p;
         if (c == '"') return p + 1;
         if (c < 0x20) return NULL;
+        if (c >= 0x80) {
+            size_t n = utf8_length((const unsigned char *)p, (const unsigned char *)end);
+            if (!n) return NULL;
+            p += n - 1;
+            continue;
+        }
         if (c == '\\') {
             *escaped = 1;
             if (++p >= end) return NULL;
             switch (*p) {
             case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
                 break;
-            case 'u':
-                if (end - p < 5) return NULL;
-                for (int k = 1; k <= 4; k++) {
-                    char h = p[k];
-                    if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
-                        return NULL;
-                }
+            case 'u': {
+                int unit = read_hex4(p + 1, end);
+                if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return NULL;
                 p += 4;
+                if (unit >= 0xD800 && unit <= 0xDBFF) { /* a high surrogate: its low one next */
+                    if (end - p < 3 || p[1] != '\\' || p[2] != 'u') return NULL;
+                    int pair = read_hex4(p + 3, end);
+                    if (pair < 0xDC00 || pair > 0xDFFF) return NULL;
+                    p += 6;
+                }
                 break;
+            }
             default:
                 return NULL;
             }
@@ -382,26 +465,30 @@ static const char *skip_value(const char *p, const char *end, int depth) {
 
 /* --- events -------------------------------------------------------------------------------- */
 
+/* What the general decoder accepts in a coded field; anything else is not ours to judge. */
+enum { ANY_VALUE, STRING_ONLY, SCALAR_ONLY };
+
 typedef struct {
     const char *key;
     size_t length; /* of key: compared first, as most keys differ in length */
     int coded;     /* a coded field (index into codes) or a number (index into numbers) */
     int index;
-    int string_only; /* typed str by the general decoder: anything else is not ours to judge */
+    int accepts;   /* for a coded field: ANY_VALUE, STRING_ONLY or SCALAR_ONLY */
 } Field;
 
-#define FIELD(key, coded, index, string_only) {key, sizeof(key) - 1, coded, index, string_only}
+#define FIELD(key, coded, index, accepts) {key, sizeof(key) - 1, coded, index, accepts}
 static const Field EVENT_FIELDS[] = {
-    FIELD("ph", 1, PH, 1),   FIELD("cat", 1, CAT, 1), FIELD("name", 1, NAME, 1),
-    FIELD("pid", 1, PID, 0), FIELD("tid", 1, TID, 0), FIELD("ts", 0, TS, 0),
-    FIELD("dur", 0, DUR, 0), {NULL, 0, 0, 0, 0},
+    FIELD("ph", 1, PH, STRING_ONLY),   FIELD("cat", 1, CAT, STRING_ONLY),
+    FIELD("name", 1, NAME, STRING_ONLY), FIELD("pid", 1, PID, SCALAR_ONLY),
+    FIELD("tid", 1, TID, SCALAR_ONLY), FIELD("ts", 0, TS, 0),
+    FIELD("dur", 0, DUR, 0),           {NULL, 0, 0, 0, 0},
 };
 static const Field ARGS_FIELDS[] = {
-    FIELD("External id", 0, EXTERNAL_ID, 0), FIELD("correlation", 0, CORRELATION, 0),
-    FIELD("stream", 1, STREAM, 0),           FIELD("device", 1, DEVICE, 0),
-    FIELD("bytes", 1, BYTES, 0),             FIELD("Input Dims", 1, DIMS, 0),
-    FIELD("Input type", 1, TYPES, 0),        FIELD("Concrete Inputs", 1, CONCRETE, 0),
-    FIELD("Total Allocated", 1, TOTAL, 0),   FIELD("Device Id", 1, DEVICE_ID, 0),
+    FIELD("External id", 0, EXTERNAL_ID, 0),         FIELD("correlation", 0, CORRELATION, 0),
+    FIELD("stream", 1, STREAM, SCALAR_ONLY),         FIELD("device", 1, DEVICE, SCALAR_ONLY),
+    FIELD("bytes", 1, BYTES, SCALAR_ONLY),           FIELD("Input Dims", 1, DIMS, ANY_VALUE),
+    FIELD("Input type", 1, TYPES, ANY_VALUE),        FIELD("Concrete Inputs", 1, CONCRETE, ANY_VALUE),
+    FIELD("Total Allocated", 1, TOTAL, SCALAR_ONLY), FIELD("Device Id", 1, DEVICE_ID, SCALAR_ONLY),
     {NULL, 0, 0, 0, 0},
 };
 
@@ -443,7 +530,9 @@ static const char *read_field(Reader *r, const Field *f, const char *p, const ch
         }
         return after;
     }
-    if (f->string_only && (p >= end || *p != '"')) return NULL;
+    if (p >= end) return NULL;
+    if (f->accepts == STRING_ONLY && *p != '"') return NULL;
+    if (f->accepts == SCALAR_ONLY && (*p == '{' || *p == '[')) return NULL;
     const char *after = skip_value(p, end, depth);
     if (!after) return NULL;
     int32_t code = intern(&r->interners[f->index], p, (size_t)(after - p));
@@ -581,16 +670,125 @@ done:
     return result;
 }
 
+
+/* --- finding where values end ------------------------------------------------------------- */
+
+/* What a byte outside strings can be in JSON: whitespace, a digit, a letter of a literal or a
+   number's sign, point or exponent (PLAIN), or one of the structural characters. */
+enum { BAD, PLAIN, QUOTE, OPEN, CLOSE, COMMA };
+static unsigned char BYTE_CLASS[256];
+
+static void init_byte_class(void) {
+    const char *plain = " \t\n\r:0123456789-+.eEtrufalsn";
+    for (const char *c = plain; *c; c++) BYTE_CLASS[(unsigned char)*c] = PLAIN;
+    BYTE_CLASS['"'] = QUOTE;
+    BYTE_CLASS['['] = BYTE_CLASS['{'] = OPEN;
+    BYTE_CLASS[']'] = BYTE_CLASS['}'] = CLOSE;
+    BYTE_CLASS[','] = COMMA;
+}
+
+/* split(buffer, start, stop, state, first) -> (cut, close, state, bad)
+
+   Reads buffer[start:stop] as (part of) the inside of a JSON array or object whose opening
+   bracket lies before `start`, from `state` (0 at a value boundary; else what the previous call
+   returned), tracking only strings and nesting: it finds where values end without parsing them,
+   so that the caller can cut the text into pieces of whole values for the real readers.
+   - cut: the offset just past the last comma between the container's own values (the first one
+     when `first` is true, and the scan stops there), -1 if there is none;
+   - close: the offset of the bracket that closes the container (the scan stops there), or -1;
+   - state: the state where the scan stopped, for the next call on the following text;
+   - bad: the offset of the first byte that cannot be JSON where it stands (a control character
+     in a string; outside strings, a byte no JSON token has), where the scan stops; else -1.
+   It does not check the grammar: the readers of the pieces do. */
+static PyObject *split(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, stop;
+    unsigned long long state;
+    int first;
+    if (!PyArg_ParseTuple(args, "y*nnKp", &view, &start, &stop, &state, &first)) return NULL;
+    if (start < 0 || stop > view.len || start > stop) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "split: start and stop out of the buffer");
+        return NULL;
+    }
+    const unsigned char *text = (const unsigned char *)view.buf;
+    unsigned long long depth = state >> 2;
+    int in_string = (int)((state >> 1) & 1), escaped = (int)(state & 1);
+    Py_ssize_t i = start, cut = -1, close = -1, bad = -1;
+    Py_BEGIN_ALLOW_THREADS
+    while (i < stop) {
+        if (in_string) {
+            if (escaped) {
+                escaped = 0;
+                i++;
+                continue;
+            }
+            while (stop - i >= 8) {
+                uint64_t w;
+                memcpy(&w, text + i, 8);
+                int at = first_special(w, 0);
+                i += at;
+                if (at < 8) break;
+            }
+            while (i < stop && text[i] >= 0x20 && text[i] != '"' && text[i] != '\\') i++;
+            if (i >= stop) break;
+            unsigned char c = text[i];
+            if (c == '"') in_string = 0;
+            else if (c == '\\') escaped = 1;
+            else if (c < 0x20) {
+                bad = i;
+                break;
+            }
+            i++;
+            continue;
+        }
+        unsigned char kind = BYTE_CLASS[text[i]];
+        if (kind == PLAIN) {
+            i++;
+            continue;
+        }
+        if (kind == QUOTE) in_string = 1;
+        else if (kind == OPEN) depth++;
+        else if (kind == CLOSE) {
+            if (depth == 0) {
+                close = i;
+                break;
+            }
+            depth--;
+        } else if (kind == COMMA) {
+            if (depth == 0) {
+                cut = i + 1;
+                if (first) {
+                    i++;
+                    break;
+                }
+            }
+        } else {
+            bad = i;
+            break;
+        }
+        i++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    state = (depth << 2) | ((unsigned long long)in_string << 1) | (unsigned long long)escaped;
+    return Py_BuildValue("(nnKn)", cut, close, state, bad);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(buffer, start, stop) -> (count, codes, numbers, uniques) or None: the events of the "
      "JSON array buffer[start:stop] as columns (see the source for the layout)."},
+    {"split", split, METH_VARARGS,
+     "split(buffer, start, stop, state, first) -> (cut, close, state, bad): where the values of "
+     "a JSON container end in buffer[start:stop] (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 
 /* No state outside a call: the module can be shared by interpreters and threads, and asks free-
    threaded Python to keep the GIL off. */
 static int module_exec(PyObject *m) {
+    init_byte_class(); /* the same table each time: no state that differs between interpreters */
     if (PyModule_AddIntConstant(m, "FIELD_COUNT", FIELD_COUNT) < 0) return -1;
     return PyModule_AddIntConstant(m, "NUMBER_COUNT", NUMBER_COUNT);
 }

@@ -19,18 +19,25 @@ All times are seconds from the first event of the trace.
 
 from __future__ import annotations
 
+import codecs
+import errno
 import functools
+import gzip
+import itertools
+import json
 import math
+import operator
 import os
 import re
+import stat
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from operator import attrgetter
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -54,29 +61,34 @@ class TraceError(ValueError):
 # --- decoding -------------------------------------------------------------------------------------
 
 
+# What an id, a time or a count may be: a JSON scalar. An array or object there is an error
+# with the field's path (as the general decoder words it), never a crash further on.
+_Scalar = int | float | str | bool | None
+
+
 class _Args(msgspec.Struct, gc=False):
-    external_id: Any = msgspec.field(default=None, name="External id")
-    correlation: Any = None
-    stream: Any = None
-    device: Any = None
-    bytes: Any = None
+    external_id: _Scalar = msgspec.field(default=None, name="External id")
+    correlation: _Scalar = None
+    stream: _Scalar = None
+    device: _Scalar = None
+    bytes: _Scalar = None
     # Kept as raw JSON: a trace repeats the same few hundred shapes thousands of times, so only
     # the distinct ones are decoded (see _shared_values).
     dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Dims")
     types: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
     concrete: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Concrete Inputs")
-    total_allocated: Any = msgspec.field(default=None, name="Total Allocated")
-    device_id: Any = msgspec.field(default=None, name="Device Id")
+    total_allocated: _Scalar = msgspec.field(default=None, name="Total Allocated")
+    device_id: _Scalar = msgspec.field(default=None, name="Device Id")
 
 
 class _Event(msgspec.Struct, gc=False):
     ph: str = ""
     cat: str = ""
     name: str = ""
-    pid: Any = None
-    tid: Any = None
-    ts: Any = None
-    dur: Any = None
+    pid: _Scalar = None
+    tid: _Scalar = None
+    ts: _Scalar = None
+    dur: _Scalar = None
     # None for the many events without args (flow arrows); _Columns gives the events it keeps
     # an empty _Args instead, so that one attrgetter("args.<field>") reads any field.
     args: _Args | None = None
@@ -84,7 +96,7 @@ class _Event(msgspec.Struct, gc=False):
 
 class _File(msgspec.Struct, gc=False):
     traceEvents: list[_Event] = []
-    deviceProperties: Any = None
+    deviceProperties: list[dict[str, Any]] | None = None
     distributedInfo: Any = None
     displayTimeUnit: Any = None
     baseTimeNanoseconds: Any = None
@@ -96,14 +108,26 @@ class _File(msgspec.Struct, gc=False):
     jupyter_brrr: Any = None
 
 
+class _Device(msgspec.Struct, gc=False):
+    """The fields of a ``deviceProperties`` entry that the analysis reads, typed: an entry that
+    gives one of them otherwise is refused with the field's path. The entry itself is kept
+    whole, as the trace has it."""
+
+    id: int | None = None
+    name: str | None = None
+    totalGlobalMem: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    numSms: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
 _EVENTS_DECODER = msgspec.json.Decoder(list[_Event])
 _FILE_DECODER = msgspec.json.Decoder(_File)
+_FILE_FIELDS = frozenset(_File.__struct_fields__)
 
-# Kineto writes one event per object at two spaces of indent; these patterns let a file be cut
-# into chunks of whole events without parsing it. Any other layout is decoded in one piece.
-_EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
+# Kineto writes one event per object at two spaces of indent: its separator between events
+# lets a file be cut into chunks of whole events at the speed of a byte search. A cut found so
+# is checked by reading the chunk (a cut inside an event leaves a chunk that is not valid
+# JSON); where that fails, or where the layout is another, _scan.split finds the cuts.
 _EVENT_SEPARATOR = b"\n  },\n  {"
-_EVENTS_END = re.compile(rb"\n  \}\s*\]")
 _BLOCK_BYTES = 1 << 20
 
 # Event categories, normalised: old traces use capitalised names.
@@ -149,10 +173,10 @@ class _Columns:
     """The fields of each kind of event (host ops, runtime calls, kernels, copies, GPU
     annotations) as arrays, and the memory samples, filled chunk by chunk.
 
-    A chunk is read by the compiled reader into columns (``_sort_scanned``) or, where it is
-    declined or not built, decoded by msgspec into structs (``_add_structs``); either way the
-    events are sorted into kinds with numpy, not a loop over them, and the only per-event work
-    is C-level. Chunks are added in file order, and their events keep it.
+    A chunk read by the compiled reader comes as columns (``add_scanned``, sorted by
+    ``_sort_scanned``); one decoded by msgspec as structs (``add``). Either way the events are
+    sorted into kinds with numpy, not a loop over them, and the only per-event work is C-level.
+    Chunks are added in file order, and their events keep it.
     """
 
     def __init__(self) -> None:
@@ -162,7 +186,6 @@ class _Columns:
         }
         self.memory: list[tuple[float, Any, float]] = []
         self._codes = _Codes()
-        self._pending: deque[tuple[bytearray, Future | None]] = deque()
         self._scanned: list[tuple] = []
         # Over every timed complete event, kept or not: a trace of a cell that ran no torch op
         # still has its profiler's own events, and is empty rather than broken.
@@ -170,37 +193,17 @@ class _Columns:
         self.first_ts = math.inf
 
     def add(self, events: list[_Event]) -> None:
-        """Events decoded by msgspec, after the chunks still being read (file order)."""
-        self.finish()
+        """Events decoded by msgspec, after the chunks read before them (file order)."""
+        self._sort_scanned()
         self._add_structs(events)
 
-    def add_array(self, chunk: bytearray) -> None:
-        """The events of the JSON array ``chunk`` (a copy the caller no longer touches).
-
-        The compiled reader reads it in a worker thread, without the GIL, while the caller
-        inflates and cuts the next chunks; a chunk it declines is decoded by msgspec (which
-        then also words any error). At most a few chunks wait at once, so a big file is never
-        held whole.
-        """
-        future = _reader_pool().submit(_scan.scan, chunk, 0, len(chunk)) if _scan else None
-        self._pending.append((chunk, future))
-        while len(self._pending) > _PENDING_CHUNKS:
-            self._take_oldest()
+    def add_scanned(self, scanned: tuple) -> None:
+        """A chunk read by the compiled reader; sorted with the others in one go."""
+        self._scanned.append(scanned)
 
     def finish(self) -> None:
-        """Wait for the chunks being read and sort their events into kinds."""
-        while self._pending:
-            self._take_oldest()
+        """Sort the compiled reader's chunks into kinds."""
         self._sort_scanned()
-
-    def _take_oldest(self) -> None:
-        chunk, future = self._pending.popleft()
-        scanned = future.result() if future else None
-        if scanned is None:
-            self._sort_scanned()  # keep the file's order
-            self._add_structs(_EVENTS_DECODER.decode(chunk))
-        else:
-            self._scanned.append(scanned)
 
     def _add_structs(self, events: list[_Event]) -> None:
         n = len(events)
@@ -415,63 +418,605 @@ def _ids(values: list) -> np.ndarray:
         return np.fromiter(values, dtype=object, count=len(values))
 
 
+def _open_trace(path: Path) -> int:
+    """A descriptor of ``path``, opened for reading only if it is a regular file.
+
+    Opened without blocking and checked before any read: a FIFO would block ``open`` itself,
+    and a device such as ``/dev/zero`` never ends. The error says what the path is instead.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise TraceError(
+                f"{path} is a symbolic link to {os.readlink(path)}, which does not exist."
+            ) from None
+        raise TraceError(f"{path}: no such file.") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise TraceError(
+                f"{path}: the symbolic links of this path form a loop; give the path of the "
+                "trace file itself."
+            ) from None
+        raise TraceError(f"{path}: cannot open it ({error.strerror}).") from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return fd
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise TraceError(
+            f"{path} is a folder; give the path of one trace file (.json or .json.gz)."
+        )
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    raise TraceError(
+        f"{path} is {kind}, not a regular file: a trace is read from a file (.json or "
+        ".json.gz); save the stream to a file first."
+    )
+
+
 def _blocks(path: Path) -> Iterator[bytes]:
-    """Decompressed blocks of a (possibly gzipped) file, never the whole file at once.
+    """Decompressed blocks of a (possibly gzipped) regular file, never the whole file at once.
 
     ISA-L's gzip (``isal.igzip``, the standard module's interface) inflates about six times
     faster than zlib. (Its threaded reader was no faster here, as the chunks are read in threads
     already, and its read-ahead buffer cost a file's worth of memory.)
     """
-    with path.open("rb") as f:
+    with open(_open_trace(path), "rb") as f:
         gzipped = f.read(2) == b"\x1f\x8b"
-    opener = igzip.open if gzipped else open
-    with opener(path, "rb") as f:  # type: ignore[operator]
-        while block := f.read(_BLOCK_BYTES):
+        f.seek(0)
+        source = igzip.open(f, "rb") if gzipped else f
+        while block := source.read(_BLOCK_BYTES):
             yield block
 
 
-def _decode(blocks: Iterator[bytes], columns: _Columns) -> _File:
-    """Decode a trace from its blocks, event chunk by event chunk where the layout allows.
+def _memory_blocks(data: bytes | bytearray) -> Iterator[bytes]:
+    """A trace held in memory, in the blocks a file would give (so that one path reads both)."""
+    if data[:2] == b"\x1f\x8b":
+        data = igzip.decompress(data)
+    with memoryview(data) as view:
+        for start in range(0, len(data), _BLOCK_BYTES):
+            yield bytes(view[start : start + _BLOCK_BYTES])
 
-    Each block is cut after its last whole event; the text up to there, with what was left of
-    the block before, becomes a chunk of its own (its last comma made the closing bracket),
-    handed to ``columns``, which reads it while the next blocks are inflated and cut.
-    """
-    head = bytearray()  # the start of the file, until the events array opens
-    header: bytes | None = None
-    pending = bytearray()  # "[" and the events of the next chunk read so far
+
+def _utf8_blocks(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """The text as UTF-8, as ``json.loads`` takes bytes: a UTF-8 byte order mark dropped, and
+    UTF-16 or UTF-32 text (a shell redirect on Windows writes UTF-16) converted as it streams."""
+    first = b""
     for block in blocks:
-        if header is None:
-            head += block
-            opening = _EVENTS_START.search(head)
-            if opening is None:
+        first += block
+        if len(first) >= 4:
+            break
+    encoding = json.detect_encoding(first)
+    if encoding == "utf-8":
+        yield first
+        yield from blocks
+        return
+    if encoding == "utf-8-sig":
+        yield first[3:]
+        yield from blocks
+        return
+    decoder = codecs.getincrementaldecoder(encoding)()
+    for block in itertools.chain([first], blocks):
+        yield decoder.decode(block).encode()
+    yield decoder.decode(b"", final=True).encode()
+
+
+# --- finding the events ------------------------------------------------------------------------------
+
+# Whitespace as JSON has it; the bytes a JSON token outside strings may hold; a key's prefix.
+_NOT_SPACE = re.compile(rb"[^ \t\n\r]")
+_SPLIT_OUTSIDE = re.compile(rb"[^ \t\n\r:0-9+\-.eEtrufalsn]")
+_SPLIT_IN_STRING = re.compile(rb'["\\\x00-\x1f]')
+_KEY_PREFIX = re.compile(rb'"(?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*')
+
+
+def _split_py(
+    buffer: bytearray, start: int, stop: int, state: int, first: bool
+) -> tuple[int, int, int, int]:
+    """``_scan.split`` (see ``_scan.c``) where the compiled reader is not built: where the values
+    of a JSON container end in ``buffer[start:stop]``, tracking only strings and nesting."""
+    depth, in_string, escaped = state >> 2, (state >> 1) & 1, state & 1
+    at, cut, close, bad = start, -1, -1, -1
+    while at < stop:
+        if in_string:
+            if escaped:
+                escaped, at = 0, at + 1
                 continue
-            header, block = bytes(head[: opening.start()]), bytes(head[opening.end() - 1 :])
-        cut = block.rfind(_EVENT_SEPARATOR)
-        with memoryview(block) as view:
-            if cut < 0:
-                pending += view
+            found = _SPLIT_IN_STRING.search(buffer, at, stop)
+            if found is None:
+                at = stop
+                break
+            at = found.start()
+            byte = buffer[at]
+            if byte == 0x22:  # "
+                in_string = 0
+            elif byte == 0x5C:  # backslash
+                escaped = 1
+            else:
+                bad = at
+                break
+            at += 1
+            continue
+        found = _SPLIT_OUTSIDE.search(buffer, at, stop)
+        if found is None:
+            at = stop
+            break
+        at = found.start()
+        byte = buffer[at]
+        if byte == 0x22:
+            in_string = 1
+        elif byte in b"[{":
+            depth += 1
+        elif byte in b"]}":
+            if depth == 0:
+                close = at
+                break
+            depth -= 1
+        elif byte == 0x2C:  # ,
+            if depth == 0:
+                cut = at + 1
+                if first:
+                    break
+        else:
+            bad = at
+            break
+        at += 1
+    return cut, close, (depth << 2) | (in_string << 1) | escaped, bad
+
+
+def _split(
+    buffer: bytearray, start: int, stop: int, state: int, first: bool
+) -> tuple[int, int, int, int]:
+    if _scan is not None:
+        return _scan.split(buffer, start, stop, state, first)
+    return _split_py(buffer, start, stop, state, first)
+
+
+@dataclass
+class _Chunk:
+    """Whole events cut from the file, framed as a JSON array for the readers."""
+
+    text: bytearray  # "[" + the events' text + "]"
+    origin: int  # offset in the file's text of the events' first byte
+    closes: bool  # the last chunk of its array (its "]" was the array's own)
+    future: Future | None  # the compiled reader at work on it
+
+
+class _Recut(Exception):
+    """A chunk cut at Kineto's separator did not read: cut again from its start, by structure."""
+
+
+class _Parser:
+    """Reads a trace's top-level object as it streams: each member but ``traceEvents`` decoded
+    on its own (and checked by msgspec against ``_File``), the events array cut into chunks of
+    whole events that the compiled reader reads in threads (msgspec where it declines one).
+
+    The file is read once, front to back, holding a few chunks at a time: the header is found
+    in one pass, text that cannot be JSON is refused where it starts, and a nested
+    ``"traceEvents"`` key (in ``distributedInfo``, say) is only a key of that member. As in
+    ``json.load``, the last top-level ``traceEvents`` wins.
+    """
+
+    def __init__(self, blocks: Iterator[bytes]) -> None:
+        self._blocks = blocks
+        self.buffer = bytearray()
+        self.origin = 0  # offset in the file's text of buffer[0]
+        self.pos = 0  # where the parse stands in buffer
+        self.eof = False
+        self.meta = _File()
+        self.columns = _Columns()
+        self._chunks: deque[_Chunk] = deque()
+        self._structural = False  # cut by structure (after a failed cut, or another layout)
+        self._events_read = 0  # of the current array, in chunks checked so far
+
+    # --- the text ------------------------------------------------------------------------
+
+    def _more(self) -> bool:
+        if self.eof:
+            return False
+        block = next(self._blocks, None)
+        if block is None:
+            self.eof = True
+            return False
+        self.buffer += block
+        return True
+
+    def _drop(self, count: int) -> None:
+        """Forget the first ``count`` bytes of the buffer (read and no longer needed)."""
+        if count:
+            del self.buffer[:count]
+            self.origin += count
+            self.pos -= count
+
+    def _next_byte(self) -> int | None:
+        """Moves to the next byte that is not whitespace, and returns it (None at the end)."""
+        while True:
+            found = _NOT_SPACE.search(self.buffer, self.pos)
+            if found:
+                self.pos = found.start()
+                return self.buffer[self.pos]
+            self.pos = len(self.buffer)
+            self._drop(self.pos)  # whitespace all of it
+            if not self._more():
+                return None
+
+    def _error(self, at: int, what: str) -> TraceError:
+        return TraceError(f"{what} at byte {self.origin + at:,} of the JSON text.")
+
+    def _not_json(self, at: int) -> TraceError:
+        byte = bytes(self.buffer[at : at + 1])
+        return self._error(at, f"not valid JSON: {byte!r} cannot stand there")
+
+    def _truncated(self, where: str) -> TraceError:
+        return TraceError(
+            f"the JSON ends early ({where}): the file is truncated. Export or copy it again."
+        )
+
+    # --- the top-level object -----------------------------------------------------------------
+
+    def parse(self) -> tuple[_File, _Columns]:
+        byte = self._next_byte()
+        if byte is None:
+            raise TraceError("the file is empty. Export the trace again.")
+        if byte != 0x7B:  # {
+            what = "a JSON array" if byte == 0x5B else "not JSON"
+            raise TraceError(
+                f"not a PyTorch profiler trace: the text is {what} (it starts with "
+                f"{bytes(self.buffer[self.pos : self.pos + 16])!r}). Expected the JSON object "
+                "that torch.profiler's export_chrome_trace() writes, with 'traceEvents'."
+            )
+        self.pos += 1
+        if self._next_byte() == 0x7D:  # }
+            self.pos += 1
+        else:
+            while True:
+                self._member()
+                byte = self._next_byte()
+                if byte == 0x2C:  # ,
+                    self.pos += 1
+                    continue
+                if byte == 0x7D:
+                    self.pos += 1
+                    break
+                if byte is None:
+                    raise self._truncated("the top-level object is not closed")
+                raise self._error(self.pos, "expected ',' or '}' after a top-level member")
+        if self._next_byte() is not None:
+            raise self._error(self.pos, "text after the end of the trace's JSON object")
+        self.columns.finish()
+        return self.meta, self.columns
+
+    def _member(self) -> None:
+        """One member of the top-level object, from its key on."""
+        byte = self._next_byte()
+        if byte is None:
+            raise self._truncated("in the top-level object")
+        if byte != 0x22:
+            raise self._error(self.pos, "expected a quoted key in the top-level object")
+        key_start = self.pos
+        key_end = self._string_end(key_start)
+        key_text = bytes(self.buffer[key_start:key_end])
+        key_origin = self.origin + key_start
+        self.pos = key_end
+        if self._next_byte() != 0x3A:  # :
+            if self.eof and self.pos >= len(self.buffer):
+                raise self._truncated("after a top-level key")
+            raise self._error(self.pos, "expected ':' after a top-level key")
+        self.pos += 1
+        byte = self._next_byte()
+        if byte is None:
+            raise self._truncated("after a top-level key")
+        key = self._decode_key(key_text, key_origin)
+        if key == "traceEvents" and byte == 0x5B:  # [
+            self._drop(self.pos)
+            self._events()
+            return
+        value_start = self.pos
+        value_end = self._value_end(value_start)
+        self._decode_member(
+            key, key_text, key_origin, bytes(self.buffer[value_start:value_end]), value_start
+        )
+        self.pos = value_end
+        self._drop(self.pos)
+
+    def _string_end(self, start: int) -> int:
+        """The end of the JSON string that starts at ``start`` (a key), reading more as needed."""
+        while True:
+            end = _KEY_PREFIX.match(self.buffer, start).end()
+            if end < len(self.buffer) and not (
+                end == len(self.buffer) - 1 and self.buffer[end] == 0x5C
+            ):
+                if self.buffer[end] == 0x22:
+                    return end + 1
+                raise self._error(end, "a control character or a bad escape in a key")
+            # The key runs past the text read so far: read as much again (linear overall).
+            wanted = 2 * len(self.buffer)
+            while len(self.buffer) < wanted and self._more():
+                pass
+            if self.eof and end >= len(self.buffer) - 1:
+                raise self._truncated("inside a top-level key")
+
+    def _decode_key(self, text: bytes, origin: int) -> str:
+        if b"\\" not in text:
+            return text[1:-1].decode("utf-8", "replace")  # checked with its member, by msgspec
+        try:
+            return msgspec.json.decode(text, type=str)
+        except msgspec.DecodeError as error:
+            raise TraceError(_decode_problem(error, text, lambda at: origin + at)) from None
+
+    def _value_end(self, start: int) -> int:
+        """The end of the top-level member's value that starts at ``start``."""
+        scanned, state = start, 0
+        while True:
+            cut, close, state, bad = _split(self.buffer, scanned, len(self.buffer), state, True)
+            if bad >= 0:
+                raise self._not_json(bad)
+            if cut >= 0:
+                return cut - 1
+            if close >= 0:
+                return close
+            scanned = len(self.buffer)
+            if not self._more():
+                raise self._truncated("inside a top-level member")
+
+    def _decode_member(
+        self, key: str, key_text: bytes, key_origin: int, value: bytes, value_start: int
+    ) -> None:
+        """Decode one top-level member as msgspec would inside the whole file: the last of a
+        key wins; a member ``_File`` does not know is only checked to be valid JSON."""
+        text = b"{" + key_text + b":" + value + b"}"
+        value_origin = self.origin + value_start
+
+        def where(at: int) -> int:
+            if at <= len(key_text):
+                return key_origin + at - 1
+            return value_origin + at - len(key_text) - 2
+
+        try:
+            text.decode("utf-8")  # msgspec leaves the text of a skipped value unchecked
+            member = _FILE_DECODER.decode(text)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as error:
+            raise TraceError(_decode_problem(error, text, where)) from None
+        if key in _FILE_FIELDS:
+            setattr(self.meta, key, getattr(member, key))
+
+    # --- the events array ------------------------------------------------------------------------
+
+    def _events(self) -> None:
+        """The events of a ``traceEvents`` array (the buffer starts at its "["), in chunks."""
+        self.columns = _Columns()  # the last array of the file wins, as in json.load
+        self._events_read = 0
+        self._structural = False
+        self.pos = 1
+        self._drop(1)
+        start = 0  # where the next chunk starts in the buffer: after a cut
+        searched = 0  # how far the separator was looked for
+        scanned, state = 0, 0  # how far _split read, and its state there
+        cut_before = False  # a comma precedes the next chunk (an empty one is then an error)
+        while True:
+            try:
+                if not self._structural:
+                    cut = self.buffer.rfind(
+                        _EVENT_SEPARATOR, max(searched - len(_EVENT_SEPARATOR), start)
+                    )
+                    searched = len(self.buffer)
+                    if cut >= 0:
+                        self._add_chunk(start, cut + 4, closes=False, after_comma=cut_before)
+                        start = scanned = cut + 5
+                        state, cut_before = 0, True
+                        self._drop(start)
+                        searched, scanned, start = searched - start, scanned - start, 0
+                        if self._more():
+                            continue
+                cut, close, state, bad = _split(
+                    self.buffer, scanned, len(self.buffer), state, False
+                )
+                scanned = len(self.buffer) if close < 0 and bad < 0 else scanned
+                if bad >= 0 or close >= 0:
+                    # The cuts so far must hold before the split's view of the text counts.
+                    self._check_chunks(0)
+                    if bad >= 0:
+                        raise self._not_json(bad)
+                if close >= 0:
+                    if cut >= 0:
+                        self._add_chunk(start, cut - 1, closes=False, after_comma=cut_before)
+                        start, cut_before = cut, True
+                    self._add_chunk(start, close, closes=True, after_comma=cut_before)
+                    self._check_chunks(0)
+                    self.pos = close + 1
+                    return
+                if cut >= 0:
+                    self._add_chunk(start, cut - 1, closes=False, after_comma=cut_before)
+                    start, cut_before = cut, True
+                    self._drop(start)
+                    searched, scanned, start = searched - start, scanned - start, 0
+                if not self._more():
+                    self._check_chunks(0)
+                    raise self._unclosed_events(start)
+            except _Recut as recut:
+                # Cut again by structure from the chunk that did not read, over the text of the
+                # chunks after it and what is left in the buffer.
+                failed: _Chunk = recut.args[0]
+                later = list(self._chunks)
+                self._chunks.clear()
+                for chunk in later:
+                    if chunk.future is not None and not chunk.future.cancel():
+                        chunk.future.result()
+                text = bytearray()
+                for chunk in [failed, *later]:
+                    text += memoryview(chunk.text)[1:-1]
+                    text += b"]" if chunk.closes else b","
+                last = later[-1] if later else failed
+                text += memoryview(self.buffer)[last.origin + len(last.text) - 1 - self.origin :]
+                self.buffer, self.origin = text, failed.origin
+                self.pos = start = searched = scanned = state = 0
+                self._structural = True
+                cut_before = recut.args[1]
+
+    def _unclosed_events(self, start: int) -> TraceError:
+        """The error for an events array that the file ends inside: msgspec's, where the text
+        left is malformed rather than only cut short."""
+        rest = b"[" + bytes(self.buffer[start:])
+        origin = self.origin + start
+        try:
+            rest.decode("utf-8")
+            _EVENTS_DECODER.decode(rest)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as error:
+            if "truncated" not in str(error):
+                return TraceError(_decode_problem(error, rest, lambda at: origin + at - 1))
+        count = self._events_read
+        return self._truncated(f"inside traceEvents, after {count:,} event{'s' * (count != 1)}")
+
+    def _add_chunk(self, start: int, end: int, *, closes: bool, after_comma: bool) -> None:
+        """The events in ``buffer[start:end]`` (whole ones, between cuts) to be read."""
+        if _NOT_SPACE.search(self.buffer, start, end) is None:
+            if after_comma or not closes:  # "[a,]", "[a,,b]" or "[,": not JSON
+                raise self._error(end, "an empty element in traceEvents (a comma too many)")
+            return  # "[]"
+        text = bytearray(b"[")
+        text += memoryview(self.buffer)[start:end]
+        text += b"]"
+        future = _reader_pool().submit(_scan.scan, text, 0, len(text)) if _scan else None
+        self._chunks.append(_Chunk(text, self.origin + start, closes, future))
+        self._check_chunks(_PENDING_CHUNKS)
+
+    def _check_chunks(self, keep: int) -> None:
+        """Take the oldest chunks' events, in file order, until ``keep`` are left being read."""
+        while len(self._chunks) > keep:
+            chunk = self._chunks.popleft()
+            scanned = chunk.future.result() if chunk.future else None
+            if scanned is not None:
+                self.columns.add_scanned(scanned)
+                self._events_read += scanned[0]
                 continue
-            comma = cut + 4
-            chunk, pending = pending, bytearray(b"[")
-            chunk += view[: comma + 1]
-            chunk[-1] = ord("]")
-            pending += view[comma + 1 :]
-        columns.add_array(chunk)
-    if header is None:
-        # No traceEvents array found by the fast path: decode whole for a precise error.
-        meta = _FILE_DECODER.decode(head)
-        columns.add(meta.traceEvents)
-        return meta
-    closing = _EVENTS_END.search(pending)
-    if closing is None:
-        # Not Kineto's layout: decode what is left in one piece.
-        rest = _FILE_DECODER.decode(header + b'"traceEvents": ' + bytes(pending))
-        columns.add(rest.traceEvents)
-        return rest
-    columns.add_array(pending[: closing.end()])
-    columns.finish()
-    return _FILE_DECODER.decode(header + b'"traceEvents": []' + bytes(pending[closing.end() :]))
+            try:
+                chunk.text.decode("utf-8")  # msgspec leaves the text of a skipped value unchecked
+                events = _EVENTS_DECODER.decode(chunk.text)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as error:
+                if not self._structural:
+                    raise _Recut(chunk, self._events_read > 0) from None
+                where = functools.partial(operator.add, chunk.origin - 1)
+                raise TraceError(
+                    _decode_problem(error, chunk.text, where, self._events_read)
+                ) from None
+            self.columns.add(events)
+            self._events_read += len(events)
+
+
+def _decode_problem(
+    error: Exception,
+    text: bytes | bytearray,
+    where: Callable[[int], int],
+    first_event: int | None = None,
+) -> str:
+    """What is wrong with a piece of the file, in words, with the place in the whole file:
+    the byte offset of a syntax error, the path of a field of the wrong type (an event's index
+    counted from the file's first event, not the chunk's)."""
+    message = str(error)
+    if isinstance(error, RecursionError):
+        return (
+            "values nested too deeply to read (thousands of levels; a trace has a handful) in "
+            f"the text from byte {where(0):,}: the file is not a trace, or is damaged."
+        )
+    if isinstance(error, UnicodeDecodeError):
+        return (
+            f"malformed UTF-8 at byte {where(error.start):,} of the JSON text: the file is "
+            "damaged, or not UTF-8 text."
+        )
+    if isinstance(error, msgspec.ValidationError):
+        found = re.fullmatch(r"(.*) - at `\$(.*)`", message)
+        if found:
+            problem, path = found.groups()
+            index = re.match(r"\[(\d+)\]", path)
+            if first_event is not None and index:  # a chunk's event: its index in the file
+                path = f".traceEvents[{first_event + int(index.group(1))}]" + path[index.end() :]
+            problem = problem[0].lower() + problem[1:]
+            return f"{path.lstrip('.')}: {problem}. Not a trace this reader understands."
+        return f"{message}. Not a trace this reader understands."
+    byte = re.search(r" \(byte (\d+)\)$", message)
+    if byte:
+        detail = message[: byte.start()].removeprefix("JSON is malformed: ")
+        return (
+            f"not valid JSON: {detail} at byte {where(int(byte.group(1))):,} of the JSON text. "
+            "Expected the JSON that torch.profiler's export_chrome_trace() writes."
+        )
+    if message == "Input data was truncated":
+        # Within a whole piece this is msgspec's word for a \ud800-\udbff escape without its pair.
+        lone = re.search(rb"\\u[dD][89aAbB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])", text)
+        at = f" at byte {where(lone.start()):,} of the JSON text" if lone else ""
+        return (
+            f"a string holds a lone UTF-16 surrogate escape{at} (a \\ud800-\\udbff escape "
+            "without its pair), which is not valid Unicode: the file is damaged."
+        )
+    if message == "Number out of range":
+        return "a number beyond the range of a double (such as 1e400): the file is damaged."
+    return f"not a PyTorch profiler trace ({message})."
+
+
+def _check_devices(devices: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The ``deviceProperties`` entries, each checked against ``_Device``."""
+    for index, props in enumerate(devices or []):
+        try:
+            msgspec.convert(props, _Device)
+        except msgspec.ValidationError as error:
+            found = re.fullmatch(r"(.*) - at `\$(.*)`", str(error))
+            problem, path = found.groups() if found else (str(error), "")
+            raise TraceError(
+                f"deviceProperties[{index}]{path}: {problem[0].lower() + problem[1:]}. "
+                "Not a trace this reader understands."
+            ) from None
+    return devices or []
+
+
+def _read_reference(data: bytes) -> Trace:
+    """The reference reading of a trace held in memory, for tests and benchmarks: the whole
+    text checked by ``json.loads`` (with msgspec's stricter rules: no NaN or Infinity, no lone
+    surrogate, no number beyond a double), then decoded whole by msgspec, one piece, no
+    compiled reader and no chunks. ``read_trace`` must give the same tables or also fail."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    try:
+        text = data.decode(json.detect_encoding(data))
+        doc = json.loads(text, parse_constant=_refuse_constant)
+        _refuse_values(doc)
+        meta = _FILE_DECODER.decode(text.encode())
+    except (ValueError, RecursionError, msgspec.DecodeError) as error:
+        raise TraceError(f"<reference>: {type(error).__name__}: {error}") from None
+    meta.deviceProperties = _check_devices(meta.deviceProperties)
+    columns = _Columns()
+    columns.add(meta.traceEvents)
+    return _build(meta, columns, None)
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _refuse_values(doc: Any) -> None:
+    """Raise ValueError on what ``json.loads`` takes and msgspec does not: an infinite number (a
+    literal beyond a double), a lone surrogate."""
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("a number beyond a double")
+        elif isinstance(value, str) and re.search("[\ud800-\udfff]", value):
+            raise ValueError("a lone surrogate")
 
 
 # --- the tables -------------------------------------------------------------------------------------
@@ -515,26 +1060,24 @@ class Trace:
 
 
 def read_trace(path: str | PathLike) -> Trace:
-    """Read a Kineto / Chrome-trace JSON file, gzipped or not."""
+    """Read a Kineto / Chrome-trace JSON file, gzipped or not.
+
+    Anything that is not a readable trace (not a regular file, not JSON, JSON that is not a
+    trace, a damaged gzip stream) raises ``TraceError`` with what is wrong and where.
+    """
     path = Path(path)
-    if not path.exists():
-        raise TraceError(f"{path}: no such file.")
-    if path.is_dir():
-        raise TraceError(
-            f"{path} is a folder; give the path of one trace file (.json or .json.gz)."
-        )
     try:
-        return _build(_decode(_blocks(path), columns := _Columns()), columns, str(path))
+        return _read(_blocks(path), str(path))
     except TraceError as e:
-        raise TraceError(f"{path}: {e}") from None
+        raise TraceError(e.args[0] if str(e).startswith(str(path)) else f"{path}: {e}") from None
     except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:
         raise TraceError(
             f"{path}: the gzip stream is damaged or truncated ({e}). Copy the file again."
         ) from None
-    except msgspec.DecodeError as e:
-        raise TraceError(f"{path}: {_describe_decode_error(e)}") from None
     except UnicodeDecodeError as e:
-        raise TraceError(f"{path}: not a JSON text file ({e}).") from None
+        raise TraceError(f"{path}: not valid {e.encoding} text ({e.reason}).") from None
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read it ({e.strerror or e}).") from None
 
 
 def parse_trace(data: bytes | str | dict, name: str = "<trace>") -> Trace:
@@ -543,24 +1086,20 @@ def parse_trace(data: bytes | str | dict, name: str = "<trace>") -> Trace:
         data = msgspec.json.encode(data)
     if isinstance(data, str):
         data = data.encode()
-    if data[:2] == b"\x1f\x8b":
-        data = igzip.decompress(data)
     try:
-        return _build(_decode(iter([data]), columns := _Columns()), columns, None)
-    except msgspec.DecodeError as e:
-        raise TraceError(f"{name}: {_describe_decode_error(e)}") from None
+        return _read(_memory_blocks(data), None)
     except TraceError as e:
         raise TraceError(f"{name}: {e}") from None
+    except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:
+        raise TraceError(f"{name}: the gzip stream is damaged or truncated ({e}).") from None
+    except UnicodeDecodeError as e:
+        raise TraceError(f"{name}: not valid {e.encoding} text ({e.reason}).") from None
 
 
-def _describe_decode_error(error: Exception) -> str:
-    text = str(error)
-    if "truncated" in text.lower():
-        return f"the JSON ends early ({text}): the file is truncated. Export or copy it again."
-    return (
-        f"not a PyTorch profiler trace ({text}). Expected the JSON that "
-        "torch.profiler's export_chrome_trace() writes (a top-level object with 'traceEvents')."
-    )
+def _read(blocks: Iterator[bytes], path: str | None) -> Trace:
+    meta, columns = _Parser(_utf8_blocks(blocks)).parse()
+    meta.deviceProperties = _check_devices(meta.deviceProperties)
+    return _build(meta, columns, path)
 
 
 def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
@@ -603,7 +1142,7 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     memory["start_s"] = (pd.to_numeric(memory["ts"], errors="coerce") - origin) * 1e-6
     memory["allocated_bytes"] = pd.to_numeric(memory["allocated_bytes"], errors="coerce")
     memory = memory.drop(columns="ts")
-    devices = meta.deviceProperties if isinstance(meta.deviceProperties, list) else []
+    devices = meta.deviceProperties or []
     metadata = {
         key: getattr(meta, key)
         for key in (

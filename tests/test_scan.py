@@ -39,6 +39,10 @@ class _Counting:
             self.read += 1
         return result
 
+    @staticmethod
+    def split(*args: object) -> tuple[int, int, int, int]:
+        return _scan.split(*args)
+
 
 def _both_ways(monkeypatch: pytest.MonkeyPatch, read) -> tuple:
     counting = _Counting()
@@ -151,7 +155,9 @@ def test_the_reader_declines_what_it_does_not_know(
             return str(e)
 
     compiled, reference, counting = _both_ways(monkeypatch, read)
-    assert counting.declined == 1  # the chunk with the odd event; the one before it is read
+    # The chunk with the odd event is declined; the one before it is read. A chunk that does not
+    # read at all is cut again by structure, and declined once more before its error is given.
+    assert counting.declined == (2 if isinstance(reference, str) else 1)
     if isinstance(reference, str):
         assert compiled == reference  # the same error, worded by msgspec
     else:
