@@ -43,7 +43,7 @@
 enum { PH, CAT, NAME, PID, TID, STREAM, DEVICE, BYTES, DIMS, TYPES, CONCRETE, TOTAL, DEVICE_ID,
        FIELD_COUNT };
 enum { TS, DUR, EXTERNAL_ID, CORRELATION, NUMBER_COUNT };
-enum { MAX_DEPTH = 256 };
+enum { MAX_DEPTH = 256, MAX_NUMBER_TEXT = 20 };
 
 /* --- growable columns -------------------------------------------------------------------- */
 
@@ -518,6 +518,11 @@ static const char *read_field(Reader *r, const Field *f, const char *p, const ch
         if (p >= end || !(*p == '-' || is_digit(*p))) return NULL;
         int deferred = 0;
         const char *after = read_number(p, end, slot, &deferred);
+        /* A long integer literal is a Python int to the general decoder, which refuses one of
+           thousands of digits: not ours to judge (Kineto's ids have at most 19 digits). */
+        if (after && after - p > MAX_NUMBER_TEXT && !memchr(p, '.', (size_t)(after - p)) &&
+            !memchr(p, 'e', (size_t)(after - p)) && !memchr(p, 'E', (size_t)(after - p)))
+            return NULL;
         if (after && deferred) {
             Columns *c = &r->columns;
             if (grow((void **)&c->deferred, &c->deferred_capacity, c->deferred_count + 1,
@@ -535,6 +540,13 @@ static const char *read_field(Reader *r, const Field *f, const char *p, const ch
     if (f->accepts == SCALAR_ONLY && (*p == '{' || *p == '[')) return NULL;
     const char *after = skip_value(p, end, depth);
     if (!after) return NULL;
+    /* A coded number is decoded later, where one the general decoder refuses (beyond a double,
+       thousands of digits) would be an error outside any chunk: long or exponent numbers are
+       left to it here. */
+    if (f->accepts == SCALAR_ONLY && (*p == '-' || is_digit(*p)) &&
+        (after - p > MAX_NUMBER_TEXT || memchr(p, 'e', (size_t)(after - p)) ||
+         memchr(p, 'E', (size_t)(after - p))))
+        return NULL;
     int32_t code = intern(&r->interners[f->index], p, (size_t)(after - p));
     if (code < 0) {
         r->memory_error = 1;

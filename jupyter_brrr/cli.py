@@ -5,6 +5,11 @@ trace, and how far it is from a target; with a folder, a glob pattern or several
 report of their ranks.
 ``python -m jupyter_brrr diff BEFORE AFTER [--json OUT]``: what changed between two traces or
 saved reports.
+
+TRACE may also be a report saved by ``Report.save`` (shown as it was saved). Every failure is one
+``error:`` line on stderr and exit status 2; ``--json`` never writes over an input; names from
+the files are printed with their control characters escaped, so that a hostile trace cannot
+drive the terminal.
 """
 
 from __future__ import annotations
@@ -34,14 +39,15 @@ def _report(argv: list[str]) -> int:
     parser.add_argument(
         "trace",
         nargs="+",
-        help="a Kineto / Chrome-trace JSON file (.json or .json.gz); or a folder, a glob pattern "
-        "or several files holding one trace per rank of a job",
+        help="a Kineto / Chrome-trace JSON file (.json or .json.gz), or a report saved by "
+        "Report.save; or a folder, a glob pattern or several files holding one trace per rank "
+        "of a job",
     )
     parser.add_argument(
         "--json",
         metavar="OUT",
         help="also write the report as JSON to OUT (for one trace, a copy of the trace beside it: "
-        "OUT's name with .trace.json.gz, for Perfetto)",
+        "OUT's name with .trace.json.gz, for Perfetto); never over an input",
     )
     parser.add_argument(
         "--device", help="GPU whose peaks to use when the trace's own is unknown (e.g. H100)"
@@ -66,6 +72,7 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from . import load
+    from .report import Report, SchemaError, _same_file
     from .target import TargetError, parse_goal
     from .views import text
 
@@ -76,33 +83,74 @@ def _report(argv: list[str]) -> int:
                 raise TargetError("--items goes with --target RATE/s.")
             goal = parse_goal(args.target, args.items)
         except TargetError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+            return _fail(error)
+    out = Path(args.json) if args.json else None
+    if out is not None and any(_same_file(out, Path(p)) for p in args.trace):
+        return _fail(
+            f"--json {out} names an input file: writing the report there would replace it. "
+            "Give another name for the report."
+        )
     source = args.trace[0] if len(args.trace) == 1 else args.trace
     try:
-        report = load(source, device=args.device, workers=args.workers)
-    except TraceError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        if isinstance(source, str) and _is_saved_report(Path(source)):
+            report = Report.from_json(Path(source).read_bytes())
+        else:
+            report = load(source, device=args.device, workers=args.workers)
+    except (TraceError, SchemaError) as error:
+        return _fail(error)
+    except OSError as error:
+        return _fail(f"{source}: cannot read it ({error.strerror or error}).")
     from .job import JobReport
 
     if isinstance(report, JobReport):
         if goal is not None:
-            print("error: --target applies to one trace, not to a job.", file=sys.stderr)
-            return 2
+            return _fail("--target applies to one trace, not to a job.")
         from .views import job_text
 
         print(job_text.render(report))
-        if args.json:
-            print(f"\nwritten: {report.save(args.json)}")
+        if out is not None:
+            try:
+                print(f"\nwritten: {_plain(report.save(out))}")
+            except (OSError, ValueError) as error:
+                return _fail(f"the report was not saved: {error}")
         return 0
     if goal is not None:
         report.set_target(goal)
-    print(text.render(report, top=args.top))
-    if args.json:
-        written = report.save(args.json)
-        print(f"\nwritten: {', '.join(str(p) for p in written)}")
+    print(text.render(report, top=max(args.top, 0)))
+    if out is not None:
+        try:
+            written = report.save(out)
+        except (OSError, ValueError) as error:
+            return _fail(f"the report was not saved: {error}")
+        print(f"\nwritten: {', '.join(_plain(p) for p in written)}")
     return 0
+
+
+def _plain(value: object) -> str:
+    from .views import format as fmt
+
+    return fmt.plain(str(value))
+
+
+def _fail(message: object) -> int:
+    """One ``error:`` line (control characters escaped) and exit status 2."""
+    print(f"error: {_plain(message)}", file=sys.stderr)
+    return 2
+
+
+def _is_saved_report(path: Path) -> bool:
+    """Whether ``path`` holds a report saved by ``Report.save`` (plain JSON that names the
+    report schema near its start), rather than a trace."""
+    from .schema import SCHEMA_NAME
+
+    try:
+        if not path.is_file():  # a FIFO would block the open: load() refuses it in words
+            return False
+        with path.open("rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False  # load() words the error
+    return head.lstrip().startswith(b"{") and f'"schema": "{SCHEMA_NAME}"'.encode() in head
 
 
 def _diff(argv: list[str]) -> int:

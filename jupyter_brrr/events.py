@@ -405,9 +405,18 @@ def _floats(events: list[_Event], path: str) -> np.ndarray:
     """A field as float64, with NaN for missing values (and for the odd string a tool wrote)."""
     try:
         return np.fromiter(map(attrgetter(path), events), dtype=float, count=len(events))
-    except (TypeError, ValueError):
-        values = pd.Series(list(map(attrgetter(path), events)), dtype=object)
-        return pd.to_numeric(values, errors="coerce").to_numpy(float)
+    except (TypeError, ValueError, OverflowError):
+        return np.fromiter(map(_float_or_nan, map(attrgetter(path), events)), float, len(events))
+
+
+def _float_or_nan(value: Any) -> float:
+    """A number or numeric text as a float; NaN for anything else, and for an integer beyond
+    a double's range (msgspec gives those as Python ints)."""
+    try:
+        result = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return result if math.isfinite(result) or isinstance(value, float) else math.nan
 
 
 def _ids(values: list) -> np.ndarray:

@@ -6,15 +6,19 @@ renderer (through ``to_json``) and the A/B actions. It holds no UI code; views r
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gzip
 import json
 import math
+import os
 import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -217,21 +221,30 @@ class Report:
 
     def save(self, path: str | PathLike) -> list[Path]:
         """Write the report JSON to ``path`` and, when there is one, the raw trace beside it
-        (``<stem>.trace.json.gz``, for Perfetto or chrome://tracing). Returns the files."""
+        (``<stem>.trace.json.gz``, for Perfetto or chrome://tracing). Returns the files.
+
+        Never writes over the trace the report was read from: ``path`` naming it raises
+        ``ValueError`` with another name to use. Each file is written whole or not at all.
+        """
         path = Path(path)
-        path.write_text(self.to_json())
+        source = Path(self.trace_path) if self.trace_path else None
+        if source is not None and _same_file(path, source):
+            raise ValueError(
+                f"{path} is the trace this report was read from: saving the report there would "
+                f"replace it. Save it under another name, such as {_report_name(path)}."
+            )
+        document = self.to_json().encode()
+        _write_whole(path, lambda out: out.write(document))
         written = [path]
-        if self.trace_path and Path(self.trace_path).exists():
+        if source is not None and source.exists():
             stem = path.name.removesuffix(".json")
             trace_out = path.with_name(f"{stem}.trace.json.gz")
-            source = Path(self.trace_path)
-            if trace_out.exists() and trace_out.samefile(source):
+            if _same_file(trace_out, source):
                 pass  # a loaded trace saved beside itself: it is already there
             elif source.suffix == ".gz":
-                shutil.copyfile(source, trace_out)
+                _write_whole(trace_out, lambda out: _copy(source, out))
             else:
-                with source.open("rb") as f, gzip.open(trace_out, "wb") as out:
-                    shutil.copyfileobj(f, out)
+                _write_whole(trace_out, lambda out: _copy(source, gzip.GzipFile(fileobj=out)))
             written.append(trace_out)
         return written
 
@@ -262,6 +275,51 @@ class Report:
         return bundle.mimebundle(self)
 
     mime_type = MIME_TYPE
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one existing file (through links too)."""
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
+
+
+def _report_name(path: Path) -> Path:
+    """Another name for a report that was to be saved over its trace: ``run.report.json``."""
+    stem = path.name
+    for suffix in (".gz", ".json"):
+        stem = stem.removesuffix(suffix)
+    return path.with_name(f"{stem}.report.json")
+
+
+def _write_whole(path: Path, write: Callable[[BinaryIO], Any]) -> None:
+    """Write a file through a temporary one beside it, so that a failure (a full disk, an
+    interrupt) leaves the old file, not half of the new one. Created as ``open`` would create
+    it (the umask's permissions), or with the permissions of the file it replaces."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            write(out)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _copy(source: Path, out: BinaryIO) -> None:
+    with source.open("rb") as f, out:
+        shutil.copyfileobj(f, out)
+
+
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0o022)  # read by setting; set back at once
+    os.umask(mask)
+    return mask
 
 
 def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:

@@ -23,6 +23,28 @@ def short(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Characters a terminal acts on or that reorder text (ANSI escapes start with ESC, a window
+# title with OSC; bidirectional overrides make text read differently than it is): in plain
+# text they are shown as escapes, never sent as they are.
+_CONTROL = {
+    code: ascii(chr(code))[1:-1]
+    for code in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        *range(0x200B, 0x2010),
+        *range(0x2028, 0x202F),
+        *range(0x2066, 0x206A),
+        0xFEFF,
+    )
+}
+
+
+def plain(text: Any) -> str:
+    """Text safe to print to a terminal: control, bidirectional and invisible format
+    characters as Python escapes (``\x1b``, ``\n``, ``\u202e``); None as ""."""
+    return ("" if text is None else str(text)).translate(_CONTROL)
+
+
 def si(value: float, _pos: Any = None) -> str:
     """An axis tick with an SI prefix: 1e12 -> "1T" (a matplotlib formatter's signature)."""
     for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):

@@ -47,8 +47,14 @@ _TDR = 'style="padding:2px 8px;border-bottom:1px solid #e5e5e5;text-align:right;
 _MUTED = "color:#666"
 
 
-def _e(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+# The longest string put into the HTML whole: a trace's op name can be a megabyte, which the
+# report's data keeps; the page shows its start and an ellipsis.
+TEXT_LIMIT = 2000
+NAME_LIMIT = 120  # an op name in a table cell (the whole of it, up to TEXT_LIMIT, on hover)
+
+
+def _e(value: Any, limit: int = TEXT_LIMIT) -> str:
+    return escape(fmt.short(value, limit), quote=True)
 
 
 def _img(png: bytes | None, alt: str, width: int = 640) -> str:
@@ -216,7 +222,7 @@ def _ops_table(report: Report, top: int = 15) -> str:
         shapes = str(r.shapes)
         shapes = fmt.short(shapes, 80)
         row = [
-            f"<code>{_e(r.name)}</code>",
+            _name_cell(r.name),
             f'<span style="font-size:11px">{_e(shapes)}</span>',
             _e(r.calls),
             fmt.seconds(seconds),
@@ -248,6 +254,14 @@ def _roof_cell(fraction: float | None, roof: str, flag: str) -> str:
     if flag:
         return f'<span title="{_e(flag)}">over its {_e(roof)} roof</span>'
     return f"{100 * fraction:.0f}% {_e(roof)}".strip()
+
+
+def _name_cell(name: Any) -> str:
+    """An op name in a table cell, cut to ``NAME_LIMIT`` with the longer text on hover."""
+    text = "" if name is None else str(name)
+    if len(text) <= NAME_LIMIT:
+        return f"<code>{_e(text)}</code>"
+    return f'<code title="{_e(text)}">{_e(text, NAME_LIMIT)}</code>'
 
 
 AB_COLUMNS = (

@@ -1,4 +1,9 @@
-"""Plain-text rendering: the CLI, ``repr(report)`` and the ``text/plain`` fallback."""
+"""Plain-text rendering: the CLI, ``repr(report)`` and the ``text/plain`` fallback.
+
+Every string from the report (names, the device, notes, advice) is shown through ``_text``: its
+control characters escaped (a trace's names can hold a terminal's escape sequences) and cut to
+a length that keeps a line a line (the report's data keeps the whole name).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,19 @@ if TYPE_CHECKING:
     from ..report import Report
 
 
+# The longest name or sentence shown whole; longer ones end in an ellipsis.
+TEXT_LIMIT = 300
+
+
+def _text(value: object, limit: int = TEXT_LIMIT) -> str:
+    return fmt.short(fmt.plain(value), limit)
+
+
 def summary_lines(report: Report) -> list[str]:
     s = report.summary
     span = s["span_s"]
-    title = f"jupyter_brrr report{': ' + report.name if report.name else ''} — {s['device']}"
+    name = f": {_text(report.name, 120)}" if report.name else ""
+    title = f"jupyter_brrr report{name} — {_text(s['device'], 120)}"
     lines = [title]
     if s.get("gpu"):
         lines.append(
@@ -31,7 +45,7 @@ def summary_lines(report: Report) -> list[str]:
         if peaks:
             lines.append(
                 f"  achieved {fmt.rate(s.get('achieved_flops_per_s'), 'FLOP/s')} and "
-                f"{fmt.rate(s.get('achieved_bytes_per_s'), 'B/s')} while busy; peaks used: {peaks['source']}"
+                f"{fmt.rate(s.get('achieved_bytes_per_s'), 'B/s')} while busy; peaks used: {_text(peaks['source'])}"
             )
         if fmt.memory(s):
             lines.append(f"  peak memory {fmt.memory(s)}")
@@ -42,16 +56,17 @@ def summary_lines(report: Report) -> list[str]:
     if fmt.timed_runs(s):
         lines.append(f"  timed runs: {fmt.timed_runs(s)}")
     for note in report.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {_text(note, 3 * TEXT_LIMIT)}")
     for advice in report.recommendations[:3]:
-        lines.append(f"* {advice['title']}: {advice['detail']}")
+        lines.append(f"* {_text(advice['title'])}: {_text(advice['detail'], 3 * TEXT_LIMIT)}")
     if report.target or report.change:
         from . import change
 
         if report.target:
             goal = (report.target.get("goal") or {}).get("text", "")
-            lines.append(f"target {goal}: " + " ".join(change.target_lines(report.target)))
-        lines += change.report_lines(report.change)
+            target = " ".join(change.target_lines(report.target))
+            lines.append(_text(f"target {goal}: {target}", 3 * TEXT_LIMIT))
+        lines += [_text(line, 3 * TEXT_LIMIT) for line in change.report_lines(report.change)]
     return lines
 
 
@@ -68,11 +83,11 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
     total = report.summary["span_s"] if gpu else max(ops[key].sum(), 1e-12)
     lines = [header, "-" * len(header)]
     for r in rows.itertuples():
-        name = fmt.short(r.name, 44)
+        name = _text(r.name, 44)
         lines.append(
             f"{name:<44} {r.calls:>6} {fmt.seconds(getattr(r, key)):>10} "
             f"{fmt.percent(getattr(r, key), total):>6} {fmt.rate(r.flops_per_s, 'FLOP/s'):>12} "
-            f"{fmt.rate(r.bytes_per_s, 'B/s'):>11} {r.bound:>9}"
+            f"{fmt.rate(r.bytes_per_s, 'B/s'):>11} {_text(r.bound, 9):>9}"
         )
     return lines
 
