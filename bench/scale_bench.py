@@ -1,13 +1,17 @@
 """Trace loading at scale: the V100 trace repeated N times end to end, loaded and analysed.
 
-    python bench/scale_bench.py [--copies 1,2,5] [--repeat 3]
+    python bench/scale_bench.py [--copies 1,2,5] [--repeat 3] [--layouts kineto,compact]
 
 Each copy is shifted in time by the trace's span and its correlation / External ids by an
-offset, so that the result is one longer run, written in Kineto's own layout (one event per
-object at two spaces of indent, so it is read in chunks like a real file). Prints, per size,
-the events, the JSON size, the load time (``load().split()``, best of ``--repeat`` in one
-process after one load to warm up), events per second, and the peak traced by tracemalloc
-against the JSON's size: the figures should grow linearly, the memory ratio stay flat.
+offset, so that the result is one longer run, written in each layout: ``kineto`` (Kineto's own:
+one event per object at two spaces of indent, cut into chunks at its separator) and
+``compact`` (``json.dumps`` without spaces or newlines, as other tools write traces: cut into
+chunks by structure, ``_scan.split``). Each load runs in a fresh process. Prints, per size and
+layout, the events, the JSON size, the load time (``load().split()``, best of ``--repeat``
+after one load to warm up), events per second, the peak traced by tracemalloc and the growth
+of the process's peak resident memory during the first load (``ru_maxrss`` after it, less
+before it), each against the JSON's size: the figures should grow linearly, the memory ratios
+stay flat, and compact JSON stay within 1.5x the file and 2x Kineto's time (issue 11).
 """
 
 from __future__ import annotations
@@ -15,16 +19,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import subprocess
 import sys
 import tempfile
-import time
-import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import jupyter_brrr  # noqa: E402
 
 SOURCE = ROOT / "tests/data/v100_resnet_ns.json.gz"
 ID_OFFSET = 10_000_000
@@ -63,37 +63,70 @@ def write_kineto_layout(doc: dict, path: Path) -> None:
         f.write("\n  ]\n}\n")
 
 
+def write_compact(doc: dict, path: Path) -> None:
+    path.write_text(json.dumps(doc, separators=(",", ":")))
+
+
+WRITERS = {"kineto": write_kineto_layout, "compact": write_compact}
+
+# One load measured in a process of its own: memory first (the process's peak so far is the
+# imports and a small load), then the time of later loads.
+MEASURE = """
+import json, resource, sys, time, tracemalloc
+sys.path.insert(0, {root!r})
+import jupyter_brrr
+jupyter_brrr.load({small!r}).split()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+tracemalloc.start()
+jupyter_brrr.load({path!r}).split()
+traced = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+best = float("inf")
+for _ in range({repeat}):
+    start = time.perf_counter()
+    jupyter_brrr.load({path!r}).split()
+    best = min(best, time.perf_counter() - start)
+print(json.dumps({{"best": best, "traced": traced, "grown": grown}}))
+"""
+
+
+def measure(path: Path, repeat: int) -> dict:
+    code = MEASURE.format(root=str(ROOT), small=str(SOURCE), path=str(path), repeat=repeat)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--copies", default="1,2,5")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--layouts", default="kineto,compact")
     args = parser.parse_args()
     with gzip.open(SOURCE) as f:
         doc = json.load(f)
-    print("| copies | events | JSON MB | load s (best) | events/s | peak MB | peak / JSON |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| copies | layout | events | JSON MB | load s (best) | events/s | traced peak MB "
+        "| traced / JSON | RSS growth MB | RSS growth / JSON |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as folder:
         for copies in (int(c) for c in args.copies.split(",")):
             big = repeated(doc, copies)
-            path = Path(folder) / f"v100_x{copies}.json"
-            write_kineto_layout(big, path)
-            size = path.stat().st_size
-            jupyter_brrr.load(path).split()  # the file in the page cache, the code warm
-            best = float("inf")
-            for _ in range(args.repeat):
-                start = time.perf_counter()
-                jupyter_brrr.load(path).split()
-                best = min(best, time.perf_counter() - start)
-            tracemalloc.start()
-            jupyter_brrr.load(path)
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
             n = len(big["traceEvents"])
-            print(
-                f"| {copies} | {n:,} | {size / 1e6:.1f} | {best:.3f} | {n / best:,.0f} | "
-                f"{peak / 1e6:.0f} | {peak / size:.2f} |",
-                flush=True,
-            )
+            for layout in args.layouts.split(","):
+                path = Path(folder) / f"v100_x{copies}.{layout}.json"
+                WRITERS[layout](big, path)
+                size = path.stat().st_size
+                result = measure(path, args.repeat)
+                path.unlink()
+                print(
+                    f"| {copies} | {layout} | {n:,} | {size / 1e6:.1f} | {result['best']:.3f} | "
+                    f"{n / result['best']:,.0f} | {result['traced'] / 1e6:.0f} | "
+                    f"{result['traced'] / size:.2f} | {result['grown'] / 1e6:.0f} | "
+                    f"{result['grown'] / size:.2f} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -167,16 +167,21 @@ def _diff(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from .comparison import diff
-    from .report import SchemaError
+    from .report import SchemaError, _same_file
     from .views import change
 
+    out = Path(args.json) if args.json else None
+    if out is not None and any(_same_file(out, Path(p)) for p in (args.before, args.after)):
+        return _fail(f"--json {out} names an input file: give another name for the comparison.")
     try:
         comparison = diff(args.before, args.after)
     except (OSError, TraceError, SchemaError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _fail(error)
     print(change.text(comparison.to_dict(), top=args.top))
-    if args.json:
-        Path(args.json).write_text(comparison.to_json())
-        print(f"\nwritten: {args.json}")
+    if out is not None:
+        try:
+            out.write_text(comparison.to_json())
+        except OSError as error:
+            return _fail(f"the comparison was not saved: {error}")
+        print(f"\nwritten: {_plain(out)}")
     return 0

@@ -33,6 +33,8 @@ from .schema import (
     SCHEMA_VERSION,
     SPLIT_PARTS,
     STEP_COLUMNS,
+    SchemaError,
+    check_report,
 )
 
 if TYPE_CHECKING:
@@ -42,10 +44,6 @@ if TYPE_CHECKING:
 # list stays in the frame and in the saved trace.
 KERNEL_LIMIT = 20_000
 CPU_OP_LIMIT = 5_000
-
-
-class SchemaError(ValueError):
-    """A report document this version cannot read."""
 
 
 def steady_state_options(source: str) -> str:
@@ -190,30 +188,45 @@ class Report:
 
     @classmethod
     def from_json(cls, text: str | bytes | dict) -> Report:
-        """Read a report written by ``to_json`` (this schema version or older)."""
-        doc = json.loads(text) if isinstance(text, (str, bytes)) else text
+        """Read a report written by ``to_json`` (this schema version or older).
+
+        The document is checked against the schema first (``schema.check_report``): one that
+        does not fit raises ``SchemaError`` naming the bad field, never an error later in a
+        view.
+        """
+        if isinstance(text, str | bytes | bytearray):
+            try:
+                doc = json.loads(text)
+            except (ValueError, RecursionError) as error:
+                hint = ""
+                if isinstance(text, str) and len(text) < 4096 and Path(text).suffix == ".json":
+                    hint = " To read a saved file, pass its text: Report.from_json(Path(p).read_text())."
+                raise SchemaError(f"Not a report: the text is not JSON ({error}).{hint}") from None
+        else:
+            doc = text
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME:
             raise SchemaError(
                 "Not a jupyter_brrr report: the document has no 'schema': 'jupyter_brrr.report'."
             )
         version = doc.get("version")
-        if not isinstance(version, int) or version > SCHEMA_VERSION:
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             raise SchemaError(
                 f"This report has schema version {version}; this jupyter_brrr reads up to "
                 f"version {SCHEMA_VERSION}. Update jupyter_brrr (pip install -U jupyter-brrr)."
             )
+        check_report(doc)
         return cls(
             summary=doc["summary"],
-            ops=_frame(doc["ops"]),
-            kernels=_frame(doc["kernels"]),
-            cpu_ops=_frame(doc.get("cpu_ops")),
-            notes=doc.get("notes", []),
-            recommendations=doc.get("recommendations", []),
-            name=doc.get("name", ""),
-            source=doc.get("source", "profile"),
+            ops=_frame(doc["ops"], OPS_COLUMNS),
+            kernels=_frame(doc["kernels"], KERNEL_COLUMNS),
+            cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS),
+            notes=doc.get("notes") or [],
+            recommendations=doc.get("recommendations") or [],
+            name=doc.get("name") or "",
+            source=doc.get("source") or "profile",
             created=doc.get("created"),
             ab=doc.get("ab"),
-            steps=_frame(doc.get("steps")),  # absent from older reports
+            steps=_frame(doc.get("steps"), STEP_COLUMNS),  # absent from older reports
             change=doc.get("change"),
             history=doc.get("history"),
             target=doc.get("target"),
@@ -244,7 +257,9 @@ class Report:
             elif source.suffix == ".gz":
                 _write_whole(trace_out, lambda out: _copy(source, out))
             else:
-                _write_whole(trace_out, lambda out: _copy(source, gzip.GzipFile(fileobj=out)))
+                _write_whole(
+                    trace_out, lambda out: _copy(source, gzip.GzipFile(fileobj=out, mode="wb"))
+                )
             written.append(trace_out)
         return written
 
@@ -329,10 +344,16 @@ def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
     return {"columns": present, "data": data}
 
 
-def _frame(table: dict | None) -> pd.DataFrame:
+def _frame(table: dict | None, columns: tuple[str, ...]) -> pd.DataFrame:
+    """A table of a report document, with every known column (one a writer left out is all
+    missing values, so that the views find it)."""
     if not table:
-        return pd.DataFrame()
-    return pd.DataFrame(table["data"], columns=table["columns"])
+        return pd.DataFrame(columns=list(columns))
+    frame = pd.DataFrame(table["data"], columns=table["columns"])
+    for name in columns:
+        if name not in frame.columns:
+            frame[name] = None
+    return frame
 
 
 def json_safe(value: Any) -> Any:

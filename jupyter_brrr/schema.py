@@ -85,6 +85,9 @@ Tables use pandas' "split" orientation without the index; missing numbers are ``
 
 from __future__ import annotations
 
+import json
+import math
+
 SCHEMA_NAME = "jupyter_brrr.report"
 SCHEMA_VERSION = 1
 MIME_TYPE = "application/vnd.jupyter-brrr.report+json"
@@ -282,3 +285,345 @@ JOB_CALL_COLUMNS = (
 # Each rank's activity on the job's aligned clock: part is compute, memory, other, comm or
 # exposed (communication with no work beside it).
 JOB_LANE_COLUMNS = ("rank", "part", "start_s", "end_s")
+# --- checking a document -----------------------------------------------------------------------------
+#
+# What ``Report.from_json`` accepts, declared once: each part of a document against a type below.
+# A document that does not fit raises SchemaError with the path of the first bad field
+# (``summary.span_s: expected a number, got "1"``), before any view can stumble on it. Keys
+# not declared are accepted as they are (a newer writer may add some); tables may carry extra
+# columns; a missing optional key reads as absent.
+
+
+class SchemaError(ValueError):
+    """A report document this version cannot read: the message names the field and why."""
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+# No figure of a report comes near these: a larger one is damage, and would overflow where
+# the views add, scale or take logarithms of figures. Seconds: a run of 30 years; amounts
+# (FLOPs, bytes, rates, counts): 1e30.
+LONGEST_S = 1e9
+LARGEST = 1e30
+
+
+class _Type:
+    """One kind of JSON value; ``check`` raises SchemaError naming ``path``."""
+
+    expected = "a value"
+
+    def fits(self, value: object) -> bool:
+        return True
+
+    def check(self, value: object, path: str) -> None:
+        if not self.fits(value):
+            raise SchemaError(f"{path}: expected {self.expected}, got {_shown(value)}")
+
+
+class _Text(_Type):
+    expected = "a string"
+
+    def fits(self, value: object) -> bool:
+        return isinstance(value, str)
+
+
+class _Flag(_Type):
+    expected = "true or false"
+
+    def fits(self, value: object) -> bool:
+        return isinstance(value, bool)
+
+
+class _Number(_Type):
+    """A finite number (not a boolean), at least ``low`` where given; ``whole`` for counts."""
+
+    def __init__(
+        self, low: float | None = None, high: float = LARGEST, whole: bool = False
+    ) -> None:
+        self.low, self.high, self.whole = low, high, whole
+        kind = "a whole number" if whole else "a number"
+        self.expected = (
+            f"{kind} of at most {high:g} in size"
+            if low is None
+            else f"{kind} from {low:g} to {high:g}"
+        )
+
+    def fits(self, value: object) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if self.whole and not isinstance(value, int):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        return abs(value) <= self.high and (self.low is None or value >= self.low)
+
+
+class _Scalar(_Type):
+    expected = "a string, number, boolean or null"
+
+    def fits(self, value: object) -> bool:
+        if isinstance(value, float):
+            return math.isfinite(value)
+        return not isinstance(value, dict | list)
+
+
+class _Nullable(_Type):
+    def __init__(self, inner: _Type) -> None:
+        self.inner = inner
+        self.expected = f"{inner.expected} or null"
+
+    def fits(self, value: object) -> bool:
+        return value is None or self.inner.fits(value)
+
+    def check(self, value: object, path: str) -> None:
+        if value is None:
+            return
+        if isinstance(self.inner, _Object | _List | _Map | _Table):
+            self.inner.check(value, path)  # a container: the path of the bad field inside it
+        else:
+            super().check(value, path)
+
+
+class _List(_Type):
+    def __init__(self, item: _Type) -> None:
+        self.item = item
+        self.expected = "an array"
+
+    def check(self, value: object, path: str) -> None:
+        if not isinstance(value, list):
+            raise SchemaError(f"{path}: expected an array, got {_shown(value)}")
+        for index, item in enumerate(value):
+            self.item.check(item, f"{path}[{index}]")
+
+
+class _Map(_Type):
+    """An object whose values all have one type (any keys)."""
+
+    def __init__(self, value: _Type) -> None:
+        self.value = value
+        self.expected = "an object"
+
+    def check(self, value: object, path: str) -> None:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{path}: expected an object, got {_shown(value)}")
+        for key, item in value.items():
+            self.value.check(item, f"{path}.{key}")
+
+
+class _Object(_Type):
+    """An object with ``required`` and ``optional`` keys of given types (others accepted)."""
+
+    def __init__(self, required: dict[str, _Type], optional: dict[str, _Type]) -> None:
+        self.required, self.optional = required, optional
+        self.expected = "an object"
+
+    def check(self, value: object, path: str) -> None:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{path}: expected an object, got {_shown(value)}")
+        prefix = f"{path}." if path else ""
+        for key, kind in self.required.items():
+            if key not in value:
+                raise SchemaError(f"{prefix}{key}: missing ({kind.expected} is required)")
+            kind.check(value[key], prefix + key)
+        for key, kind in self.optional.items():
+            if key in value:
+                kind.check(value[key], prefix + key)
+
+
+class _Table(_Type):
+    """A table in pandas' "split" orientation: known columns' cells typed, rows all as long as
+    the columns."""
+
+    def __init__(self, cells: dict[str, _Type], extra: dict[str, _Type] | None = None) -> None:
+        self.cells, self.extra = cells, extra or {}
+        self.expected = "a table"
+
+    def check(self, value: object, path: str) -> None:
+        _Object({"columns": _List(_Text()), "data": _List(_Type())}, self.extra).check(value, path)
+        assert isinstance(value, dict)
+        columns, rows = value["columns"], value["data"]
+        if len(set(columns)) != len(columns):
+            raise SchemaError(f"{path}.columns: a column is named twice")
+        for index, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) != len(columns):
+                raise SchemaError(
+                    f"{path}.data[{index}]: expected an array of {len(columns)} cells (one per "
+                    f"column), got {_shown(row) if not isinstance(row, list) else len(row)}"
+                )
+        if rows and "name" in self.cells and "name" not in columns:
+            raise SchemaError(f"{path}.columns: no 'name' column")
+        for position, column in enumerate(columns):
+            kind = self.cells.get(column, _Scalar())
+            for index, row in enumerate(rows):
+                if not kind.fits(row[position]):
+                    raise SchemaError(
+                        f"{path}.data[{index}] column {column!r}: expected {kind.expected}, "
+                        f"got {_shown(row[position])}"
+                    )
+
+
+_NULLABLE_NUMBER = _Nullable(_Number())
+_TEXT, _FLAG = _Text(), _Flag()
+_SECONDS = _Number(low=0, high=LONGEST_S)
+_MAYBE_TEXT, _MAYBE_FLAG = _Nullable(_TEXT), _Nullable(_FLAG)
+_MAYBE_AMOUNT = _Nullable(_Number(low=0))
+_MAYBE_COUNT = _Nullable(_Number(low=0, whole=True))
+
+_RUNS = _Object({}, {key: _MAYBE_COUNT for key in ("warmup", "timed", "profiled", "total")})
+_PEAKS = _Object(
+    {},
+    {
+        "device": _MAYBE_TEXT,
+        "source": _MAYBE_TEXT,
+        "measured": _MAYBE_FLAG,
+        "flops": _Map(_MAYBE_AMOUNT),
+        "bandwidth": _MAYBE_AMOUNT,
+        "memory_bytes": _MAYBE_AMOUNT,
+    },
+)
+_SUMMARY = _Object(
+    {
+        **{f"{part}_s": _SECONDS for part in ("span", "busy", *SPLIT_PARTS)},
+        "device": _TEXT,
+        "runs": _RUNS,
+    },
+    {
+        "peaks": _Nullable(_PEAKS),
+        "peak_memory_bytes": _MAYBE_AMOUNT,
+        "memory_capacity_bytes": _MAYBE_AMOUNT,
+        "gpu": _MAYBE_FLAG,
+        "warm": _MAYBE_FLAG,
+        "span_source": _MAYBE_TEXT,
+        "trace_span_s": _Nullable(_SECONDS),
+        "flops": _MAYBE_AMOUNT,
+        "bytes": _MAYBE_AMOUNT,
+        "kernel_count": _MAYBE_COUNT,
+        "copy_count": _MAYBE_COUNT,
+        "short_kernel_count": _MAYBE_COUNT,
+        "achieved_flops_per_s": _MAYBE_AMOUNT,
+        "achieved_bytes_per_s": _MAYBE_AMOUNT,
+        "unmodelled_s": _Nullable(_SECONDS),
+    },
+)
+_RECOMMENDATION = _Object(
+    {"title": _TEXT, "detail": _TEXT},
+    {"bottleneck": _MAYBE_TEXT, "share": _NULLABLE_NUMBER},
+)
+_OPS_CELLS: dict[str, _Type] = {
+    "name": _TEXT,
+    **{name: _MAYBE_TEXT for name in ("shapes", "dtypes", "category", "module")},
+    **{name: _MAYBE_TEXT for name in ("bound", "dtype")},
+    **{name: _MAYBE_COUNT for name in ("calls", "kernels")},
+    **{
+        name: _MAYBE_AMOUNT
+        for name in (
+            *("gpu_time_s", "total_gpu_time_s", "cpu_time_s", "self_cpu_time_s", "flops"),
+            *("bytes", "intensity", "flops_per_s", "bytes_per_s", "roof_fraction"),
+        )
+    },
+}
+_KERNEL_CELLS: dict[str, _Type] = {
+    "name": _TEXT,
+    **{name: _MAYBE_TEXT for name in ("op", "category", "bound")},
+    "stream": _NULLABLE_NUMBER,
+    "start_s": _NULLABLE_NUMBER,
+    "dur_s": _MAYBE_AMOUNT,
+    "count": _MAYBE_COUNT,
+    "flops": _MAYBE_AMOUNT,
+    "bytes": _MAYBE_AMOUNT,
+}
+_CPU_OP_CELLS: dict[str, _Type] = {
+    "name": _TEXT,
+    "tid": _Scalar(),
+    "start_s": _NULLABLE_NUMBER,
+    "dur_s": _MAYBE_AMOUNT,
+}
+_STEP_CELLS: dict[str, _Type] = {
+    "step": _TEXT,
+    "kind": _MAYBE_TEXT,
+    "start_s": _NULLABLE_NUMBER,
+    "kernels": _MAYBE_COUNT,
+    **{
+        name: _Nullable(_SECONDS)
+        for name in ("span_s", "busy_s", "compute_s", "memory_s", "other_s", "idle_s", "host_s")
+    },
+}
+_VARIANT = _Object(
+    {"name": _TEXT},
+    {
+        **{
+            name: _MAYBE_AMOUNT
+            for name in (
+                *("median_s", "iqr_s", "speedup", "speedup_low", "speedup_high", "compile_s"),
+                *("max_abs_err", "max_rel_err"),
+            )
+        },
+        **{name: _MAYBE_COUNT for name in ("runs", "kernel_count", "launches", "recompiles")},
+        "verdict": _MAYBE_TEXT,
+        "correct": _MAYBE_FLAG,
+        "split": _Nullable(_Map(_MAYBE_AMOUNT)),
+        "graph_breaks": _Nullable(_List(_Type())),
+        "error": _MAYBE_TEXT,
+        "error_line": _MAYBE_TEXT,
+    },
+)
+_AB = _Object(
+    {},
+    {
+        "variants": _List(_VARIANT),
+        "notes": _List(_TEXT),
+        "baseline": _MAYBE_TEXT,
+        "fused_ops": _Map(_List(_TEXT)),
+        "runs_total": _MAYBE_COUNT,
+    },
+)
+REPORT = _Object(
+    {
+        "schema": _TEXT,
+        "version": _Number(low=1, whole=True),
+        "summary": _SUMMARY,
+        "ops": _Table(_OPS_CELLS),
+        "kernels": _Table(_KERNEL_CELLS, {"aggregated": _MAYBE_FLAG, "total": _MAYBE_COUNT}),
+    },
+    {
+        "name": _MAYBE_TEXT,
+        "source": _MAYBE_TEXT,
+        "created": _MAYBE_TEXT,
+        "notes": _List(_TEXT),
+        "recommendations": _List(_RECOMMENDATION),
+        "cpu_ops": _Nullable(_Table(_CPU_OP_CELLS)),
+        "steps": _Nullable(_Table(_STEP_CELLS)),
+        "ab": _Nullable(_AB),
+        # Checked where they are read (comparison.py, target.py): objects here.
+        "change": _Nullable(_Map(_Type())),
+        "history": _Nullable(_List(_Map(_Type()))),
+        "target": _Nullable(_Map(_Type())),
+    },
+)
+
+
+def check_report(doc: object) -> None:
+    """Raise SchemaError, naming the first field that does not fit, unless ``doc`` is a report
+    document this version reads (see the layout at the top of this module): each field of its
+    type and size, and the span's parts adding up to the span."""
+    REPORT.check(doc, "")
+    assert isinstance(doc, dict)
+    summary = doc["summary"]
+    span = summary["span_s"]
+    parts = sum(summary[f"{part}_s"] for part in SPLIT_PARTS)
+    if not math.isclose(parts, span, rel_tol=1e-3, abs_tol=1e-12):
+        raise SchemaError(
+            f"summary: the parts of the span ({' + '.join(f'{p}_s' for p in SPLIT_PARTS)} = "
+            f"{parts:g}) do not add up to span_s ({span:g})"
+        )
+    if summary["busy_s"] > span * (1 + 1e-3) + 1e-12:
+        raise SchemaError(f"summary.busy_s: {summary['busy_s']:g} s, more than span_s ({span:g})")

@@ -496,7 +496,8 @@ def _seconds_formatter() -> Any:
 
 
 def _short(text: str, limit: int) -> str:
-    return fmt.short(text.removeprefix("aten::"), limit)
+    # Control characters would be missing glyphs (and a warning) in the picture: escaped.
+    return fmt.short(fmt.plain(text).removeprefix("aten::"), limit)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
