@@ -31,6 +31,7 @@ every failure; exits 1 if there was any.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import gzip
 import json
@@ -198,10 +199,8 @@ def make_case(index: int, seed: int) -> tuple[bytes, int, list[str]]:
     for _ in range(rng.randrange(1, 4)):
         if rng.random() < 0.45:
             if doc is None:
-                try:
+                with contextlib.suppress(ValueError):
                     doc = json.loads(raw)
-                except ValueError:
-                    pass
             if isinstance(doc, dict):
                 mutate_doc(doc, rng)
                 raw = relayout(doc, rng)
@@ -216,10 +215,8 @@ def make_case(index: int, seed: int) -> tuple[bytes, int, list[str]]:
     elif wrap == 1:
         raw, steps = b"\xef\xbb\xbf" + raw, [*steps, "BOM"]
     elif wrap == 2:
-        try:
+        with contextlib.suppress(UnicodeError):
             raw, steps = raw.decode().encode("utf-16"), [*steps, "UTF-16"]
-        except UnicodeError:
-            pass
     return raw, rng.choice(BLOCK_SIZES), steps
 
 

@@ -893,6 +893,49 @@ def check_ranks() -> None:
     row("ranks: split sums to span", worst, 0.0, "rel. error", worst < 1e-9)
 
 
+def check_reader() -> None:
+    """The trace reader on a fresh CUDA trace of this machine, with all its reader threads:
+    kernels read against the profiler's own event list, the compiled reader against the
+    reference reading (json.loads, then msgspec whole), and the same trace written compact
+    (cut by structure, not at Kineto's separator) against the Kineto layout."""
+    print("reader", flush=True)
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    from jupyter_brrr import events
+
+    model = nn.Sequential(*[nn.Linear(256, 256) for _ in range(8)]).cuda()
+    x = torch.randn(64, 256, device="cuda")
+    warm_for(lambda: model(x), 0.2)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(50):
+            model(x).sum().backward()
+        torch.cuda.synchronize()
+    own = sum(
+        1
+        for e in prof.profiler.kineto_results.events()
+        if e.device_type() == torch.autograd.DeviceType.CUDA
+        and "emcpy" not in e.name()
+        and "emset" not in e.name()
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.json"
+        prof.export_chrome_trace(str(path))
+        data = path.read_bytes()
+        trace = events.read_trace(path)
+        reference = events._read_reference(data)
+        compact = Path(folder) / "compact.json"
+        compact.write_text(json.dumps(json.loads(data), separators=(",", ":")))
+        compact_trace = events.read_trace(compact)
+    row("reader: kernels read", len(trace.kernels), own, "kernels", len(trace.kernels) == own)
+    tables = ("ops", "kernels", "copies", "runtime", "annotations", "memory")
+    same = all(getattr(trace, t).equals(getattr(reference, t)) for t in tables)
+    row("reader: compiled = reference", float(same), 1.0, "equal", same)
+    same = all(getattr(trace, t).equals(getattr(compact_trace, t)) for t in tables)
+    row("reader: compact = Kineto layout", float(same), 1.0, "equal", same)
+
+
 CHECKS = {
     "peaks": check_peaks,
     "spans": check_spans,
@@ -905,6 +948,7 @@ CHECKS = {
     "memory": check_memory,
     "sustained": check_sustained,
     "ranks": check_ranks,
+    "reader": check_reader,
 }
 
 

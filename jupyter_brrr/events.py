@@ -989,15 +989,18 @@ def _check_devices(devices: list[dict[str, Any]] | None) -> list[dict[str, Any]]
 
 def _read_reference(data: bytes) -> Trace:
     """The reference reading of a trace held in memory, for tests and benchmarks: the whole
-    text checked by ``json.loads`` (with msgspec's stricter rules: no NaN or Infinity, no lone
-    surrogate, no number beyond a double), then decoded whole by msgspec, one piece, no
-    compiled reader and no chunks. ``read_trace`` must give the same tables or also fail."""
+    text checked by ``json.loads`` (which refuses what is not JSON, and malformed UTF-8
+    anywhere), with msgspec's stricter rules where they differ (no NaN or Infinity literal, no
+    lone surrogate escape), then decoded whole by msgspec, one piece, without the compiled
+    reader or chunks. ``read_trace`` must give the same tables, or also fail."""
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     try:
         text = data.decode(json.detect_encoding(data))
-        doc = json.loads(text, parse_constant=_refuse_constant)
-        _refuse_values(doc)
+        # Integers as floats: the values are only checked here (msgspec reads them below), and
+        # an int of thousands of digits is JSON, which int() would refuse.
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_int=float)
+        _refuse_lone_surrogates(doc)
         meta = _FILE_DECODER.decode(text.encode())
     except (ValueError, RecursionError, msgspec.DecodeError) as error:
         raise TraceError(f"<reference>: {type(error).__name__}: {error}") from None
@@ -1011,9 +1014,8 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def _refuse_values(doc: Any) -> None:
-    """Raise ValueError on what ``json.loads`` takes and msgspec does not: an infinite number (a
-    literal beyond a double), a lone surrogate."""
+def _refuse_lone_surrogates(doc: Any) -> None:
+    """Raise ValueError on a string with a lone surrogate (json.loads takes one, msgspec not)."""
     stack = [doc]
     while stack:
         value = stack.pop()
@@ -1022,8 +1024,6 @@ def _refuse_values(doc: Any) -> None:
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("a number beyond a double")
         elif isinstance(value, str) and re.search("[\ud800-\udfff]", value):
             raise ValueError("a lone surrogate")
 
