@@ -199,7 +199,7 @@ def make_case(index: int, seed: int) -> tuple[bytes, int, list[str]]:
     for _ in range(rng.randrange(1, 4)):
         if rng.random() < 0.45:
             if doc is None:
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, RecursionError):
                     doc = json.loads(raw)
             if isinstance(doc, dict):
                 mutate_doc(doc, rng)
