@@ -8,9 +8,9 @@ one event per object at two spaces of indent, cut into chunks at its separator) 
 ``compact`` (``json.dumps`` without spaces or newlines, as other tools write traces: cut into
 chunks by structure, ``_scan.split``). Each load runs in a fresh process. Prints, per size and
 layout, the events, the JSON size, the load time (``load().split()``, best of ``--repeat``
-after one load to warm up), events per second, the peak traced by tracemalloc and the growth
-of the process's peak resident memory during the first load (``ru_maxrss`` after it, less
-before it), each against the JSON's size: the figures should grow linearly, the memory ratios
+after two loads to warm up), events per second, the peak traced by tracemalloc, and the growth
+of the resident memory during the process's first load (sampled every millisecond, less what
+the process held after its imports; Linux only), each against the JSON's size: the figures should grow linearly, the memory ratios
 stay flat, and compact JSON stay within 1.5x the file and 2x Kineto's time (issue 11).
 """
 
@@ -53,8 +53,14 @@ def repeated(doc: dict, copies: int) -> dict:
 
 
 def write_kineto_layout(doc: dict, path: Path) -> None:
+    """Kineto's layout: the other members first (the device properties with them, so that both
+    layouts carry the same content), then one event per object at two spaces of indent."""
     with path.open("w") as f:
-        f.write('{\n  "schemaVersion": 1,\n  "traceEvents": [\n')
+        f.write("{\n")
+        for key, value in doc.items():
+            if key != "traceEvents":
+                f.write(f"  {json.dumps(key)}: {json.dumps(value)},\n")
+        f.write('  "traceEvents": [\n')
         f.write(
             ",\n".join(
                 "  " + json.dumps(e, indent=2).replace("\n", "\n  ") for e in doc["traceEvents"]
@@ -69,19 +75,34 @@ def write_compact(doc: dict, path: Path) -> None:
 
 WRITERS = {"kineto": write_kineto_layout, "compact": write_compact}
 
-# One load measured in a process of its own: memory first (the process's peak so far is the
-# imports and a small load), then the time of later loads.
+# Loads measured in a process of their own: first the growth of the resident memory during
+# one load (sampled every millisecond from /proc, against what the process held after its
+# imports), then the peak traced by tracemalloc during a second, then the best time of more.
 MEASURE = """
-import json, resource, sys, time, tracemalloc
+import json, os, resource, sys, threading, time, tracemalloc
 sys.path.insert(0, {root!r})
-import jupyter_brrr
-jupyter_brrr.load({small!r}).split()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.events, jupyter_brrr.report
+page = os.sysconf("SC_PAGE_SIZE")
+def resident():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+base = peak = resident()
+done = False
+def sample():
+    global peak
+    while not done:
+        peak = max(peak, resident())
+        time.sleep(0.001)
+sampler = threading.Thread(target=sample)
+sampler.start()
+jupyter_brrr.load({path!r}).split()
+done = True
+sampler.join()
+grown = max(peak, resident()) - base
 tracemalloc.start()
 jupyter_brrr.load({path!r}).split()
 traced = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
-grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
 best = float("inf")
 for _ in range({repeat}):
     start = time.perf_counter()
@@ -92,7 +113,7 @@ print(json.dumps({{"best": best, "traced": traced, "grown": grown}}))
 
 
 def measure(path: Path, repeat: int) -> dict:
-    code = MEASURE.format(root=str(ROOT), small=str(SOURCE), path=str(path), repeat=repeat)
+    code = MEASURE.format(root=str(ROOT), path=str(path), repeat=repeat)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -6,13 +6,20 @@ External id, or the runtime call's correlation id), and each op to its parent op
 ``nn.Module`` scope. The same code serves a live profile (its exported trace) and a file.
 
 Big traces are the norm, so the hot path makes no Python object per event: the file is inflated
-by ISA-L and cut into chunks of whole events (a Kineto file is streamed,
-never held whole); the compiled reader (``_scan.c``) reads each chunk into columns, several
-chunks at once in threads, and only the distinct names, ids and shapes become Python objects.
-Where that reader is not built, or declines a chunk it does not know, msgspec decodes the chunk
-into typed structs, read into arrays by C-level iteration; both give the same tables. The tables
-are built from those arrays once, and the hierarchy is computed with numpy pointer jumping rather
-than a per-event loop.
+by ISA-L, its top-level object read member by member (``_Parser``), and its events array cut
+into chunks of whole events, at Kineto's separator between events where the layout has one and
+by structure (``_scan.split``) where not, so that a file of any layout is streamed, never held
+whole; the compiled reader (``_scan.c``) reads each chunk into columns, several chunks at once
+in threads, and only the distinct names, ids and shapes become Python objects. Where that reader
+is not built, or declines a chunk it does not know, msgspec decodes the chunk into typed
+structs, read into arrays by C-level iteration; both give the same tables, and the same as
+``json.load``'s rules and msgspec on the whole text (``_read_reference``, the tests' and
+benchmarks' reference). The tables are built from those arrays once, and the hierarchy is
+computed with numpy pointer jumping rather than a per-event loop.
+
+A file that is not a trace fails with ``TraceError``, saying what is wrong and where (the byte
+offset in the file's text, or the path of a field: ``traceEvents[1234].pid``), as early as it
+can be seen: a FIFO or a device before any read, text that cannot be JSON at its first bytes.
 
 All times are seconds from the first event of the trace.
 """
