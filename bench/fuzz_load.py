@@ -1,7 +1,7 @@
 """Hostile traces through ``jupyter_brrr.load``: mutated real traces, each checked against the
 reference reading.
 
-    python bench/fuzz_load.py [--cases 10000] [--seed 1] [--batch 250] [--timeout 20]
+    python bench/fuzz_load.py [--cases 10000] [--seed 1] [--batch 250] [--timeout 20] [--workers 1]
     python bench/fuzz_load.py --case 1234 [--seed 1]      # one case again, with its details
 
 Each case is a small real trace (the ``*.json.gz`` files of ``tests/data`` and
@@ -43,6 +43,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -283,12 +284,21 @@ def run_child(start: int, count: int, seed: int) -> None:
             print(json.dumps(line), flush=True)
 
 
-def run_cases(cases: int, seed: int, batch: int, timeout: float) -> list[dict]:
-    """All the cases, in child processes; one result per case."""
+def run_cases(cases: int, seed: int, batch: int, timeout: float, workers: int = 1) -> list[dict]:
+    """All the cases, in child processes (``workers`` at once); one result per case."""
+    starts = range(0, cases, batch)
+    with ThreadPoolExecutor(workers) as pool:
+        batches = pool.map(
+            lambda start: run_batch(start, min(start + batch, cases), seed, timeout), starts
+        )
+        return [result for results in batches for result in results]
+
+
+def run_batch(next_case: int, end: int, seed: int, timeout: float) -> list[dict]:
+    """Cases ``next_case`` .. ``end`` - 1 in child processes, one after another."""
     results: list[dict] = []
-    next_case = 0
-    while next_case < cases:
-        count = min(batch, cases - next_case)
+    while next_case < end:
+        count = end - next_case
         command = [sys.executable, __file__, "--child", f"{next_case},{count}", "--seed", str(seed)]
         started = None
         deadline = time.monotonic() + timeout * count
@@ -327,6 +337,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds one case may take")
+    parser.add_argument("--workers", type=int, default=1, help="child processes at once")
     parser.add_argument("--case", type=int, help="run one case in this process and show it")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -343,7 +354,7 @@ def main() -> int:
         print(outcome, detail, sep="\n")
         return 0
     began = time.perf_counter()
-    results = run_cases(args.cases, args.seed, args.batch, args.timeout)
+    results = run_cases(args.cases, args.seed, args.batch, args.timeout, args.workers)
     elapsed = time.perf_counter() - began
     counts = Counter(r["outcome"] for r in results)
     failures = [r for r in results if r["outcome"] not in ("loaded", "refused")]

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 from isal import igzip, isal_zlib
 
+from .schema import LONGEST_S
 from .tables import frame, group_codes
 
 try:  # the compiled columnar reader; without it (no C compiler at install) msgspec reads all
@@ -122,8 +123,9 @@ class _Device(msgspec.Struct, gc=False):
 
     id: int | None = None
     name: str | None = None
-    totalGlobalMem: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    numSms: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    # At most a pebibyte of memory and a million multiprocessors: a larger figure is damage.
+    totalGlobalMem: Annotated[int, msgspec.Meta(ge=0, le=1 << 50)] | None = None
+    numSms: Annotated[int, msgspec.Meta(ge=0, le=1 << 20)] | None = None
 
 
 _EVENTS_DECODER = msgspec.json.Decoder(list[_Event])
@@ -1135,6 +1137,14 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         e["start_s"] = (e.pop("ts") - origin) * 1e-6
         e["dur_s"] = dur
         e["end_s"] = e["start_s"] + dur
+    last = max((float(e["end_s"].max()) for e in events.values() if len(e["end_s"])), default=0.0)
+    if not last <= LONGEST_S:
+        # Times no run can have (a timestamp of 0 among epoch ones, a duration of 1e300 us)
+        # would make every figure of the report meaningless.
+        raise TraceError(
+            f"the events span {last:.3g} s (from ts {origin:.17g} us on): a trace covers "
+            "seconds to hours, so some timestamps or durations are damaged."
+        )
 
     ops, annotations = _host_hierarchy(events["host"])
     runtime = _frame(events["runtime"], ["pid", "tid", "external_id", "correlation"])
