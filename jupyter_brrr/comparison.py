@@ -119,9 +119,7 @@ def as_report(value: ReportLike, *, what: str = "report") -> Report:
     if _is_report_file(path):
         try:
             return Report.from_json(_read_text(path))
-        except (ValueError, KeyError, TypeError) as error:
-            if isinstance(error, SchemaError):
-                raise
+        except (ValueError, KeyError, TypeError) as error:  # SchemaError among them
             raise SchemaError(
                 f"jupyter_brrr.diff: the {what} file {path.name!r} looks like a saved report but "
                 f"cannot be read ({error}). Save it again with report.save()."

@@ -534,7 +534,7 @@ _OPS_CELLS: dict[str, _Type] = {
 _KERNEL_CELLS: dict[str, _Type] = {
     "name": _TEXT,
     **{name: _MAYBE_TEXT for name in ("op", "category", "bound")},
-    "stream": _NULLABLE_NUMBER,
+    "stream": _Scalar(),  # an id: a number, or text from older writers
     "start_s": _NULLABLE_NUMBER,
     "dur_s": _MAYBE_AMOUNT,
     "count": _MAYBE_COUNT,
