@@ -344,7 +344,7 @@ def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
     return {"columns": present, "data": data}
 
 
-def _frame(table: dict | None, columns: tuple[str, ...]) -> pd.DataFrame:
+def _frame(table: dict | None, columns: tuple[str, ...] = ()) -> pd.DataFrame:
     """A table of a report document, with every known column (one a writer left out is all
     missing values, so that the views find it)."""
     if not table:
