@@ -846,7 +846,7 @@ def peaks_for(
     measured = cached_peaks(shown)
     if measured is not None:
         return measured, (
-            f"Peaks: {measured.source}, from the cache in {_peaks_dir()}. "
+            f"Peaks: {measured.source}, from jupyter_brrr's cache of measured peaks. "
             "Run jupyter_brrr.measure_peaks(force=True) on this GPU to measure them again."
         )
 
@@ -859,9 +859,10 @@ def peaks_for(
 
     how = (
         "On a machine with this GPU, run jupyter_brrr.measure_peaks() once: the result is "
-        f"cached (in {_peaks_dir()} there; copy the file to the same folder here to use it "
-        "on this machine). Or give the peaks yourself: jupyter_brrr.peaks.Peaks(device=..., "
-        "flops={'bf16': ..., 'fp32': ...}, bandwidth=...)."
+        "cached there (in the folder jupyter_brrr.peaks.cache_dir() names, under peaks/; copy "
+        "the file into the same folder here to use it on this machine). Or give the peaks "
+        "yourself: jupyter_brrr.peaks.Peaks(device=..., flops={'bf16': ..., 'fp32': ...}, "
+        "bandwidth=...)."
     )
     index, here = _local_gpu_named(shown)
     if index is None:
@@ -877,12 +878,17 @@ def peaks_for(
             "seconds; the result is cached)."
         )
     try:
-        peaks = measure_peaks(index)
+        peaks = measure_peaks(index, cache=False)
     except (RuntimeError, ValueError) as error:  # out of memory, a busy or broken device
         return None, f"Unknown GPU {shown!r}: measuring its peaks failed ({error}). {how}"
+    try:
+        cache_peaks(peaks)
+        cached = "They are cached for next time (jupyter_brrr.peaks.cache_dir() names the folder)."
+    except OSError as error:  # a read-only home: the measurement still serves this report
+        # strerror, not str(error): that one holds the cache's path, which stays off reports.
+        cached = f"They could not be cached ({error.strerror or type(error).__name__})."
     return peaks, (
-        f"Unknown GPU {shown!r}: using peaks measured on it now, {peaks.source}. They are "
-        f"cached in {_peaks_dir()} for next time."
+        f"Unknown GPU {shown!r}: using peaks measured on it now, {peaks.source}. {cached}"
     )
 
 

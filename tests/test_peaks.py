@@ -440,3 +440,63 @@ def test_importing_the_module_does_not_import_torch():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+# --- nothing user-local in a report ------------------------------------------------------------
+
+
+@pytest.fixture
+def home_cache(tmp_path, monkeypatch):
+    """A home folder with a name that must never reach a report, holding the peaks cache."""
+    home = tmp_path / "home-of-alice"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("JUPYTER_BRRR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert home in pk.cache_dir().parents
+    return home
+
+
+def test_peaks_notes_name_no_local_folder(home_cache, no_cuda):
+    _, unknown = pk.peaks_for("NVIDIA B200")
+    assert "jupyter_brrr.peaks.cache_dir()" in unknown  # where to look, without the path
+    pk.cache_peaks(measured_h200())
+    _, cached = pk.peaks_for("NVIDIA H200")
+    assert "from jupyter_brrr's cache of measured peaks" in cached
+    for note in (unknown, cached):
+        assert "home-of-alice" not in note and "/.cache" not in note
+
+
+def test_a_measurement_that_cannot_be_cached_still_serves_and_names_no_folder(
+    home_cache, monkeypatch
+):
+    """An unknown GPU present here is measured; a read-only cache folder loses only the cache."""
+    measured = Peaks.from_dict({**measured_h200().to_dict(), "device": "NVIDIA X9"})
+    monkeypatch.setattr(pk, "_local_gpu_named", lambda name: (0, None))
+    monkeypatch.setattr(pk, "measure_peaks", lambda index, cache=True: measured)
+
+    def read_only(peaks, torch_version=None):
+        raise PermissionError(13, "Permission denied", str(pk.cache_dir() / "peaks" / "x.json"))
+
+    monkeypatch.setattr(pk, "cache_peaks", read_only)
+    got, note = pk.peaks_for("NVIDIA X9")
+    assert got == measured
+    assert "could not be cached (Permission denied)" in note and "home-of-alice" not in note
+
+
+def test_report_json_html_text_and_files_hold_no_home_folder(home_cache, no_cuda, tmp_path):
+    import jupyter_brrr
+
+    pk.cache_peaks(measured_h200())
+    reports = [
+        jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz"),  # peaks from the cache
+        jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz", device="Some GPU"),  # unknown
+    ]
+    assert any("cache of measured peaks" in n for n in reports[0].notes)
+    assert any("Unknown GPU 'Some GPU'" in n for n in reports[1].notes)
+    for i, report in enumerate(reports):
+        bundle = report._repr_mimebundle_()
+        texts = [report.to_json(), repr(report), *(str(v) for v in bundle.values())]
+        written = report.save(tmp_path / f"r{i}.json")
+        texts += [p.read_bytes().decode("latin-1") for p in written if p.suffix == ".json"]
+        for text in texts:
+            assert "home-of-alice" not in text and str(home_cache) not in text
