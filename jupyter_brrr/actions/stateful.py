@@ -5,11 +5,18 @@ backward pass that accumulates gradients), updates tensors in place, appends to 
 an iterator or writes files changes something each time. Static analysis cannot be sure, so this
 errs on the side of warning: the user confirms, or rewrites the cell as a pure function of its
 inputs. What is created inside the cell and then changed is fine (it is made afresh each run).
+
+``notebook_findings`` also reads the functions of the notebook that the cell calls
+(``train_step()``, a method of a class defined there): their parameters and globals are objects
+from outside, their locals are not. ``cannot_undo`` picks the findings that a snapshot cannot
+put back (files, iterators).
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
+import textwrap
 from dataclasses import dataclass
 
 # Method calls that mutate their receiver (lists, dicts, sets, deques, optimizers...).
@@ -98,9 +105,20 @@ class Finding:
     )
     code: str  # the source line
     why: str
+    function: str = ""  # the notebook function it is in (``train_step``), "" for the cell
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.code}  ({self.why})"
+        where = f"in {self.function}(), line {self.line}" if self.function else f"line {self.line}"
+        return f"{where}: {self.code}  ({self.why})"
+
+
+# Findings whose effect a snapshot cannot put back.
+IRREVERSIBLE_KINDS = frozenset(("file", "iterator"))
+
+
+def cannot_undo(findings: list[Finding]) -> list[Finding]:
+    """The findings that restoring objects cannot undo: files written, iterators advanced."""
+    return [f for f in findings if f.kind in IRREVERSIBLE_KINDS]
 
 
 def stateful_findings(source: str) -> list[Finding]:
@@ -119,6 +137,53 @@ def stateful_findings(source: str) -> list[Finding]:
         visitor.visit(statement)
     unique = {(f.line, f.kind): f for f in visitor.findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.kind))
+
+
+def notebook_findings(namespace: dict, source: str) -> list[Finding]:
+    """``stateful_findings`` of the cell, then of each function of the notebook it calls
+    (defined in an earlier cell; those it defines itself are read with the cell)."""
+    from .snapshot import notebook_functions
+
+    findings = stateful_findings(source)
+    try:
+        defined_here = {
+            node.name
+            for node in ast.parse(source).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        }
+    except SyntaxError:
+        return findings
+    for fn in notebook_functions(namespace, source):
+        if fn.__qualname__.split(".")[0] in defined_here:
+            continue
+        findings.extend(_function_findings(fn))
+    return findings
+
+
+def _function_findings(fn: object) -> list[Finding]:
+    try:
+        lines, start = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    definition = next(
+        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None
+    )
+    if definition is None:
+        return []
+    source_lines = textwrap.dedent("".join(lines)).splitlines()
+    # The body as top-level code: its parameters come from outside (not fresh), its locals
+    # are made afresh each call, so rebinding or deleting them is no state.
+    visitor = _Visitor(source_lines, frozenset())
+    for statement in definition.body:
+        visitor.visit(statement)
+    name = getattr(fn, "__qualname__", "").replace(".<locals>", "")
+    found = {
+        (f.line, f.kind): Finding(f.line + start - 1, f.kind, f.code, f.why, name)
+        for f in visitor.findings
+        if f.kind not in ("rebind", "delete")
+    }
+    return sorted(found.values(), key=lambda f: (f.line, f.kind))
 
 
 def uses_random(source: str) -> bool:

@@ -1,0 +1,938 @@
+"""The state a cell can change, copied before an A/B and put back in place after it.
+
+An A/B runs a cell hundreds of times; a cell that trains, appends or updates tensors in place
+changes state each time. A ``Snapshot`` is taken after the cell's first (plain) run, before the
+A/B, and restored after it, so that the namespace is as the first run left it. What it holds:
+
+- the bindings of every name the cell (or a function of this notebook that it calls) reads or
+  writes: a name rebound or deleted by the A/B's runs gets its object back;
+- for every object reachable from those names (attributes, items, keys, closures of the
+  notebook's functions), as the object itself, so that the user's other references see the
+  restored state:
+  - tensors (parameters, buffers, optimizer state, ``.grad``): a copy of their values (in host
+    memory, so the A/B's GPU memory is not halved), and their shape, strides, storage, dtype and
+    ``requires_grad``; restored with ``copy_`` into the same tensor (``.data`` first where the
+    shape or storage changed);
+  - lists, dicts, sets, deques, bytearrays: their items; objects: their ``__dict__`` and slots
+    (modules, optimizers, schedulers, user classes, all of their attributes): restored with
+    ``lst[:] = ...``, ``clear`` + ``update``, and only where something changed;
+  - numpy arrays (values), random generators (torch, numpy, ``random.Random``: their state);
+- the global random states (torch's CPU and CUDA generators, ``random``, ``numpy.random``).
+
+What cannot be undone is said, not hidden: files written, iterators advanced (``next(it)``),
+open files and other resources outside Python (``irreversible``). Tensors without plain storage
+(sparse, nested, subclasses) are listed as not copied (``skipped``).
+
+The snapshot's size is known before any copy (``survey``), and bounded: past ``max_bytes`` (by
+default half the host memory available) it is incomplete, and the caller decides (the A/B
+refuses a stateful cell whose state does not fit).
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import contextlib
+import dis
+import functools
+import io
+import os
+import random
+import sys
+import types
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cell import UNSET
+
+# Bounds of one walk: objects visited, and tensor bytes copied (the latter also bounded by the
+# host memory available).
+MAX_OBJECTS = 200_000
+DEFAULT_MAX_BYTES = 8 * 2**30  # where the available host memory cannot be read
+HOST_MEMORY_SHARE = 0.5
+
+# Values with no state to copy.
+_ATOMIC = (
+    type(None),
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    range,
+    slice,
+    type(Ellipsis),
+    type(NotImplemented),
+)
+# Objects of these packages are infrastructure (the kernel, widgets, this tool), never state a
+# cell means to change: not walked. DataLoader iterators own worker processes: not walked either.
+_INFRASTRUCTURE = (
+    "IPython",
+    "ipykernel",
+    "ipywidgets",
+    "traitlets",
+    "jupyter_client",
+    "comm",
+    "zmq",
+    "tornado",
+    "asyncio",
+    "threading",
+    "concurrent",
+    "multiprocessing",
+    "logging",
+    "socket",
+    "selectors",
+    "queue",
+    "jupyter_brrr",
+    "torch._dynamo",
+    "torch._inductor",
+    "torch.utils.data.dataloader",
+    "torch.cuda",
+)
+_RESOURCES = (io.IOBase,)
+
+
+class StateNotCopied(RuntimeError):
+    """The state a stateful cell can change cannot be copied (too large): its A/B is not run."""
+
+
+@dataclass
+class Survey:
+    """What a snapshot of some names would hold, before any copy is made."""
+
+    names: tuple[str, ...]
+    roots: list[str] = field(default_factory=list)  # the names that reach something to copy
+    tensors: int = 0
+    tensor_bytes: int = 0
+    containers: int = 0
+    objects: int = 0
+    irreversible: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    complete: bool = True
+    limit: str = ""  # why the walk stopped early, when it did
+
+    def describe(self) -> str:
+        """``12 tensors (3.4 MB) and 5 containers of model, opt, x``."""
+        parts = [f"{self.tensors:,} tensor{'s' if self.tensors != 1 else ''}"]
+        if self.tensors:
+            parts[0] += f" ({format_bytes(self.tensor_bytes)})"
+        if self.containers:
+            parts.append(
+                f"{self.containers:,} container{'s' if self.containers != 1 else ''} or object"
+                f"{'s' if self.containers != 1 else ''}"
+            )
+        if not self.roots:
+            return "nothing"
+        shown = ", ".join(self.roots[:8]) + (", ..." if len(self.roots) > 8 else "")
+        return f"{' and '.join(parts)} in {shown}"
+
+
+@dataclass
+class Restored:
+    """What a restore put back: per name the cell uses, the objects that had changed."""
+
+    changed: dict[str, list[str]] = field(default_factory=dict)
+    random_state: bool = False  # the global random generators had moved on
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.changed)
+
+    def describe(self) -> str:
+        """``model (2 tensors), seen (list: 4,203 -> 1 items)``, or ``nothing had changed``."""
+        parts = [f"{name} ({'; '.join(_grouped(items))})" for name, items in self.changed.items()]
+        if self.random_state:
+            parts.append("the random number generators")
+        return ", ".join(parts) if parts else "nothing had changed"
+
+    def _add(self, root: str, what: str) -> None:
+        self.changed.setdefault(root, []).append(what)
+
+
+def _grouped(items: list[str]) -> list[str]:
+    """Counts of identical descriptions: ``2 tensors`` rather than ``tensor, tensor``."""
+    counts = collections.Counter(items)
+    return [
+        f"{n} {what}s" if n > 1 and what in ("tensor", "object", "array") else what
+        for what, n in counts.items()
+    ]
+
+
+def format_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+# --- which names ----------------------------------------------------------------------------------
+
+
+def names_used(namespace: dict, source: str, *, hidden: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names of ``namespace`` that running ``source`` can read or change: every name the
+    code mentions, and, through the functions and classes of this namespace that it reaches
+    (defined in the notebook), the global names those mention. ``hidden`` names (the shell's
+    own: ``In``, ``Out``, ``_``) are left out. Over-approximates (attribute names count too)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    pending: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            pending.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            pending.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            pending.add(node.name)
+    skip = set(hidden)
+    found: set[str] = set()
+    seen_code: set[int] = set()
+    while pending:
+        name = pending.pop()
+        if name in found or name in skip:
+            continue
+        found.add(name)
+        if name in namespace:
+            for code in _code_of_notebook_object(namespace[name], namespace):
+                if id(code) not in seen_code:
+                    seen_code.add(id(code))
+                    pending.update(_global_names(code))
+    return tuple(sorted(name for name in found if not name.startswith("__")))
+
+
+def hidden_names(shell: Any) -> set[str]:
+    """Names of an IPython namespace that are the shell's (``In``, ``Out``, ``_``) or this
+    tool's (``_brrr``), not the user's state."""
+    return {*getattr(shell, "user_ns_hidden", {}), "_brrr", "_brrr_ab"}
+
+
+def notebook_functions(namespace: dict, source: str) -> list[types.FunctionType]:
+    """The functions defined in this namespace (the notebook's own) that ``source`` reaches by
+    name, directly or through other such functions: their code runs in the cell too."""
+    functions: list[types.FunctionType] = []
+    seen: set[int] = set()
+    for name in names_used(namespace, source):
+        for fn in _functions_of(namespace.get(name), namespace):
+            if id(fn) not in seen:
+                seen.add(id(fn))
+                functions.append(fn)
+    return functions
+
+
+def _functions_of(obj: Any, namespace: dict) -> list[types.FunctionType]:
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    if isinstance(obj, functools.partial):
+        obj = obj.func
+    if isinstance(obj, types.FunctionType):
+        return [obj] if obj.__globals__ is namespace else []
+    cls = obj if isinstance(obj, type) else type(obj)
+    if cls.__module__ != namespace.get("__name__", "__main__") or cls in _ATOMIC:
+        return []
+    functions = []
+    for klass in cls.__mro__:
+        if klass.__module__ != cls.__module__:
+            continue
+        for value in vars(klass).values():
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if isinstance(value, property):
+                value = value.fget
+            if isinstance(value, types.FunctionType) and value.__globals__ is namespace:
+                functions.append(value)
+    return functions
+
+
+def _code_of_notebook_object(obj: Any, namespace: dict) -> list[types.CodeType]:
+    return [fn.__code__ for fn in _functions_of(obj, namespace)]
+
+
+_GLOBAL_OPS = frozenset(
+    ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME")
+)
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The global names a function's code reads, binds or deletes (not attribute names)."""
+    names = {
+        str(instruction.argval)
+        for instruction in dis.get_instructions(code)
+        if instruction.opname in _GLOBAL_OPS
+    }
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+# --- the walk ---------------------------------------------------------------------------------------
+
+
+def available_host_memory() -> int | None:
+    """Bytes of host memory available now (Linux ``MemAvailable``), None where unknown."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def default_max_bytes() -> int:
+    available = available_host_memory()
+    return int(available * HOST_MEMORY_SHARE) if available else DEFAULT_MAX_BYTES
+
+
+class _Walker:
+    """Visits every object reachable from some names once, and hands each to ``record``."""
+
+    def __init__(self, namespace: dict, names: tuple[str, ...], max_bytes: int) -> None:
+        self.namespace = namespace
+        self.names = names
+        self.max_bytes = max_bytes
+        self.seen: set[int] = set()
+        self.survey = Survey(names=names)
+        # (object, root name, path) of what there is to copy, in visiting order.
+        self.tensors: list[tuple[Any, str, str]] = []
+        self.arrays: list[tuple[Any, str, str]] = []
+        self.containers: list[tuple[Any, str, str, str]] = []  # + kind
+        self.generators: list[tuple[Any, str, str]] = []
+        self._torch = sys.modules.get("torch")
+        self._numpy = sys.modules.get("numpy")
+
+    def walk(self) -> None:
+        stack: list[tuple[Any, str, str, int]] = []
+        for name in reversed(self.names):
+            if name in self.namespace:
+                stack.append((self.namespace[name], name, name, 0))
+        while stack:
+            obj, root, path, depth = stack.pop()
+            if id(obj) in self.seen or isinstance(obj, _ATOMIC):
+                continue
+            self.seen.add(id(obj))
+            if len(self.seen) > MAX_OBJECTS:
+                self.survey.complete = False
+                self.survey.limit = (
+                    f"more than {MAX_OBJECTS:,} objects are reachable from {root}: too many to copy"
+                )
+                return
+            recorded = self._recorded()
+            children = self._visit(obj, root, path, depth)
+            if self._recorded() != recorded and root not in self.survey.roots:
+                self.survey.roots.append(root)
+            for child, child_path in reversed(children):
+                if id(child) not in self.seen and not isinstance(child, _ATOMIC):
+                    stack.append((child, root, child_path, depth + 1))
+
+    def _recorded(self) -> int:
+        return len(self.tensors) + len(self.arrays) + len(self.containers) + len(self.generators)
+
+    def _visit(self, obj: Any, root: str, path: str, depth: int) -> list[tuple[Any, str]]:
+        """Record ``obj`` and return its children (with their paths)."""
+        torch, numpy = self._torch, self._numpy
+        if torch is not None and isinstance(obj, torch.Tensor):
+            return self._tensor(obj, root, path)
+        if isinstance(obj, (types.ModuleType, type, types.BuiltinFunctionType, types.CodeType)):
+            return []
+        if isinstance(obj, types.MethodType):
+            return [(obj.__self__, f"{path}.__self__")]
+        if isinstance(obj, types.FunctionType):
+            return self._function(obj, path)
+        if isinstance(obj, functools.partial):
+            return [
+                (obj.func, f"{path}.func"),
+                *((a, f"{path}.args") for a in obj.args),
+                *((v, f"{path}.keywords") for v in obj.keywords.values()),
+            ]
+        if _is_infrastructure(type(obj)) and not _is_module_like(torch, obj):
+            return []
+        if torch is not None and isinstance(obj, torch.Generator):
+            self.generators.append((obj, root, path))
+            return []
+        if isinstance(obj, random.Random):
+            self.generators.append((obj, root, path))
+            return []
+        if numpy is not None:
+            if isinstance(obj, numpy.ndarray):
+                if obj.dtype.hasobject:
+                    self.arrays.append((obj, root, path))
+                    return [(item, f"{path}[...]") for item in obj.flat]
+                self.arrays.append((obj, root, path))
+                self._add_bytes(obj.nbytes, path)
+                return []
+            if isinstance(obj, (numpy.random.Generator, numpy.random.RandomState)):
+                self.generators.append((obj, root, path))
+                return []
+            if isinstance(obj, numpy.generic):
+                return []
+        if isinstance(obj, _RESOURCES):
+            if depth == 0:
+                self.survey.irreversible.append(
+                    f"{path}: an open file: what the runs write to it stays written"
+                )
+            return []
+        if isinstance(
+            obj, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+        ) or (hasattr(type(obj), "__next__") and not isinstance(obj, (list, dict, tuple))):
+            if depth == 0:
+                self.survey.irreversible.append(
+                    f"{path}: an iterator: each run takes the next item, and an iterator "
+                    "cannot be rewound"
+                )
+            return []
+        return self._container(obj, root, path)
+
+    def _tensor(self, tensor: Any, root: str, path: str) -> list[tuple[Any, str]]:
+        torch = self._torch
+        plain = type(tensor) in (torch.Tensor, torch.nn.Parameter)
+        if (
+            not plain
+            or tensor.layout != torch.strided
+            or tensor.is_nested
+            or tensor.device.type == "meta"
+        ):
+            self.survey.skipped.append(f"{path} ({_kind_of_tensor(tensor)}): not copied")
+            return []
+        self.tensors.append((tensor, root, path))
+        self._add_bytes(tensor.numel() * tensor.element_size(), path)
+        self.survey.tensors += 1
+        if tensor.is_leaf and tensor.requires_grad and tensor.grad is not None:
+            return [(tensor.grad, f"{path}.grad")]
+        return []
+
+    def _function(self, fn: types.FunctionType, path: str) -> list[tuple[Any, str]]:
+        """A notebook function's defaults and closure can hold state (``def f(acc=[])``); a
+        library's function is not walked."""
+        if fn.__globals__ is not self.namespace:
+            return []
+        children: list[tuple[Any, str]] = [
+            (d, f"{path}.__defaults__") for d in fn.__defaults__ or ()
+        ]
+        children += [(d, f"{path}.__kwdefaults__") for d in (fn.__kwdefaults__ or {}).values()]
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+            with contextlib.suppress(ValueError):  # an empty cell
+                children.append((cell.cell_contents, f"{path}.<{name}>"))
+        return children
+
+    def _container(self, obj: Any, root: str, path: str) -> list[tuple[Any, str]]:
+        children: list[tuple[Any, str]] = []
+        kind = None
+        if isinstance(obj, list):
+            kind = "list"
+            children = [(item, f"{path}[{i}]") for i, item in enumerate(obj)]
+        elif isinstance(obj, dict):
+            kind = "dict"
+            for key, value in obj.items():
+                children.append((key, f"{path} key"))
+                children.append((value, f"{path}[{_key_text(key)}]"))
+        elif isinstance(obj, (set, collections.deque)):
+            kind = type(obj).__name__ if isinstance(obj, collections.deque) else "set"
+            children = [(item, f"{path} item") for item in obj]
+        elif isinstance(obj, bytearray):
+            kind = "bytearray"
+        elif isinstance(obj, (tuple, frozenset)):
+            children = [(item, f"{path}[{i}]") for i, item in enumerate(obj)]
+        if kind is not None:
+            self.containers.append((obj, root, path, kind))
+            self.survey.containers += 1
+        attributes = _instance_dict(obj)
+        if attributes is not None:
+            self.containers.append((obj, root, path, "__dict__"))
+            self.survey.containers += 1
+            module_like = _is_module_like(self._torch, obj)
+            for name, value in attributes.items():
+                child = _module_path(path, name, value) if module_like else f"{path}.{name}"
+                children.append((value, child))
+        slots = _slot_names(type(obj))
+        if slots:
+            self.containers.append((obj, root, path, "__slots__"))
+            self.survey.containers += 1
+            for name in slots:
+                with contextlib.suppress(AttributeError):
+                    children.append((getattr(obj, name), f"{path}.{name}"))
+        self.survey.objects += 1
+        return children
+
+    def _add_bytes(self, nbytes: int, path: str) -> None:
+        self.survey.tensor_bytes += int(nbytes)
+        if self.survey.complete and self.survey.tensor_bytes > self.max_bytes:
+            self.survey.complete = False
+            self.survey.limit = (
+                f"the state reachable from these names holds more than "
+                f"{format_bytes(self.max_bytes)} of tensors and arrays (at {path}), more than "
+                "a copy in host memory can take"
+            )
+
+
+@functools.cache
+def _is_infrastructure(cls: type) -> bool:
+    module = getattr(cls, "__module__", None) or ""
+    return any(module == name or module.startswith(name + ".") for name in _INFRASTRUCTURE)
+
+
+def _is_module_like(torch: Any, obj: Any) -> bool:
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def _module_path(path: str, name: str, value: Any) -> str:
+    """``model.0.weight`` rather than ``model._modules['0']._parameters['weight']``."""
+    if name in ("_parameters", "_buffers", "_modules"):
+        return path  # the dict itself: its items are named below
+    return f"{path}.{name}"
+
+
+def _key_text(key: Any) -> str:
+    text = repr(key) if isinstance(key, (str, int, float, bool)) else type(key).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _kind_of_tensor(tensor: Any) -> str:
+    if type(tensor).__name__ not in ("Tensor", "Parameter"):
+        return f"a {type(tensor).__name__}"
+    if getattr(tensor, "is_nested", False):
+        return "a nested tensor"
+    return f"a {str(tensor.layout).removeprefix('torch.')} tensor on {tensor.device.type}"
+
+
+def _instance_dict(obj: Any) -> dict | None:
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    return attributes if type(attributes) is dict else None
+
+
+@functools.cache
+def _slot_names(cls: type) -> tuple[str, ...]:
+    names: list[str] = []
+    for klass in cls.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        if isinstance(slots, str):
+            slots = (slots,)
+        for name in slots:
+            if name not in ("__dict__", "__weakref__") and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def survey(namespace: dict, names: Iterable[str], *, max_bytes: int | None = None) -> Survey:
+    """What ``take(namespace, names)`` would copy, without copying: counts, bytes, and what
+    cannot be undone."""
+    walker = _Walker(namespace, tuple(names), max_bytes or default_max_bytes())
+    walker.walk()
+    return walker.survey
+
+
+# --- the snapshot -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _TensorCopy:
+    tensor: Any
+    root: str
+    path: str
+    alias: Any  # the tensor's data as it was (shape, strides, offset, storage, dtype)
+    values: Any  # a copy of its values, in host memory
+    requires_grad: bool
+    grad: Any
+
+
+class Snapshot:
+    """Copies of the state reachable from some names, to put back in place (see the module
+    docstring). ``take`` makes one; ``reset()`` puts the objects and bindings back (between
+    runs: the random state goes on), ``restore()`` puts everything back and says what had
+    changed."""
+
+    def __init__(self, namespace: dict, survey: Survey) -> None:
+        self.namespace = namespace
+        self.survey = survey
+        self.bindings: dict[str, Any] = {}
+        self._tensors: list[_TensorCopy] = []
+        self._arrays: list[tuple[Any, str, str, Any]] = []
+        self._containers: list[tuple[Any, str, str, str, Any]] = []
+        self._generators: list[tuple[Any, str, str, Any]] = []
+        self._random_state: dict[str, Any] = {}
+
+    @property
+    def complete(self) -> bool:
+        return self.survey.complete
+
+    @classmethod
+    def take(
+        cls, namespace: dict, names: Iterable[str], *, max_bytes: int | None = None
+    ) -> Snapshot:
+        """Copy the state reachable from ``names`` of ``namespace``. Check ``complete``: past
+        ``max_bytes`` of tensors nothing is copied, and ``survey.limit`` says why."""
+        names = tuple(names)
+        walker = _Walker(namespace, names, max_bytes or default_max_bytes())
+        walker.walk()
+        snapshot = cls(namespace, walker.survey)
+        snapshot.bindings = {name: namespace.get(name, UNSET) for name in names}
+        if not walker.survey.complete:
+            return snapshot  # bindings only: the caller says why and decides
+        snapshot._copy(walker)
+        return snapshot
+
+    def _copy(self, walker: _Walker) -> None:
+        torch, numpy = walker._torch, walker._numpy
+        for obj, root, path, kind in walker.containers:
+            self._containers.append((obj, root, path, kind, _shallow_state(obj, kind)))
+        if torch is not None:
+            with torch.no_grad():
+                for tensor, root, path in walker.tensors:
+                    grad = None
+                    if tensor.is_leaf and tensor.requires_grad:
+                        grad = tensor.grad
+                    self._tensors.append(
+                        _TensorCopy(
+                            tensor,
+                            root,
+                            path,
+                            tensor.detach(),
+                            tensor.detach().to("cpu", copy=True),
+                            tensor.requires_grad,
+                            grad,
+                        )
+                    )
+        if numpy is not None:
+            for array, root, path in walker.arrays:
+                self._arrays.append((array, root, path, array.copy()))
+        for generator, root, path in walker.generators:
+            with contextlib.suppress(Exception):  # a generator whose state cannot be read
+                self._generators.append((generator, root, path, _generator_state(generator)))
+        self._random_state = _global_random_state()
+
+    # --- putting it back ---
+
+    def reset(self) -> Restored:
+        """Put the objects and bindings back (not the global random state)."""
+        restored = Restored()
+        torch = sys.modules.get("torch")
+        for obj, root, path, kind, state in self._containers:
+            try:
+                size = _size(obj, kind)
+                if _put_back(obj, kind, state):
+                    restored._add(root, _container_change(kind, size, state))
+            except Exception as error:  # an object that refuses: say so, go on
+                restored.failed.append(f"{path}: {type(error).__name__}: {error}")
+        if torch is not None and self._tensors:
+            self._reset_tensors(torch, restored)
+        for array, root, path, values in self._arrays:
+            try:
+                if array.shape == values.shape and not _arrays_equal(array, values):
+                    array[...] = values
+                    restored._add(root, "array")
+            except Exception as error:
+                restored.failed.append(f"{path}: {type(error).__name__}: {error}")
+        for generator, root, path, state in self._generators:
+            try:
+                if _set_generator_state(generator, state):
+                    restored._add(root, "random generator")
+            except Exception as error:
+                restored.failed.append(f"{path}: {type(error).__name__}: {error}")
+        ns = self.namespace
+        for name, obj in self.bindings.items():
+            if obj is UNSET:
+                if name in ns:
+                    del ns[name]
+                    restored._add(name, "name bound by the runs, removed")
+            elif ns.get(name, UNSET) is not obj:
+                ns[name] = obj
+                restored._add(name, "name rebound")
+        return restored
+
+    def _reset_tensors(self, torch: Any, restored: Restored) -> None:
+        with torch.no_grad():
+            for saved in self._tensors:
+                tensor = saved.tensor
+                try:
+                    changed = False
+                    if not _same_layout(tensor, saved.alias):
+                        tensor.data = saved.alias
+                        changed = True
+                    if tensor.is_leaf and tensor.requires_grad != saved.requires_grad:
+                        tensor.requires_grad_(saved.requires_grad)
+                        changed = True
+                    if tensor.is_leaf and saved.requires_grad and tensor.grad is not saved.grad:
+                        tensor.grad = saved.grad
+                        changed = True
+                    values = saved.values.to(tensor.device, non_blocking=False)
+                    if not _tensors_equal(saved.alias, values):
+                        with _inference_mode_for(torch, tensor):
+                            saved.alias.copy_(values)
+                        changed = True
+                    if changed:
+                        restored._add(saved.root, "tensor")
+                except Exception as error:
+                    restored.failed.append(f"{saved.path}: {type(error).__name__}: {error}")
+
+    def restore(self) -> Restored:
+        """Put everything back, the global random state too; what had changed, by name."""
+        restored = self.reset()
+        try:
+            restored.random_state = _set_global_random_state(self._random_state)
+        except Exception as error:
+            restored.failed.append(f"random state: {type(error).__name__}: {error}")
+        return restored
+
+    def release(self) -> None:
+        """Drop the copies (their host memory)."""
+        self._tensors.clear()
+        self._arrays.clear()
+        self._containers.clear()
+        self._generators.clear()
+
+
+def take(namespace: dict, names: Iterable[str], *, max_bytes: int | None = None) -> Snapshot:
+    """``Snapshot.take``."""
+    return Snapshot.take(namespace, names, max_bytes=max_bytes)
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _shallow_state(obj: Any, kind: str) -> Any:
+    if kind == "list":
+        return list(obj)
+    if kind == "dict":
+        return list(obj.items())
+    if kind in ("set", "deque"):
+        return list(obj)
+    if kind == "bytearray":
+        return bytes(obj)
+    if kind == "__dict__":
+        return dict(object.__getattribute__(obj, "__dict__"))
+    if kind == "__slots__":
+        state = {}
+        for name in _slot_names(type(obj)):
+            with contextlib.suppress(AttributeError):
+                state[name] = object.__getattribute__(obj, name)
+        return state
+    raise ValueError(kind)
+
+
+def _same_items(current: list, saved: list) -> bool:
+    return len(current) == len(saved) and all(a is b for a, b in zip(current, saved, strict=True))
+
+
+def _put_back(obj: Any, kind: str, state: Any) -> bool:
+    """Put one container's items back where they differ; True when something changed."""
+    if kind == "list":
+        if _same_items(list(obj), state):
+            return False
+        obj[:] = state
+    elif kind == "dict":
+        current = list(obj.items())
+        if len(current) == len(state) and all(
+            a[0] is b[0] and a[1] is b[1] for a, b in zip(current, state, strict=True)
+        ):
+            return False
+        obj.clear()
+        obj.update(state)
+    elif kind == "set":
+        if len(obj) == len(state) and all(item in obj for item in state):
+            return False
+        obj.clear()
+        obj.update(state)
+    elif kind == "deque":
+        if _same_items(list(obj), state):
+            return False
+        obj.clear()
+        obj.extend(state)
+    elif kind == "bytearray":
+        if bytes(obj) == state:
+            return False
+        obj[:] = state
+    elif kind == "__dict__":
+        attributes = object.__getattribute__(obj, "__dict__")
+        if attributes.keys() == state.keys() and all(attributes[k] is v for k, v in state.items()):
+            return False
+        attributes.clear()
+        attributes.update(state)
+    elif kind == "__slots__":
+        changed = False
+        for name in _slot_names(type(obj)):
+            try:
+                current = object.__getattribute__(obj, name)
+            except AttributeError:
+                current = UNSET
+            if name in state and current is not state[name]:
+                object.__setattr__(obj, name, state[name])
+                changed = True
+            elif name not in state and current is not UNSET:
+                object.__delattr__(obj, name)
+                changed = True
+        return changed
+    return True
+
+
+def _size(obj: Any, kind: str) -> int | None:
+    return len(obj) if kind in ("list", "dict", "set", "deque", "bytearray") else None
+
+
+def _container_change(kind: str, size: int | None, state: Any) -> str:
+    """``list: 4,203 -> 1 items`` where the length changed, else the kind."""
+    if kind in ("__dict__", "__slots__"):
+        return "object"
+    if size is not None and size != len(state):
+        return f"{kind}: {size:,} -> {len(state):,} items"
+    return kind
+
+
+def _same_layout(tensor: Any, alias: Any) -> bool:
+    return (
+        tensor.dtype == alias.dtype
+        and tensor.device == alias.device
+        and tensor.shape == alias.shape
+        and tensor.stride() == alias.stride()
+        and tensor.storage_offset() == alias.storage_offset()
+        and tensor.untyped_storage().data_ptr() == alias.untyped_storage().data_ptr()
+    )
+
+
+def _tensors_equal(a: Any, b: Any) -> bool:
+    """Bit for bit (NaN equals NaN, -0.0 differs from 0.0): the values as they were."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    try:
+        return torch.equal(
+            a.reshape(-1).contiguous().view(torch.uint8),
+            b.reshape(-1).contiguous().view(torch.uint8),
+        )
+    except (RuntimeError, TypeError):  # a dtype that cannot be viewed as bytes
+        return bool(torch.equal(a, b))
+
+
+def _arrays_equal(a: Any, b: Any) -> bool:
+    import numpy
+
+    if a.dtype.hasobject:
+        return all(x is y for x, y in zip(a.flat, b.flat, strict=True))
+    return (
+        bool(numpy.array_equal(a.view(numpy.uint8), b.view(numpy.uint8)))
+        if (a.flags.c_contiguous and b.flags.c_contiguous)
+        else bool(numpy.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    )
+
+
+@contextlib.contextmanager
+def _inference_mode_for(torch: Any, tensor: Any) -> Iterator[None]:
+    """An inference tensor can only be written in inference mode."""
+    if tensor.is_inference():
+        with torch.inference_mode():
+            yield
+    else:
+        yield
+
+
+def _generator_state(generator: Any) -> Any:
+    if isinstance(generator, random.Random):
+        return generator.getstate()
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(generator, torch.Generator):
+        return generator.get_state()
+    numpy = sys.modules["numpy"]
+    if isinstance(generator, numpy.random.Generator):
+        return generator.bit_generator.state
+    return generator.get_state()  # numpy RandomState
+
+
+def _set_generator_state(generator: Any, state: Any) -> bool:
+    current = _generator_state(generator)
+    if _states_equal(current, state):
+        return False
+    if isinstance(generator, random.Random):
+        generator.setstate(state)
+    elif type(generator).__name__ == "Generator" and hasattr(generator, "bit_generator"):
+        generator.bit_generator.state = state
+    else:
+        generator.set_state(state)
+    return True
+
+
+def _states_equal(a: Any, b: Any) -> bool:
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    numpy = sys.modules.get("numpy")
+    if isinstance(a, (tuple, list)):
+        return (
+            isinstance(b, (tuple, list))
+            and len(a) == len(b)
+            and all(_states_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(_states_equal(a[k], b[k]) for k in a)
+        )
+    if numpy is not None and isinstance(a, numpy.ndarray):
+        return isinstance(b, numpy.ndarray) and bool(numpy.array_equal(a, b))
+    return bool(a == b)
+
+
+def _global_random_state() -> dict[str, Any]:
+    state: dict[str, Any] = {"random": random.getstate()}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        state["torch"] = torch.get_rng_state()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        state["numpy"] = numpy.random.get_state()
+    return state
+
+
+def _set_global_random_state(state: dict[str, Any]) -> bool:
+    if not state:
+        return False
+    changed = False
+    if not _states_equal(random.getstate(), state["random"]):
+        random.setstate(state["random"])
+        changed = True
+    torch = sys.modules.get("torch")
+    if torch is not None and "torch" in state:
+        if not torch.equal(torch.get_rng_state(), state["torch"]):
+            torch.set_rng_state(state["torch"])
+            changed = True
+        if "cuda" in state:
+            current = torch.cuda.get_rng_state_all()
+            if not _states_equal(current, state["cuda"]):
+                torch.cuda.set_rng_state_all(state["cuda"])
+                changed = True
+    numpy = sys.modules.get("numpy")
+    if (
+        numpy is not None
+        and "numpy" in state
+        and not _states_equal(numpy.random.get_state(), state["numpy"])
+    ):
+        numpy.random.set_state(state["numpy"])
+        changed = True
+    return changed
+
+
+__all__ = [
+    "Restored",
+    "Snapshot",
+    "StateNotCopied",
+    "Survey",
+    "available_host_memory",
+    "hidden_names",
+    "names_used",
+    "notebook_functions",
+    "survey",
+    "take",
+]
