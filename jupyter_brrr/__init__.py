@@ -13,6 +13,7 @@ Public API::
     jupyter_brrr.history("attention") -> History       # the runs of %%brrr --name attention
     jupyter_brrr.run_job("train.py", *args, nproc=2) -> JobReport  # torchrun, every rank profiled
     %brrr_job train.py             # the same from a notebook, with progress and Cancel
+    jupyter_brrr.ProfilerInUseError   # raised where torch's profilers would nest
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .actions.ab import ABResult, compare
     from .analysis import Analysis
+    from .capture import ProfilerInUseError
     from .comparison import Comparison, diff
     from .events import Trace, TraceError
     from .history_store import History, history
@@ -41,6 +43,7 @@ _LAZY = {
     "diff": "comparison",
     "History": "history_store",
     "history": "history_store",
+    "ProfilerInUseError": "capture",
     "TraceError": "events",
     "JobReport": "job",
     "run_job": "launch",
@@ -65,6 +68,7 @@ __all__ = [
     "History",
     "JobReport",
     "Peaks",
+    "ProfilerInUseError",
     "Report",
     "SchemaError",
     "TraceError",
@@ -103,9 +107,13 @@ def profile(
     at least that many on a GPU; ``report.summary["runs"]`` says how many.
     An error in ``fn`` propagates after the profiler has stopped. ``target`` (``"30ms"``, or
     ``"2000/s"`` with ``items`` per run) adds a plan for reaching it (``report.target``).
+
+    torch's profilers cannot nest: ``ProfilerInUseError`` is raised, before ``fn`` runs, when
+    another profiler is running (yours, or this one around the call), and after it ran when
+    ``fn`` started a profiler of its own (which keeps its events).
     """
     __tracebackhide__ = True
-    from .capture import capture
+    from .capture import ProfilerInUseError, capture
     from .target import parse_goal
 
     goal = parse_goal(target, items) if target is not None else None  # bad input: before running
@@ -115,6 +123,8 @@ def profile(
     )
     if result.error is not None:
         raise result.error
+    if result.no_report is not None:
+        raise ProfilerInUseError(result.no_report)
     if goal is not None:
         result.report.set_target(goal)
     return result.report

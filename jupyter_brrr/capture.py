@@ -23,6 +23,18 @@ The protocol, and why:
   during it, ``memory_increase_bytes`` their difference (what one run needs on top of what was
   there), ``memory_after_bytes`` what it left allocated (its value held), all from the CUDA
   caching allocator's counters (the sizes it hands out, rounded to its 512-byte blocks).
+
+torch's profilers cannot nest: a second one started while one runs takes over, the first ends
+with no events, and exporting it crashes the process. So a capture refuses to start while another
+profiler runs (``ProfilerInUseError``, before the code runs), and when the code starts a profiler
+of its own during the profiled run (seen through torch's profiler-start hook, or ours found
+stopped), ours is dropped without being stopped or exported: the code's profiler keeps its
+events, and the capture says why it has no report. Captures in several threads (the A/B's worker,
+a cell) take turns.
+
+Ops that the code runs in other threads (a thread pool, a data-loading thread) are recorded too,
+where torch can (``profile_all_threads``, torch 2.7 and later); the report says how many threads
+ran ops, or, where torch cannot record them, that they are missing.
 """
 
 from __future__ import annotations
@@ -30,9 +42,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
+import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
@@ -58,13 +73,126 @@ CLOCK_TOLERANCE = 0.01
 PROTOCOLS = ("single", "burst", "sustained")
 
 
+class ProfilerInUseError(RuntimeError):
+    """Another torch profiler is running, so this one cannot: torch's profilers do not nest."""
+
+
 @dataclass
 class Capture:
-    """The outcome of profiling some code: its report, its return value, or its error."""
+    """The outcome of profiling some code: its report, its return value, or its error.
+    ``no_report`` says why there is no report when the code ran but could not be profiled
+    (it started a profiler of its own)."""
 
     report: Report | None
     value: Any = None
     error: BaseException | None = None
+    no_report: str | None = None
+
+
+NESTED_MESSAGE = (
+    "jupyter_brrr is already profiling this code (%%brrr on the cell, or jupyter_brrr.profile() "
+    "around the call), and torch's profilers cannot nest. Call jupyter_brrr.profile() outside "
+    "the profiled code, or take %%brrr off the cell."
+)
+RUNNING_MESSAGE = (
+    "A torch profiler is already running (torch.profiler.profile or "
+    "torch.autograd.profiler.profile, started before this), and torch's profilers cannot nest: "
+    "a second one would end it and lose its events. Stop it first (prof.stop(), or leave its "
+    "with-block), then profile again."
+)
+STARTED_BETWEEN_MESSAGE = (
+    "A torch profiler was started during the warm-up or timed runs (by the code, or another "
+    "thread) and still runs: torch's profilers cannot nest, so the profiled run was not made "
+    "and jupyter_brrr has no trace. Stop that profiler, or remove it from the code, and "
+    "profile again."
+)
+TAKEN_OVER_MESSAGE = (
+    "The code started a torch profiler of its own (torch.profiler.profile or similar) while "
+    "jupyter_brrr was profiling it. torch's profilers cannot nest, so that one took over: the "
+    "code's profiler has its events, and jupyter_brrr has no trace of this run. Use one of "
+    "the two: remove the profiler from the code, or take %%brrr (jupyter_brrr.profile) off it."
+)
+
+
+def profiler_running() -> bool:
+    """Whether a torch profiler (the Python profilers, or Kineto started from C++) runs now."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    if getattr(torch.autograd.profiler, "_is_profiler_enabled", False):
+        return True
+    try:
+        return bool(torch._C._autograd._profiler_enabled())
+    except Exception:  # an older or newer torch without this function
+        return False
+
+
+# One jupyter_brrr profiler at a time in this process: the A/B's worker thread and a cell take
+# turns. ``_nesting.depth`` counts the captures running on this thread (a nested one refuses).
+_PROFILER_LOCK = threading.Lock()
+_nesting = threading.local()
+_profiler_owner: list[int] = []  # the id of the thread holding the lock, while one does
+
+
+def check_can_profile() -> None:
+    """Raise ``ProfilerInUseError`` when a capture cannot start here now: one already runs on
+    this thread (nested), or a profiler that is not jupyter_brrr's runs."""
+    if getattr(_nesting, "depth", 0):
+        raise ProfilerInUseError(NESTED_MESSAGE)
+    if _profiler_owner and _profiler_owner[0] != threading.get_ident():
+        return  # ours, in another thread: this capture waits its turn
+    if profiler_running():
+        raise ProfilerInUseError(RUNNING_MESSAGE)
+
+
+@contextlib.contextmanager
+def _profiler_turn() -> Iterator[None]:
+    with _PROFILER_LOCK:
+        _profiler_owner.append(threading.get_ident())
+        try:
+            if profiler_running():  # a user's profiler started while we waited
+                raise ProfilerInUseError(RUNNING_MESSAGE)
+            yield
+        finally:
+            _profiler_owner.clear()
+
+
+@contextlib.contextmanager
+def _nested() -> Iterator[None]:
+    _nesting.depth = getattr(_nesting, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _nesting.depth -= 1
+
+
+class _ProfilerStarts:
+    """Counts profilers started while installed, through the hook that torch's Python
+    profilers call when they start (``torch.autograd.profiler._run_on_profiler_start``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._module: Any = None
+        self._original: Any = None
+
+    def install(self) -> None:
+        import torch.autograd.profiler as module
+
+        original = getattr(module, "_run_on_profiler_start", None)
+        if not callable(original):
+            return  # a torch without the hook: a takeover is still seen when ours is found off
+
+        def counting_start(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return original(*args, **kwargs)
+
+        self._module, self._original = module, original
+        module._run_on_profiler_start = counting_start
+
+    def remove(self) -> None:
+        if self._module is not None:
+            self._module._run_on_profiler_start = self._original
+            self._module = None
 
 
 @dataclass
@@ -115,6 +243,34 @@ def capture(
             "burst changes the warm-up before timed runs, and none were asked for: give "
             "warmup and repeat too (e.g. warmup=1, repeat=5, burst=True)."
         )
+    check_can_profile()  # before the code runs: refusing must leave nothing half done
+    with _nested():
+        return _capture(
+            fn,
+            torch,
+            warmup=warmup,
+            repeat=repeat,
+            cpu=cpu,
+            burst=burst,
+            name=name,
+            source=source,
+            namespace=namespace,
+        )
+
+
+def _capture(
+    fn: Callable[[], Any],
+    torch: Any,
+    *,
+    warmup: int,
+    repeat: int,
+    cpu: bool,
+    burst: bool,
+    name: str,
+    source: str,
+    namespace: dict | None,
+) -> Capture:
+    __tracebackhide__ = True
     gpu = torch.cuda.is_available() and not cpu
     protocol = protocol_of(warmup=warmup, repeat=repeat, gpu=gpu, burst=burst)
     steady = protocol != "single"
@@ -139,12 +295,49 @@ def capture(
         _release(error)
         return Capture(None, error=error)
     runs["total"] = runs["warmup"] + runs["timed"]
-    if bindings is not None:
-        _set_back(namespace, bindings)
-    del bindings
-    if steady:
-        gc.collect()  # what reference cycles of the earlier runs still hold
+    try:
+        with _profiler_turn():
+            if bindings is not None:
+                _set_back(namespace, bindings)
+            del bindings
+            if steady:
+                gc.collect()  # what reference cycles of the earlier runs still hold
+            return _profiled_run(
+                fn,
+                torch,
+                gpu=gpu,
+                protocol=protocol,
+                spans=spans,
+                readings=readings,
+                warm=warm,
+                sensors=sensors,
+                runs=runs,
+                name=name,
+                source=source,
+            )
+    except ProfilerInUseError:
+        if not runs["total"]:
+            raise  # nothing ran: the caller decides (the magic runs the cell plainly)
+        # A profiler started during the warm-up or timed runs (the code's, or another
+        # thread's): those runs stand, as plain runs would; no profiled run is made.
+        return Capture(None, no_report=STARTED_BETWEEN_MESSAGE)
 
+
+def _profiled_run(
+    fn: Callable[[], Any],
+    torch: Any,
+    *,
+    gpu: bool,
+    protocol: str,
+    spans: list[float],
+    readings: list[tuple[float | None, float | None]],
+    warm: WarmUp,
+    sensors: GpuSensors | None,
+    runs: dict,
+    name: str,
+    source: str,
+) -> Capture:
+    __tracebackhide__ = True
     trace_path = _new_trace_path()
     value, error = None, None
     profiled_span = None
@@ -154,12 +347,21 @@ def capture(
     activities = [torch.profiler.ProfilerActivity.CPU]
     if gpu:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-    profiler = torch.profiler.profile(activities=activities, record_shapes=True)
+    all_threads = _all_threads_config(torch)
+    profiler = torch.profiler.profile(
+        activities=activities,
+        record_shapes=True,
+        **({"experimental_config": all_threads} if all_threads is not None else {}),
+    )
+    threads_before = {thread.ident for thread in threading.enumerate()}
+    starts = _ProfilerStarts()
     with warnings.catch_warnings(), _quiet_native_stderr():
         # torch warns that a profiler clears its events each cycle: true and harmless here.
         warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
         profiler.start()
+    taken_over = False
     try:
+        starts.install()
         start_wall = time.perf_counter()
         profiled_span, value = _timed(fn, gpu)
         wall = time.perf_counter() - start_wall
@@ -168,11 +370,28 @@ def capture(
         if gpu:
             _quiet_synchronize()
     finally:
-        with _quiet_native_stderr():
-            profiler.stop()
+        starts.remove()
+        # Ours is off when the code's own profiler stopped; still on, but not ours, when the
+        # code left its profiler running. Either way stopping or exporting ours would end the
+        # code's profiler or crash: it is dropped as it is.
+        taken_over = starts.count > 0 or not profiler_running()
+        if not taken_over:
+            with _quiet_native_stderr():
+                profiler.stop()
         memory.stop()
         runs["profiled"] = 1
         runs["total"] += 1
+    if taken_over:
+        del profiler
+        if error is not None:
+            error.__notes__ = [
+                *getattr(error, "__notes__", []),
+                f"(jupyter_brrr: no report: {TAKEN_OVER_MESSAGE})",
+            ]
+            _release(error)
+        return Capture(None, value=value, error=error, no_report=TAKEN_OVER_MESSAGE)
+    new_threads = len({thread.ident for thread in threading.enumerate()} - threads_before)
+    thread_names = _live_thread_names()
     try:
         profiler.export_chrome_trace(trace_path)
         report = _report(
@@ -190,6 +409,9 @@ def capture(
             name=name,
             source=source,
             failed=error is not None,
+            threads=_ThreadFacts(
+                threading.get_native_id(), all_threads is not None, new_threads, thread_names
+            ),
         )
     except Exception as analysis_error:  # a partial trace may be unreadable: keep the user's error
         if error is None:
@@ -313,21 +535,197 @@ class _Memory:
         }
 
 
+def _all_threads_config(torch: Any) -> Any:
+    """The profiler setting that records ops of every thread, not only the one that started
+    it (torch 2.7 and later); None where this torch has no such setting."""
+    try:
+        return torch.profiler._ExperimentalConfig(profile_all_threads=True)
+    except (AttributeError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class _ThreadFacts:
+    """What the report needs to say about threads: the thread that ran the code (native id,
+    as the trace has it), whether other threads were recorded, how many threads the code left
+    running, and the names of the threads alive after the run (native id -> name)."""
+
+    own_tid: int
+    all_recorded: bool
+    started: int
+    names: dict[int, str]
+
+
+def _live_thread_names() -> dict[int, str]:
+    """Native id -> name of the threads alive now: the system's names where it has them
+    (torch's own threads are named there: ``pt_autograd_0`` runs the backward of CUDA
+    tensors), else the Python threads'."""
+    names = {
+        thread.native_id: thread.name
+        for thread in threading.enumerate()
+        if getattr(thread, "native_id", None) is not None
+    }
+    try:
+        tasks = os.scandir("/proc/self/task")
+    except OSError:  # not Linux
+        return names
+    with tasks:
+        for task in tasks:
+            with (
+                contextlib.suppress(OSError, ValueError),
+                open(os.path.join(task.path, "comm")) as comm,
+            ):
+                names[int(task.name)] = comm.read().strip()
+    return names
+
+
+def _thread_note(trace: Any, facts: _ThreadFacts) -> str | None:
+    """A note on ops run in other threads than the code's: recorded (how many threads), or
+    missing. torch's own threads (the autograd engine's, named ``pt_...``) do not count: their
+    ops are the code's, recorded as always."""
+    import pandas as pd
+
+    tids: set[int] = set()
+    for frame in (trace.ops, trace.runtime):
+        if len(frame) and "tid" in frame:
+            tids |= set(pd.to_numeric(frame["tid"], errors="coerce").dropna().astype("int64"))
+    others = [
+        tid
+        for tid in tids
+        if tid != facts.own_tid and not facts.names.get(tid, "").startswith("pt_")
+    ]
+    if facts.all_recorded:
+        if not others:
+            return None
+        count = len(others)
+        return (
+            f"Torch ops ran on {count} thread{'s' if count > 1 else ''} besides the one that ran "
+            "the code (worker threads): they are recorded with the rest, and their host time "
+            "can overlap the main thread's."
+        )
+    count = max(len(others), facts.started)
+    if not count:
+        return None
+    return (
+        f"The code ran work on {count} other thread{'s' if count > 1 else ''} (worker threads). "
+        "This torch records the ops of the profiling thread only: ops run in other threads are "
+        "missing from the op table (their GPU kernels are recorded, without the op that "
+        "launched them). torch 2.7 and later record them."
+    )
+
+
 # Raw traces of this process, kept so that report.save() can write them next to the report; the
-# oldest go once there are more than TRACES_KEPT, and all of them when the process ends.
+# oldest go once there are more than TRACES_KEPT, and all of them when the process ends. A
+# process that is killed (a kernel restarted with SIGKILL) cannot clean up: its folder is named
+# after it (pid namespace, pid, start time), and the first capture of a later process removes
+# the folders of processes that no longer run.
 TRACES_KEPT = 20
+TRACE_DIR_PREFIX = "jupyter_brrr_"
+# Folders of the format before the process was in the name: removed once this old.
+_UNNAMED_STALE_S = 7 * 24 * 3600
 _trace_dir: tempfile.TemporaryDirectory | None = None
 
 
 def _new_trace_path() -> str:
     global _trace_dir
     if _trace_dir is None:
-        _trace_dir = tempfile.TemporaryDirectory(prefix="jupyter_brrr_")
+        with contextlib.suppress(OSError):
+            remove_stale_trace_dirs()
+        _trace_dir = tempfile.TemporaryDirectory(prefix=f"{TRACE_DIR_PREFIX}{_process_tag()}_")
     folder = _trace_dir.name
     traces = sorted(os.scandir(folder), key=lambda entry: entry.stat().st_mtime)
     for old in traces[: max(len(traces) - TRACES_KEPT + 1, 0)]:
         os.remove(old.path)
     return os.path.join(folder, f"trace-{time.time_ns()}.json")
+
+
+def _process_tag(pid: int | None = None) -> str:
+    """``<pid namespace>-<pid>-<start time>``: names one process among all on this machine
+    (two containers can share a temporary folder and a pid; a pid can be reused)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{_pid_namespace()}-{pid}-{_start_time(pid)}"
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:  # not Linux: pids are unique on the machine
+        return 0
+
+
+def _start_time(pid: int) -> int:
+    """The process's start time in clock ticks since boot (Linux), 0 where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            # The command name (field 2) may hold spaces and parentheses: split after it.
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+_TAGGED = re.compile(rf"^{TRACE_DIR_PREFIX}(\d+)-(\d+)-(\d+)_[A-Za-z0-9_]+$")
+
+
+def _process_gone(pid: int, started: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False  # alive (another user's) or unknown: keep
+    return started != 0 and _start_time(pid) not in (0, started)  # the pid was reused
+
+
+def remove_stale_trace_dirs(root: str | None = None) -> list[str]:
+    """Remove the trace folders left in the temporary folder by this user's processes that no
+    longer run (killed kernels); returns the paths removed. Folders of running processes, of
+    other users, of other pid namespaces (containers) and of unknown form are kept; folders of
+    the older unnamed form only when untouched for a week."""
+    root = root or tempfile.gettempdir()
+    namespace, uid = _pid_namespace(), os.getuid() if hasattr(os, "getuid") else None
+    removed = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if not entry.name.startswith(TRACE_DIR_PREFIX) or not entry.is_dir(
+                follow_symlinks=False
+            ):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if uid is not None and info.st_uid != uid:
+                continue
+            if _trace_dir is not None and entry.path == _trace_dir.name:
+                continue
+            tagged = _TAGGED.match(entry.name)
+            if tagged:
+                ns, pid, started = (int(g) for g in tagged.groups())
+                stale = ns == namespace and _process_gone(pid, started)
+            else:
+                stale = _is_unnamed_stale(entry.path, info.st_mtime)
+            if stale:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+    return removed
+
+
+def _is_unnamed_stale(path: str, mtime: float) -> bool:
+    """A folder of the older form (``jupyter_brrr_<random>``) holding only traces, none
+    written for a week."""
+    cutoff = time.time() - _UNNAMED_STALE_S
+    if mtime > cutoff:
+        return False
+    try:
+        with os.scandir(path) as files:
+            return all(
+                f.name.startswith("trace-")
+                and f.is_file(follow_symlinks=False)
+                and f.stat(follow_symlinks=False).st_mtime <= cutoff
+                for f in files
+            )
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
@@ -466,6 +864,7 @@ def _report(
     name: str,
     source: str,
     failed: bool,
+    threads: _ThreadFacts | None = None,
 ) -> Report:
     device, capacity = _device_facts(gpu)
     device_peaks, peaks_note = peaks.peaks_for(device) if gpu else (None, "")
@@ -489,6 +888,8 @@ def _report(
     if gpu and peaks_note:
         notes.append(peaks_note)
     trace = read_trace(trace_path)
+    if threads is not None and (note := _thread_note(trace, threads)):
+        notes.append(note)
     result = analysis.analyze(
         trace,
         device_peaks,

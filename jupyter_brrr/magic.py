@@ -16,7 +16,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from .capture import capture
+from .capture import ProfilerInUseError, capture
 
 
 def cell_function(shell: Any, cell: str) -> tuple[Callable[[], Any], bool]:
@@ -169,16 +169,25 @@ class BrrrMagics(Magics):
             return None
         run_cell, show = cell_function(self.shell, cell)
         name = args.name or f"cell [{_prompt_number(self.shell)}]"
-        result = capture(
-            run_cell,
-            warmup=args.warmup,
-            repeat=args.repeat,
-            cpu=args.cpu,
-            burst=args.burst,
-            name=name,
-            source="magic",
-            namespace=self.shell.user_ns,
-        )
+        try:
+            result = capture(
+                run_cell,
+                warmup=args.warmup,
+                repeat=args.repeat,
+                cpu=args.cpu,
+                burst=args.burst,
+                name=name,
+                source="magic",
+                namespace=self.shell.user_ns,
+            )
+        except ProfilerInUseError as error:
+            # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
+            # user's own records it).
+            print(f"%%brrr: no report: {error} The cell ran once, as a plain cell.", flush=True)
+            value = run_cell()
+            return value if show else None
+        if result.no_report is not None:
+            print(f"%%brrr: no report: {result.no_report}", flush=True)
         report = result.report
         handle = None
         if report is not None and result.error is None:
