@@ -133,6 +133,17 @@ class BrrrMagics(Magics):
         metavar="SECONDS",
         help="with --ab: timing per variant, in seconds (default 2)",
     )
+    @argument(
+        "--ab-stateful",
+        default=None,
+        choices=("restore", "keep"),
+        help=(
+            "with --ab, for a cell that looks stateful (trains, updates tensors in place, "
+            "appends, writes files), which --ab does not re-run otherwise: 'restore' copies the "
+            "state the cell can change first and puts it back after the A/B (files written "
+            "stay written); 'keep' leaves what the runs did"
+        ),
+    )
     @line_cell_magic
     def brrr(self, line: str, cell: str | None = None) -> Any:
         """Profile the GPU work of this cell and show where the time went.
@@ -147,8 +158,16 @@ class BrrrMagics(Magics):
         up, checked against eager's output and timed interleaved for ``--ab-budget`` seconds,
         then profiled once more to say why one is faster. Without ``--ab``, buttons under the
         report do the same on request (in front ends where someone can click: not under nbclient
-        or nbconvert). Either way the cell's variables are left as the first run made them; the
+        or nbconvert). Either way the state the cell can change (its variables, and the tensors,
+        modules, optimizers and containers they reach) is copied before and put back after, so
+        it is left as the first run made it; files it writes cannot be put back. A cell that
+        looks stateful (trains, updates tensors in place, appends, writes files) is not re-run
+        without a yes: ``--ab-stateful restore`` (or the confirmation under the buttons). The
         comparison is in ``_brrr.ab`` and, with its tables and per-variant reports, ``_brrr_ab``.
+
+        torch's profilers cannot nest: under a profiler of your own the cell runs once, as a
+        plain cell, without a report; a cell that starts its own profiler keeps it, and gets
+        no report either.
 
         ``--name NAME`` keeps every run of that name; the report then shows the change since the
         previous run (also in ``_brrr_change``). As a line magic (one %)::
@@ -220,17 +239,26 @@ class BrrrMagics(Magics):
         return result.value if show else None
 
     def _ab(self, cell: str, args: Any, name: str, report: Any, handle: Any) -> None:
-        """``--ab``: run the A/B now, printing progress, and update the report in place."""
+        """``--ab``: run the A/B now, printing progress, and update the report in place.
+
+        A cell that looks stateful runs only with ``--ab-stateful``; with ``restore`` (and for
+        every other cell, where the copy fits in memory) the state it can change is copied
+        first and put back after, so the namespace is as the first run left it."""
         __tracebackhide__ = True
         from .actions import ab
         from .actions.cell import CellNotSupported, cell_target
-        from .actions.stateful import stateful_findings
+        from .actions.snapshot import Snapshot, hidden_names, names_used, survey
+        from .actions.stateful import cannot_undo, notebook_findings
 
         say = (
             (lambda text: None)
             if args.quiet
             else (lambda text: print(f"%%brrr --ab: {text}", flush=True))
         )
+
+        def tell(text: str) -> None:  # what concerns the user's data: printed even with --quiet
+            print(f"%%brrr --ab: {text}", flush=True)
+
         try:
             target = cell_target(self.shell, cell)
         except (CellNotSupported, SyntaxError) as error:
@@ -239,13 +267,51 @@ class BrrrMagics(Magics):
         budget = args.ab_budget if args.ab_budget is not None else ab.DEFAULT_BUDGET_S
         per_call = report.summary.get("span_s") or report.summary.get("wall_s")
         runs = ab.estimate_runs(args.ab_variants, per_call, budget_s=budget)
+        namespace = self.shell.user_ns
+        findings = notebook_findings(namespace, target.source)
+        names = names_used(namespace, target.source, hidden=hidden_names(self.shell))
+        undoable = cannot_undo(findings)
+        if findings and args.ab_stateful is None:
+            tell(
+                stateful_refusal(
+                    findings, survey(namespace, names), runs, undoable, flag="--ab-stateful"
+                )
+            )
+            return
         say(
             f"eager vs {', '.join(s.name for s in args.ab_variants[1:])}: the cell will run at "
             f"most {runs:,} more times (each variant is timed for about {budget:g} s)."
         )
-        for finding in stateful_findings(target.source):
-            say(f"warning: the cell looks stateful, and every run changes it: {finding}")
-        snapshot = target.snapshot()
+        snapshot = None
+        bindings = None
+        if args.ab_stateful == "keep":
+            tell(
+                "--ab-stateful keep: every run changes the cell's state, and what the runs did "
+                "stays; the names the cell binds are put back after."
+            )
+            bindings = target.snapshot()
+        else:
+            snapshot = Snapshot.take(namespace, names)
+            if not snapshot.complete and findings:
+                tell(
+                    f"not run: the state this cell can change cannot be copied ("
+                    f"{snapshot.survey.limit}). Use --ab-stateful keep to run it without a copy "
+                    "(what the runs do stays), or make the cell a function of inputs that it "
+                    "does not change."
+                )
+                return
+            if not snapshot.complete:
+                say(
+                    f"no copy of the state: {snapshot.survey.limit}. The cell looks stateless; "
+                    "the names it binds are put back after the A/B."
+                )
+            elif findings:
+                say(
+                    f"copied {snapshot.survey.describe()}: put back when the A/B ends, and "
+                    "before each checked run."
+                )
+        for finding in undoable:
+            tell(f"cannot be undone: {finding}: each of the runs does it again.")
 
         def progress(step: ab.Progress) -> None:
             if step.new_step and step.step != "done":
@@ -260,15 +326,34 @@ class BrrrMagics(Magics):
                 progress=progress,
                 max_runs=runs,
                 report=report,
+                snapshot=snapshot,
             )
         except KeyboardInterrupt:
             say("interrupted: the A/B stopped; the profiler is off and the kernel usable.")
+            if snapshot is not None and snapshot.complete:
+                say("the state the cell can change was put back as the first run left it.")
             raise
+        except ProfilerInUseError as error:
+            tell(f"not run: {error}")
+            return
         finally:
-            target.restore(snapshot)
+            if bindings is not None:
+                target.restore(bindings)
+        if undoable:
+            result.notes.append(
+                "Not undone: "
+                + "; ".join(str(f) for f in undoable[:5])
+                + ": each run did it again."
+            )
         report.ab = result.to_dict()
         self.shell.user_ns["_brrr_ab"] = result
         say(f"done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.")
+        if result.restored is not None and (
+            result.restored.changed or result.restored.random_state
+        ):
+            tell(f"put back as the first run left it: {result.restored.describe()}.")
+        for failure in result.restored.failed if result.restored is not None else []:
+            tell(f"could not put back: {failure}")
         for line in result.summary_lines():
             say(f"  {line}")
         if handle is not None:
@@ -390,6 +475,10 @@ class BrrrMagics(Magics):
                 raise UsageError(f"--ab: {error}\n\n{_usage()}") from None
             if len(args.ab_variants) < 2:
                 raise UsageError(f"--ab needs at least one variant (compile, graph).\n\n{_usage()}")
+        if args.ab_stateful is not None and args.ab is None:
+            raise UsageError(
+                f"--ab-stateful goes with --ab (it says how to re-run a stateful cell).\n\n{_usage()}"
+            )
         if args.ab_budget is not None and not args.ab_budget > 0:
             raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
         args.goal = None
@@ -405,6 +494,39 @@ class BrrrMagics(Magics):
         if args.name is not None and not args.name.strip():
             raise UsageError(f"--name must not be empty.\n\n{_usage()}")
         return args
+
+
+def stateful_refusal(
+    findings: list, plan: Any, runs: int, undoable: list, *, flag: str | None = None
+) -> str:
+    """Why a stateful cell is not re-run, what is found, and how to run it anyway."""
+    lines = [
+        f"not run: the cell looks stateful, and the A/B would run it up to {runs:,} times, "
+        "each run changing that state:",
+        *(f"  {finding}" for finding in findings[:8]),
+    ]
+    if len(findings) > 8:
+        lines.append(f"  and {len(findings) - 8} more")
+    if plan.complete:
+        copy = (
+            f"the state the cell can change ({plan.describe()}) is copied first and put back "
+            "after, so the variables stay as this run left them"
+        )
+    else:
+        copy = f"but the state cannot be copied here ({plan.limit})"
+    undo = (
+        " What no copy puts back, and every run would do again: "
+        + "; ".join(f"{f.function + '(), ' if f.function else ''}line {f.line}" for f in undoable)
+        + " (files, iterators)."
+        if undoable
+        else ""
+    )
+    if flag:
+        lines.append(
+            f"To run it anyway, add {flag} restore: {copy}.{undo} Or {flag} keep, to let the "
+            "runs change it."
+        )
+    return "\n".join(lines)
 
 
 def _prompt_number(shell: Any) -> int:

@@ -19,6 +19,7 @@ import torch
 import jupyter_brrr
 from jupyter_brrr.actions import ab, compare, parse_variants
 from jupyter_brrr.actions.variants import DynamoWatch, VariantSpec
+from jupyter_brrr.capture import ProfilerInUseError
 from jupyter_brrr.report import Report
 
 VARIANT_KEYS = {
@@ -538,3 +539,29 @@ def test_dynamo_watch_reads_graph_break_and_recompile_messages() -> None:
     reason = '1/0: n == 1      # z = y * n  # <cell-1>:6 in f\nUser stack trace:\n  File "<cell-1>", line 6, in f\n'
     assert watch._recompile(reason) == "line 6: guard failed: n == 1"
     assert watch._graph_break("something else") is None
+
+
+def test_no_local_folder_in_a_variants_error() -> None:
+    """An error that names a file in the home folder or the installed packages is kept, with
+    those folders replaced: the A/B goes into shared notebooks."""
+    import os
+    import site
+
+    home_file = os.path.join(os.path.expanduser("~"), "data", "train.csv")
+    package_file = os.path.join(site.getsitepackages()[0], "somepkg", "mod.py")
+
+    def missing(x):
+        raise FileNotFoundError(f"no {home_file} (while importing {package_file})")
+
+    r = compare(coscos, torch.ones(2), variants=[("reader", missing)], budget_s=0.05)
+    error = r["reader"].error
+    assert "no ~/data/train.csv (while importing <site-packages>/somepkg/mod.py)" in error
+    text = json.dumps(r.to_dict()) + "\n".join(r.summary_lines())
+    assert os.path.expanduser("~") + os.sep not in text and site.getsitepackages()[0] not in text
+
+
+def test_compare_inside_a_users_profiler_refuses_before_running() -> None:
+    calls = []
+    with torch.profiler.profile() as outer, pytest.raises(ProfilerInUseError):
+        compare(lambda t: calls.append(t.cos()), torch.ones(2), variants="graph", budget_s=0.05)
+    assert calls == [] and not [e for e in outer.events() if e.name == "aten::cos"]

@@ -3,11 +3,13 @@ from Python, the worker thread waited for), in a real IPython shell on CPU."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import signal
 import threading
 import time
+import warnings
 
 import pytest
 import torch
@@ -16,6 +18,7 @@ from IPython.utils.capture import capture_output
 
 import jupyter_brrr
 from jupyter_brrr import magic
+from jupyter_brrr.actions import ab as ab_module
 from jupyter_brrr.actions import controls as controls_module
 from jupyter_brrr.actions.controls import ABControls, cell_controls
 from jupyter_brrr.schema import MIME_TYPE
@@ -99,13 +102,164 @@ def test_ab_graph_on_cpu_says_it_needs_cuda(ip) -> None:
     assert ab["variants"][0]["median_s"] is not None  # eager was still timed
 
 
-def test_ab_warns_about_a_stateful_cell_and_counts_runs(ip) -> None:
-    ip.user_ns["seen"] = []
-    _, out = run(ip, "seen.append(1)\nx * 2", "--ab graph --ab-budget 0.05")
-    assert "warning: the cell looks stateful" in out.stdout and "seen.append(1)" in out.stdout
+TRAINING_SETUP = """
+import torch
+lin = torch.nn.Linear(1, 1, bias=False)
+torch.nn.init.constant_(lin.weight, 1.0)
+opt = torch.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)
+inp = torch.ones(4, 1)
+counter = torch.ones(1)
+grown = []
+weight = lin.weight
+"""
+# The issue's cases in one cell: a training step, x.add_(1), a list that grows, a file written.
+TRAINING_CELL = (
+    "loss = lin(inp).sum()\nloss.backward()\nopt.step()\nopt.zero_grad()\n"
+    "counter.add_(1)\ngrown.append(1)\n"
+    "with open(log_path, 'a') as log:\n    log.write('x')\nloss.detach()"
+)
+
+
+def training_state(ip) -> tuple:
+    ns = ip.user_ns
+    momentum = ns["opt"].state[ns["weight"]]["momentum_buffer"]
+    with open(ns["log_path"]) as log:
+        writes = log.read().count("x")
+    weight = float(ns["weight"].detach())
+    return weight, float(momentum), float(ns["counter"]), len(ns["grown"]), writes
+
+
+@pytest.fixture
+def training(ip, tmp_path):
+    ip.run_cell(TRAINING_SETUP)
+    ip.user_ns["log_path"] = str(tmp_path / "log.txt")
+    return ip
+
+
+def test_ab_never_reruns_a_stateful_cell_without_the_flag(training) -> None:
+    ip = training
+    _, out = run(ip, TRAINING_CELL, "--ab graph --ab-budget 0.05 --quiet")
+    # One plain run: weight 1 - 0.1 * 4, the momentum buffer, the counter, the list, the file.
+    assert training_state(ip) == pytest.approx((0.6, 4.0, 2.0, 1, 1))
+    # Said even with --quiet: what was found, what the flag does, what cannot be undone.
+    text = out.stdout
+    assert "not run: the cell looks stateful" in text and "line 3: opt.step()" in text
+    assert "line 5: counter.add_(1)" in text and "line 6: grown.append(1)" in text
+    assert "--ab-stateful restore" in text and "--ab-stateful keep" in text
+    assert "every run would do again: line 7; line 8 (files, iterators)" in text
+    assert ip.user_ns["_brrr"].ab is None
+
+
+def test_ab_stateful_restore_puts_everything_back(training) -> None:
+    ip = training
+    _, out = run(ip, TRAINING_CELL, "--ab graph --ab-budget 0.05 --ab-stateful restore")
     ab = ip.user_ns["_brrr"].ab
-    assert len(ip.user_ns["seen"]) == 1 + ab["runs_total"]  # the plain run, then the A/B's
-    assert any("looks stateful" in note for note in ab["notes"])
+    runs = ab["runs_total"]
+    assert runs > 20
+    # As after the one plain run, in the same objects; only the file kept the runs' writes.
+    assert training_state(ip) == pytest.approx((0.6, 4.0, 2.0, 1, 1 + runs))
+    assert ip.user_ns["weight"] is ip.user_ns["lin"].weight
+    text = out.stdout
+    assert "copied " in text and " in counter, grown, " in text
+    assert "cannot be undone: line 8: log.write('x')" in text
+    assert "put back as the first run left it: " in text and "grown (list: " in text
+    # Each checked run started from the same state: eager's outputs agree with each other.
+    eager = ab["variants"][0]
+    assert eager["correct"] is True, ab["notes"]
+    notes = " ".join(ab["notes"])
+    assert "all of it was put back as the first run left it" in notes
+    assert "Not undone: line 7" in notes
+
+
+def test_ab_stateful_keep_leaves_what_the_runs_did(training) -> None:
+    ip = training
+    _, out = run(ip, TRAINING_CELL, "--ab graph --ab-budget 0.05 --ab-stateful keep")
+    runs = ip.user_ns["_brrr"].ab["runs_total"]
+    weight, _, counter, grown, writes = training_state(ip)
+    assert counter == 2.0 + runs and grown == 1 + runs and writes == 1 + runs
+    assert weight < 0.0  # trained further
+    assert "--ab-stateful keep: every run changes the cell's state" in out.stdout
+
+
+def test_ab_finds_state_changed_in_a_notebook_function(training) -> None:
+    ip = training
+    ip.run_cell(
+        "def train_step():\n    loss = lin(inp).sum()\n    loss.backward()\n    opt.step()\n    opt.zero_grad()\n    return loss"
+    )
+    _, out = run(ip, "train_step()", "--ab graph --ab-budget 0.05")
+    assert "not run: the cell looks stateful" in out.stdout
+    assert "in train_step(), line 4: opt.step()" in out.stdout
+    _, out = run(ip, "train_step()", "--ab graph --ab-budget 0.05 --ab-stateful restore")
+    assert float(ip.user_ns["weight"].detach()) == pytest.approx(
+        0.6 - 0.4 - 0.9 * 0.4 * 0.1 * 10, rel=1e-5
+    )
+
+
+def test_ab_puts_back_state_the_code_did_not_show(ip) -> None:
+    """A BatchNorm in training mode updates its running statistics on every forward: the cell
+    looks pure, its state changes, and the A/B puts it back."""
+    ip.run_cell("bn = torch.nn.BatchNorm1d(4)\nfeatures = torch.randn(16, 4) + 3")
+    reference = copy.deepcopy(ip.user_ns["bn"])
+    reference(ip.user_ns["features"])
+    after_one = reference.running_mean  # one forward, as the plain run of the cell makes
+    _, out = run(ip, "bn(features).sum()", "--ab graph --ab-budget 0.05")
+    assert "not run" not in out.stdout
+    assert torch.equal(ip.user_ns["bn"].running_mean, after_one)  # not after ~1,000 runs
+    assert int(ip.user_ns["bn"].num_batches_tracked) == 1
+    assert "put back as the first run left it: bn (" in out.stdout
+
+
+def test_state_too_large_to_copy_is_not_rerun(training, monkeypatch) -> None:
+    """Past the memory a copy may take, a stateful cell is refused, by the flag and the button,
+    and says what to do; a pure-looking cell still runs."""
+    from jupyter_brrr.actions import snapshot
+
+    monkeypatch.setattr(snapshot, "default_max_bytes", lambda: 8)
+    ip = training
+    _, out = run(ip, TRAINING_CELL, "--ab graph --ab-budget 0.05 --ab-stateful restore")
+    assert "not run: the state this cell can change cannot be copied (" in out.stdout
+    assert "more than 8 bytes" in out.stdout and "--ab-stateful keep" in out.stdout
+    assert training_state(ip) == pytest.approx((0.6, 4.0, 2.0, 1, 1))
+    controls, report, _ = controls_for(ip, TRAINING_CELL, budget=0.05)
+    assert "The state cannot be copied here" in controls._confirmation_text(["graph"])
+    controls.request(["graph"])
+    controls.confirm_button.click()
+    controls.wait(60)
+    assert "Not run: the state this cell can change cannot be copied" in controls.status.value
+    assert report.ab is None and training_state(ip) == pytest.approx((0.6, 4.0, 2.0, 1, 1))
+    _, out = run(ip, "x * 2", "--ab graph --ab-budget 0.05")
+    assert "no copy of the state" in out.stdout and ip.user_ns["_brrr"].ab is not None
+
+
+def test_ab_stateful_needs_ab(ip) -> None:
+    with pytest.raises(UsageError, match="--ab-stateful goes with --ab"):
+        ip.run_cell_magic("brrr", "--ab-stateful restore", "1")
+    with pytest.raises(UsageError):
+        ip.run_cell_magic("brrr", "--ab graph --ab-stateful sure", "1")
+
+
+def test_ab_keeps_torch_warnings_of_its_own_runs_out_of_the_notebook(ip) -> None:
+    """The plain run shows the code's warning; the A/B's runs do not show it again (with an
+    'always' filter every run would), and the A/B's notes list it."""
+    code = "import warnings\nwarnings.warn('from the cell')\nx * 2"
+
+    def count(shown: list) -> int:
+        return sum("from the cell" in str(w.message) for w in shown)
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        run(ip, code, "--quiet")
+        assert count(shown) == 1
+        run(ip, code, "--ab graph --ab-budget 0.05")
+        assert count(shown) == 2  # the second plain run's, none of the A/B's
+        assert warnings.showwarning is not ab_module._show_unless_ours  # put back after
+    ab = ip.user_ns["_brrr"].ab
+    assert ab["runs_total"] > 10
+    notes = " ".join(ab["notes"])
+    assert (
+        "Warnings during the A/B's runs (not printed in the notebook): UserWarning: from the cell ("
+        in notes
+    )
 
 
 @pytest.mark.parametrize(
@@ -126,8 +280,9 @@ def test_ctrl_c_during_the_ab_stops_it_and_leaves_the_kernel_usable(ip) -> None:
     ip.user_ns["hits"] = [0]
     code = "hits[0] += 1\nif hits[0] == 3:\n    raise KeyboardInterrupt\nx + 1"
     with capture_output() as out, pytest.raises(KeyboardInterrupt):
-        ip.run_cell_magic("brrr", "--ab graph --ab-budget 0.05", code)
+        ip.run_cell_magic("brrr", "--ab graph --ab-budget 0.05 --ab-stateful restore", code)
     assert "interrupted" in out.stdout
+    assert ip.user_ns["hits"] == [1]  # put back as the plain run left it
     assert not torch.autograd.profiler._is_profiler_enabled
     value, _ = run(ip, "6 * 7", "--quiet")
     assert value == 42
@@ -215,16 +370,32 @@ def test_stateful_cell_needs_a_confirm_click(ip) -> None:
     controls.request(["graph"])
     assert not controls.running and controls.result is None
     assert controls.confirm_box.layout.display == "flex"
-    assert "looks stateful" in controls.warning.value and "log.append(1)" in controls.warning.value
-    assert "would run it up to" in controls.warning.value  # how many runs, at most
+    warning = controls.warning.value
+    assert "looks stateful" in warning and "log.append(1)" in warning
+    assert "would run it up to" in warning  # how many runs, at most
+    assert "Before the A/B, " in warning and " in log" in warning  # what is copied and put back
+    assert "Cannot be undone" not in warning
+    assert controls.confirm_button.description == "Run, then put state back"
     controls.dismiss_button.click()
     assert controls.confirm_box.layout.display == "none" and ip.user_ns["log"] == []
     controls.request(["graph"])
     controls.confirm_button.click()
     result = controls.wait(120)
     assert result is not None and report.ab is not None
-    if not cuda:  # (a graph replay runs the kernels, not the Python: it appends nothing)
-        assert len(ip.user_ns["log"]) == result.runs_total
+    assert result.runs_total > 10
+    assert ip.user_ns["log"] == []  # put back as it was before the A/B
+    assert "Put back as the first run left it: log (list: " in controls.status.value
+
+
+def test_confirmation_says_what_cannot_be_undone(ip, tmp_path) -> None:
+    ip.user_ns["out_path"] = str(tmp_path / "out.txt")
+    controls, _, _ = controls_for(ip, "with open(out_path, 'a') as f:\n    f.write('x')\nx * 2")
+    controls.request(["graph"])
+    warning = controls.warning.value
+    assert "<b>Cannot be undone</b>, every run does it again:" in warning
+    assert "f.write(&#x27;x&#x27;)" in warning  # escaped
+    controls.dismiss_button.click()
+    assert not (tmp_path / "out.txt").exists()  # nothing ran
 
 
 def test_cancel_button_stops_the_worker(ip) -> None:

@@ -25,16 +25,28 @@ The verdicts:
 A variant that fails is reported with its reason and line, and the others go on. ``cancel`` (a
 ``threading.Event``) stops the A/B between runs; Ctrl-C (KeyboardInterrupt) stops it too, is
 re-raised, and leaves no profiler running.
+
+With a ``snapshot`` (``snapshot.py``) of the state the code can change, each checked call (eager's
+last two warm-up calls, each variant's last) starts from that state, so that a stateful cell's
+outputs can be compared, and the state is put back when the A/B ends, however it ends.
+
+Warnings raised during the A/B's own runs (torch's TF32 hint, Dynamo's "Profiler function ...
+will be ignored") are not printed into the notebook: the first, plain run showed the code's
+warnings already. They are listed in the result's notes instead. The A/B refuses to start while
+another torch profiler runs (``ProfilerInUseError``): its runs would flood that profiler.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import math
+import os
 import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +73,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..report import Report
+    from .snapshot import Snapshot
 
 DEFAULT_BUDGET_S = 2.0
 DEFAULT_WARMUP = 3
@@ -177,6 +190,7 @@ class ABResult:
     rounds: int = 0
     elapsed_s: float = 0.0
     stateful: list[str] = field(default_factory=list)
+    restored: Any = None  # what the snapshot put back (``snapshot.Restored``), when there was one
 
     def __getitem__(self, name: str) -> VariantResult:
         for variant in self.variants:
@@ -365,11 +379,14 @@ def run(
     progress: Callable[[Progress], None] | None = None,
     max_runs: int | None = None,
     report: Report | None = None,
+    snapshot: Snapshot | None = None,
 ) -> ABResult:
     """The A/B of a ``Target`` (``compare`` for functions, the magic and controls for cells).
 
     ``max_runs``: the most runs in all, as ``estimate_runs`` announced them. ``report``: the
     report of the same code that the A/B belongs to; its timed span is checked against eager's.
+    ``snapshot``: the state the code can change (``snapshot.Snapshot``), put back before each
+    checked call and when the A/B ends.
     """
     import torch
 
@@ -379,27 +396,208 @@ def run(
         raise ValueError(
             f"warmup must be 1 or more (got {warmup}): the check and the timing plan use it."
         )
+    from ..capture import check_can_profile
+
     specs = parse_variants(variants)
+    check_can_profile()  # before the first run: never under another profiler
     caps = _timed_caps(specs, max_runs, warmup, profile, rounds)
     gpu = not cpu and torch.cuda.is_available()
-    run_state = _Run(target, specs, gpu, warmup, check, rtol, atol, cancel, progress)
+    reset = snapshot.reset if snapshot is not None and snapshot.complete else None
+    run_state = _Run(target, specs, gpu, warmup, check, rtol, atol, cancel, progress, reset)
     run_state.caps = caps
     run_state.report = report
     started = time.perf_counter()
+    result: ABResult | None = None
+    restored = None
+    with _own_warnings() as caught:
+        try:
+            with DynamoWatch(target.home_files) as watch:
+                run_state.watch = watch
+                try:
+                    run_state.prepare_all()
+                    run_state.time_all(budget_s, rounds)
+                    if profile:
+                        run_state.profile_all()
+                except _Cancelled:
+                    run_state.cancelled = True
+            run_state.tell("done", None, 1.0, "done")
+            result = run_state.result(budget_s, time.perf_counter() - started)
+        finally:
+            run_state.release()
+            if snapshot is not None:
+                restored = snapshot.restore()  # after release: no graph holds the tensors
+    result.restored = restored
+    result.notes.extend(_state_notes(restored, snapshot, reset is not None, result.runs_total))
+    result.notes.extend(_warning_notes(caught))
+    _remove_local_paths(result)
+    return result
+
+
+def _local_prefixes() -> list[tuple[str, str]]:
+    """Folders of this machine that error messages and Dynamo's reasons can name (installed
+    packages, the Python, the home folder), and what a shared notebook shows instead."""
+    import site
+    import sys
+
+    prefixes = [
+        (p, "<site-packages>") for p in (*site.getsitepackages(), site.getusersitepackages())
+    ]
+    prefixes += [(sys.prefix, "<python>"), (sys.base_prefix, "<python>")]
+    prefixes.append((os.path.expanduser("~"), "~"))
+    # Longest first, so that a package folder inside the home folder is named as a package's.
+    return sorted(
+        ((p.rstrip(os.sep), name) for p, name in prefixes if p and len(p.rstrip(os.sep)) > 1),
+        key=lambda item: -len(item[0]),
+    )
+
+
+def local_paths_removed(text: str, prefixes: list[tuple[str, str]] | None = None) -> str:
+    """``text`` with this machine's folders replaced (``~/data.csv``, ``<site-packages>/x.py``):
+    what goes into a report is shared with the notebook."""
+    for prefix, name in prefixes if prefixes is not None else _local_prefixes():
+        text = text.replace(prefix, name)
+    return text
+
+
+def _remove_local_paths(result: ABResult) -> None:
+    prefixes = _local_prefixes()
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else local_paths_removed(text, prefixes)
+
+    result.notes = [clean(n) or "" for n in result.notes]
+    for v in result.variants:
+        v.error, v.error_line, v.why = clean(v.error), clean(v.error_line), clean(v.why)
+        v.check_detail = clean(v.check_detail) or ""
+        v.graph_breaks = [clean(b) or "" for b in v.graph_breaks]
+        v.recompile_reasons = [clean(r) or "" for r in v.recompile_reasons]
+        v.notes = [clean(n) or "" for n in v.notes]
+
+
+def _state_notes(restored: Any, snapshot: Snapshot | None, reset: bool, runs: int) -> list[str]:
+    if snapshot is None or restored is None:
+        return []
+    notes = []
+    if reset:
+        notes.append(
+            "Each checked call (eager's last two warm-up calls, each variant's last) started "
+            "from the state the first run left, so that the outputs of code that changes state "
+            "can be compared."
+        )
+    if restored.changed or restored.random_state:
+        notes.append(
+            f"State: the A/B's {runs:,} runs changed {restored.describe()}; all of it was put "
+            "back as the first run left it (the same objects, so other references see it too)."
+        )
+    else:
+        notes.append(
+            f"State: none of {snapshot.survey.describe()} had changed after the A/B's "
+            f"{runs:,} runs."
+        )
+    if restored.failed:
+        notes.append("Could not be put back: " + "; ".join(restored.failed[:5]) + ".")
+    return notes
+
+
+# --- the A/B's own warnings -------------------------------------------------------------------------
+
+_QUIET_LOCK = threading.Lock()
+_QUIET_THREADS: dict[int, list[Any]] = {}  # thread id -> what its runs warned or logged
+_QUIET_SAVED: list[Any] = []
+_QUIET_HANDLERS: list[logging.Handler] = []
+
+
+def _show_unless_ours(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """``warnings.showwarning`` while an A/B runs: a warning from a thread running an A/B is
+    kept; any other (the user's other cells, in the main thread) is shown as before."""
+    caught = _QUIET_THREADS.get(threading.get_ident())
+    if caught is not None:
+        caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        return
+    shown = _QUIET_SAVED[0] if _QUIET_SAVED else warnings._showwarning_orig  # type: ignore[attr-defined]
+    shown(message, category, filename, lineno, file, line)
+
+
+class _LogUnlessOurs(logging.Filter):
+    """On the handlers that print log records (torch's, the root's): a warning that torch
+    logs from a thread running an A/B (Dynamo's "Profiler function ... will be ignored") is
+    kept, not printed; errors and other threads' records pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        caught = _QUIET_THREADS.get(record.thread) if record.thread is not None else None
+        if caught is None or record.levelno >= logging.ERROR:
+            return True
+        caught.append(record)
+        return False
+
+
+_LOG_FILTER = _LogUnlessOurs()
+
+
+def _printing_handlers() -> list[logging.Handler]:
+    handlers = [*logging.getLogger("torch").handlers, *logging.getLogger().handlers]
+    if logging.lastResort is not None:
+        handlers.append(logging.lastResort)
+    return handlers
+
+
+@contextlib.contextmanager
+def _own_warnings() -> Iterator[list[Any]]:
+    """Keep the warnings and torch's log warnings of this thread's runs (the A/B's) out of the
+    notebook, and collect them. Per thread, unlike ``warnings.catch_warnings``: the buttons run
+    the A/B in a worker thread while the user may run other cells."""
+    caught: list[Any] = []
+    ident = threading.get_ident()
+    with _QUIET_LOCK:
+        if not _QUIET_THREADS:
+            if warnings.showwarning is not _show_unless_ours:
+                _QUIET_SAVED[:] = [warnings.showwarning]
+                warnings.showwarning = _show_unless_ours
+            _QUIET_HANDLERS[:] = _printing_handlers()
+            for handler in _QUIET_HANDLERS:
+                handler.addFilter(_LOG_FILTER)
+        _QUIET_THREADS[ident] = caught
     try:
-        with DynamoWatch(target.home_files) as watch:
-            run_state.watch = watch
-            try:
-                run_state.prepare_all()
-                run_state.time_all(budget_s, rounds)
-                if profile:
-                    run_state.profile_all()
-            except _Cancelled:
-                run_state.cancelled = True
-        run_state.tell("done", None, 1.0, "done")
-        return run_state.result(budget_s, time.perf_counter() - started)
+        yield caught
     finally:
-        run_state.release()
+        with _QUIET_LOCK:
+            _QUIET_THREADS.pop(ident, None)
+            if not _QUIET_THREADS:
+                if warnings.showwarning is _show_unless_ours and _QUIET_SAVED:
+                    warnings.showwarning = _QUIET_SAVED[0]
+                for handler in _QUIET_HANDLERS:
+                    handler.removeFilter(_LOG_FILTER)
+                _QUIET_HANDLERS.clear()
+
+
+def _warning_notes(caught: list[Any]) -> list[str]:
+    """One note listing what the A/B's runs warned (deprecations of torch's internals left
+    out: the plain run showed the code's own)."""
+    counts: dict[str, int] = {}
+    for item in caught:
+        if isinstance(item, logging.LogRecord):
+            text, kind = item.getMessage(), f"{item.name} logged"
+        elif issubclass(item.category, (DeprecationWarning, PendingDeprecationWarning)):
+            continue
+        else:
+            text, kind = str(item.message), item.category.__name__
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        key = f"{kind}: {first[:300]}"
+        counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return []
+    listed = "; ".join(
+        f"{text}{f' ({n} times)' if n > 1 else ''}" for text, n in list(counts.items())[:5]
+    )
+    more = f" and {len(counts) - 5} more" if len(counts) > 5 else ""
+    return [f"Warnings during the A/B's runs (not printed in the notebook): {listed}{more}."]
 
 
 # --- the run ----------------------------------------------------------------------------------------
@@ -449,8 +647,10 @@ class _Run:
         atol: float | None,
         cancel: threading.Event | None,
         progress: Callable[[Progress], None] | None,
+        reset: Callable[[], Any] | None = None,
     ) -> None:
         self.target = target
+        self.reset = reset
         self.gpu = gpu
         self.warmup = warmup
         self.check = check
@@ -558,6 +758,8 @@ class _Run:
         for i in range(self.warmup):
             self.stop_if_cancelled()
             keep = self.check and i >= self.warmup - (2 if k == 0 else 1)
+            if keep and self.reset is not None:
+                self.reset()  # checked calls start from the same state
             variant.runs += 1  # counted before the call: a run that fails ran too
             elapsed, value = self.timer.once(variant.call)
             times.append(elapsed)
@@ -758,7 +960,7 @@ class _Run:
         result.notes = self._notes(result, budget_s)
         if self.target.source:
             result.stateful = [str(f) for f in stateful_findings(self.target.source)]
-            if result.stateful:
+            if result.stateful and self.reset is None:  # with a snapshot, the state notes say more
                 result.notes.append(
                     f"The code looks stateful ({'; '.join(result.stateful[:3])}): each of the "
                     f"{result.runs_total:,} runs may have changed that state."

@@ -7,11 +7,13 @@ thread that looks at a ``threading.Event`` between runs. Cancel sets the event; 
 kernel's interrupt (the stop button, Ctrl-C), through a SIGINT handler put in place while the
 click is handled (see ``_arm_interrupt``). Widget updates from the worker are comm messages,
 which ipykernel sends from any thread; the report is updated in place through its display id.
+
+A cell that looks stateful is never re-run without a click on the confirmation, which lists what
+was found, what will be copied and put back after (``snapshot.py``), and what cannot be undone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
 import threading
 import time
@@ -19,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ab
-from .stateful import stateful_findings
+from .snapshot import Snapshot, StateNotCopied, Survey
+from .stateful import Finding, cannot_undo, stateful_findings
 from .variants import COMPILE_MODES, Target
 
 _PROGRESS_INTERVAL_S = 0.1  # at most this often a widget update (each one is a comm message)
@@ -31,19 +34,23 @@ class ABControls:
 
     def __init__(
         self,
-        make_target: Callable[[], tuple[Target, Callable[[], None]]],
+        make_target: Callable[[], tuple[Target, Snapshot | None]],
         *,
         report: Any = None,
         handle: Any = None,
         per_call_s: float | None = None,
         source: str = "",
+        findings: list[Finding] | None = None,
+        survey: Callable[[], Survey] | None = None,
         cuda: bool | None = None,
         cpu: bool = False,
         budget_s: float = ab.DEFAULT_BUDGET_S,
         shell: Any = None,
     ) -> None:
-        """``make_target()`` returns the target and a function that puts the namespace back
-        after the A/B. ``handle`` is the report's display handle, updated with the result."""
+        """``make_target()`` returns the target and the snapshot of the state it can change
+        (put back by the A/B when it ends), or raises ``StateNotCopied``. ``findings`` (default:
+        those of ``source``) make a click ask first; ``survey()`` says what would be copied.
+        ``handle`` is the report's display handle, updated with the result."""
         import ipywidgets as w
 
         if cuda is None:
@@ -56,7 +63,10 @@ class ABControls:
         self.per_call_s = per_call_s
         self.cpu = cpu
         self.shell = shell
-        self.findings = stateful_findings(source) if source else []
+        self.findings = (
+            findings if findings is not None else (stateful_findings(source) if source else [])
+        )
+        self.survey = survey
         self.result: ab.ABResult | None = None
         self.error: BaseException | None = None
         self.cancel_event = threading.Event()
@@ -108,7 +118,12 @@ class ABControls:
         self.status = w.HTML("")
         self.cancel_button = w.Button(description="Cancel", button_style="warning", disabled=True)
         self.warning = w.HTML("")
-        self.confirm_button = w.Button(description="Run anyway", button_style="danger")
+        self.confirm_button = w.Button(
+            description="Run, then put state back",
+            button_style="danger",
+            tooltip="Copy the state the cell can change, run the A/B, put the state back",
+            layout=w.Layout(width="auto"),
+        )
         self.dismiss_button = w.Button(description="Don't run")
         self.confirm_box = w.VBox(
             [self.warning, w.HBox([self.confirm_button, self.dismiss_button])],
@@ -178,17 +193,43 @@ class ABControls:
             return
         if self.findings:
             self._pending = variants
-            runs = self.estimate_runs(variants)
-            items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:6])
-            self.warning.value = (
-                f"<b>This cell looks stateful</b>, and the A/B would run it up to {runs:,} times: "
-                f"each run may change that state (train the model further, grow a list, write "
-                f"files).<ul>{items}</ul>Run it anyway?"
-            )
+            self.warning.value = self._confirmation_text(variants)
             self.confirm_box.layout.display = "flex"
             self.status.value = "Waiting for confirmation."
             return
         self.start(variants)
+
+    def _confirmation_text(self, variants: list[str]) -> str:
+        runs = self.estimate_runs(variants)
+        items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:6])
+        if len(self.findings) > 6:
+            items += f"<li>and {len(self.findings) - 6} more</li>"
+        text = (
+            f"<b>This cell looks stateful</b>, and the A/B would run it up to {runs:,} times, "
+            f"each run changing that state (training the model further, growing a list, "
+            f"writing files):<ul>{items}</ul>"
+        )
+        plan = None
+        if self.survey is not None:
+            try:
+                plan = self.survey()
+            except Exception as error:  # a namespace that cannot be walked: say so, ask anyway
+                text += html.escape(f"(What the cell can change could not be listed: {error}.) ")
+        if plan is not None and plan.complete:
+            text += html.escape(
+                f"Before the A/B, {plan.describe()} are copied; they are put back when it ends "
+                "(and before each checked run), so the variables stay as the first run left "
+                "them. Until it ends, do not run cells that change them. "
+            )
+        elif plan is not None:
+            text += html.escape(
+                f"The state cannot be copied here ({plan.limit}): the A/B will not run. "
+            )
+        undoable = cannot_undo(self.findings)
+        if undoable:
+            lines = "".join(f"<li>{html.escape(str(f))}</li>" for f in undoable[:6])
+            text += f"<b>Cannot be undone</b>, every run does it again:<ul>{lines}</ul>"
+        return text + "Run it?"
 
     def _confirm(self) -> None:
         variants, self._pending = self._pending, None
@@ -231,9 +272,9 @@ class ABControls:
     # --- the worker ----------------------------------------------------------------------------------
 
     def _work(self, variants: list[str], budget_s: float) -> None:
-        restore: Callable[[], None] | None = None
         try:
-            target, restore = self.make_target()
+            target, snapshot = self.make_target()
+            # The A/B puts the snapshot back when it ends, cancelled or failed too.
             result = ab.run(
                 target,
                 variants,
@@ -243,11 +284,20 @@ class ABControls:
                 progress=self._progress,
                 max_runs=ab.estimate_runs(variants, self.per_call_s, budget_s=budget_s),
                 report=self.report,
+                snapshot=snapshot,
             )
             self.result = result
+            undoable = cannot_undo(self.findings)
+            if undoable:
+                result.notes.append(
+                    "Not undone: "
+                    + "; ".join(str(f) for f in undoable[:5])
+                    + ": each run did it again."
+                )
+            state = _state_line(result)
             if result.cancelled:
                 status = html.escape(
-                    f"Cancelled after {result.runs_total:,} runs: the report is unchanged."
+                    f"Cancelled after {result.runs_total:,} runs: the report is unchanged. {state}"
                 )
             else:
                 if self.report is not None:
@@ -255,14 +305,17 @@ class ABControls:
                     if self.handle is not None:
                         self.handle.update(self.report)
                 lines = "<br>".join(html.escape(line) for line in result.summary_lines())
-                status = f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.<br>{lines}"
+                status = (
+                    f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s. "
+                    f"{html.escape(state)}<br>{lines}"
+                )
+        except StateNotCopied as error:
+            self.error = error
+            status = html.escape(str(error))
         except BaseException as error:  # the worker must end cleanly, whatever the cell did
             self.error = error
             status = html.escape(f"The A/B failed: {type(error).__name__}: {error}")
         finally:
-            if restore is not None:
-                with contextlib.suppress(Exception):
-                    restore()
             _disarm_interrupt(self.cancel_event)
             with self._status_lock:
                 self.status.value = status
@@ -289,17 +342,45 @@ class ABControls:
             self.progress.value = 0.0
 
 
+def _state_line(result: ab.ABResult) -> str:
+    restored = result.restored
+    if restored is None:
+        return ""
+    text = ""
+    if restored.changed or restored.random_state:
+        text = f"Put back as the first run left it: {restored.describe()}."
+    if restored.failed:
+        text += f" Could not put back: {'; '.join(restored.failed[:3])}."
+    return text.strip()
+
+
 def cell_controls(
     shell: Any, cell: str, *, name: str, report: Any, handle: Any, cpu: bool = False
 ) -> ABControls:
     """The controls for a ``%%brrr`` cell. The cell becomes a function only when a button is
-    clicked, with the namespace as it is then; after the A/B its variables are put back."""
+    clicked, with the namespace as it is then; the state it can change is copied then and put
+    back after the A/B (``snapshot.py``)."""
     from .cell import cell_target
+    from .snapshot import hidden_names, names_used, survey
+    from .stateful import notebook_findings
 
-    def make_target() -> tuple[Target, Callable[[], None]]:
+    source = shell.transform_cell(cell)
+    namespace = shell.user_ns
+    findings = notebook_findings(namespace, source)
+
+    def names() -> tuple[str, ...]:
+        return names_used(namespace, source, hidden=hidden_names(shell))
+
+    def make_target() -> tuple[Target, Snapshot | None]:
         target = cell_target(shell, cell)
-        snapshot = target.snapshot()
-        return target.target(name), lambda: target.restore(snapshot)
+        snapshot = Snapshot.take(namespace, names())
+        if not snapshot.complete and findings:
+            raise StateNotCopied(
+                f"Not run: the state this cell can change cannot be copied "
+                f"({snapshot.survey.limit}). %%brrr --ab ... --ab-stateful keep runs the A/B "
+                "without a copy (what the runs do stays)."
+            )
+        return target.target(name), snapshot
 
     summary = getattr(report, "summary", {}) or {}
     per_call = summary.get("span_s") or summary.get("wall_s")
@@ -308,7 +389,9 @@ def cell_controls(
         report=report,
         handle=handle,
         per_call_s=per_call,
-        source=shell.transform_cell(cell),
+        source=source,
+        findings=findings,
+        survey=lambda: survey(namespace, names()),
         cpu=cpu,
         shell=shell,
     )
