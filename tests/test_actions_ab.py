@@ -565,3 +565,35 @@ def test_compare_inside_a_users_profiler_refuses_before_running() -> None:
     with torch.profiler.profile() as outer, pytest.raises(ProfilerInUseError):
         compare(lambda t: calls.append(t.cos()), torch.ones(2), variants="graph", budget_s=0.05)
     assert calls == [] and not [e for e in outer.events() if e.name == "aten::cos"]
+
+
+def test_torch_log_warnings_of_the_ab_runs_are_kept_out_of_the_output() -> None:
+    """torch logs some warnings (Dynamo's "Profiler function ... will be ignored") through
+    stream handlers of its own loggers: during the A/B's runs they are listed in its notes, not
+    printed; before and after, the same logger prints as usual."""
+    import io
+    import logging
+
+    stream = io.StringIO()
+    logger = logging.getLogger("torch.brrr_test")
+    handler = logging.StreamHandler(stream)
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+
+        def chatty(x):
+            logger.warning("record function will be ignored")
+            return x.cos()
+
+        chatty(torch.ones(2))
+        assert stream.getvalue().count("will be ignored") == 1
+        r = compare(chatty, torch.ones(2), variants=[("same", chatty)], budget_s=0.05)
+        assert stream.getvalue().count("will be ignored") == 1  # none of the A/B's runs
+        assert r.runs_total > 10
+        assert any(
+            "torch.brrr_test logged: record function will be ignored (" in n for n in r.notes
+        ), r.notes
+        logger.warning("after: will be ignored")
+        assert "after: will be ignored" in stream.getvalue() and not handler.filters
+    finally:
+        logger.removeHandler(handler)

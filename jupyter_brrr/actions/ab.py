@@ -532,7 +532,8 @@ class _LogUnlessOurs(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         caught = _QUIET_THREADS.get(record.thread) if record.thread is not None else None
-        if caught is None or record.levelno >= logging.ERROR:
+        # Debug and info records print only where the user asked for them (TORCH_LOGS).
+        if caught is None or not logging.WARNING <= record.levelno < logging.ERROR:
             return True
         caught.append(record)
         return False
@@ -542,10 +543,22 @@ _LOG_FILTER = _LogUnlessOurs()
 
 
 def _printing_handlers() -> list[logging.Handler]:
-    handlers = [*logging.getLogger("torch").handlers, *logging.getLogger().handlers]
+    """The handlers that can print torch's log records: torch gives many of its loggers a
+    stream handler of their own (``torch._dynamo``, ``torch._inductor`` ...), plus the root's
+    and logging's last resort."""
+    handlers: dict[int, logging.Handler] = {}
+    loggers = [logging.getLogger()]
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if (name == "torch" or name.startswith("torch.")) and isinstance(logger, logging.Logger):
+            loggers.append(logger)
+    for logger in loggers:
+        for handler in logger.handlers:
+            # Streams (the notebook's stderr), not files nor torch's structured trace.
+            if type(handler) is logging.StreamHandler:
+                handlers[id(handler)] = handler
     if logging.lastResort is not None:
-        handlers.append(logging.lastResort)
-    return handlers
+        handlers[id(logging.lastResort)] = logging.lastResort
+    return list(handlers.values())
 
 
 @contextlib.contextmanager
@@ -588,8 +601,9 @@ def _warning_notes(caught: list[Any]) -> list[str]:
             continue
         else:
             text, kind = str(item.message), item.category.__name__
-        first = text.strip().splitlines()[0] if text.strip() else ""
-        key = f"{kind}: {first[:300]}"
+        if not text.strip():
+            continue
+        key = f"{kind}: {text.strip().splitlines()[0][:300]}"
         counts[key] = counts.get(key, 0) + 1
     if not counts:
         return []
