@@ -16,6 +16,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -936,6 +937,268 @@ def check_reader() -> None:
     row("reader: compact = Kineto layout", float(same), 1.0, "equal", same)
 
 
+def _state_of(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
+    """Every tensor of a training state, copied to the host: weights, buffers, optimizer state
+    (step counts included)."""
+    state = {f"model.{k}": v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    for i, per_param in enumerate(optimizer.state_dict()["state"].values()):
+        for key, value in per_param.items():
+            state[f"opt.{i}.{key}"] = torch.as_tensor(value).detach().cpu().clone()
+    return state
+
+
+def check_state() -> None:
+    """Issue 11: an A/B of a CUDA training step with a snapshot leaves the model, the optimizer
+    (its step counts too) and the CUDA random state bit for bit as one run left them; each
+    variant's checked run starts from that state, so eager and compile agree; the A/B's own
+    warnings stay out of the notebook. Reference: a copy of the state taken by hand."""
+    from jupyter_brrr.actions import ab
+    from jupyter_brrr.actions.snapshot import Snapshot
+    from jupyter_brrr.actions.variants import Target
+
+    print("stateful A/B: a CUDA training step, put back", flush=True)
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Linear(512, 2048), nn.BatchNorm1d(2048), nn.GELU(), nn.Linear(2048, 512)
+    )
+    model = model.cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, capturable=True)
+    x = torch.randn(256, 512, device="cuda")
+    namespace = {"model": model, "opt": optimizer, "x": x}
+
+    def step() -> torch.Tensor:
+        loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=False)
+        return loss.detach()
+
+    step()  # the first, plain run
+    torch.cuda.synchronize()
+    reference = _state_of(model, optimizer)
+    weight = model[0].weight
+    t0 = time.perf_counter()
+    snapshot = Snapshot.take(namespace, ["model", "opt", "x"])
+    took = time.perf_counter() - t0
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        result = ab.run(
+            Target(fn=step, arguments=lambda: ((), {}), name="train step", source="opt.step()"),
+            "compile,graph",
+            budget_s=0.5,
+            snapshot=snapshot,
+        )
+    after = _state_of(model, optimizer)
+    differing = [k for k in reference if not torch.equal(reference[k], after[k])]
+    row(
+        "A/B of a training step: state as after one run",
+        len(differing),
+        0,
+        "tensors differ",
+        not differing and model[0].weight is weight and result.runs_total > 20,
+        f"{result.runs_total} runs; {len(reference)} tensors compared bit for bit; "
+        f"snapshot {snapshot.survey.describe()} in {took * 1e3:.0f} ms; "
+        f"put back: {result.restored.describe()}; differing: {differing[:3]}",
+    )
+    checks = {v.name: v.correct for v in result.variants}
+    row(
+        "A/B of a training step: checked runs from one state",
+        sum(c is True for c in checks.values()),
+        len(checks),
+        "variants match",
+        checks.get("eager") is True and checks.get("compile") is True,
+        f"{checks}; errors: {[v.error for v in result.variants if v.error]}",
+    )
+    row(
+        "A/B: its own warnings not shown",
+        len(shown),
+        0,
+        "warnings shown",
+        not shown,
+        "; ".join(n for n in result.notes if n.startswith("Warnings during"))[:300],
+    )
+    del snapshot, result
+    gc.collect()
+    torch.cuda.empty_cache()
+
+    # What a copy costs: GPT-2's weights (bf16, 163 M parameters), taken and put back (every
+    # tensor compared, none changed), against one device-to-host copy of as many bytes.
+    run_gpt2 = gpt2_forward()
+    closure = zip(run_gpt2.__code__.co_freevars, run_gpt2.__closure__ or (), strict=True)
+    gpt2 = {"model": dict((name, cell.cell_contents) for name, cell in closure)["model"]}
+    t0 = time.perf_counter()
+    copy = Snapshot.take(gpt2, ["model"])
+    restored = copy.restore()
+    torch.cuda.synchronize()
+    took = time.perf_counter() - t0
+    flat = torch.empty(copy.survey.tensor_bytes, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    flat.to("cpu")
+    one_copy = time.perf_counter() - t0
+    row(
+        "snapshot of GPT-2 weights: take + restore",
+        took,
+        one_copy,
+        "s",
+        took <= max(10 * one_copy, 1.0) and not restored.changed,
+        f"{copy.survey.describe()}; one {copy.survey.tensor_bytes / 1e6:.0f} MB D2H copy "
+        f"{one_copy * 1e3:.0f} ms; changed: {restored.describe()}",
+    )
+    del run_gpt2, gpt2, copy, flat
+    gc.collect()
+    torch.cuda.empty_cache()
+
+    # The random state: an A/B of code that draws on the GPU (eager, and graph replays that
+    # advance the generator's offset) leaves the CUDA generator where it was.
+    torch.cuda.manual_seed(5)
+    expected_draw = torch.rand(4, device="cuda").cpu()
+    torch.cuda.manual_seed(5)
+    noise = ab.run(
+        Target(fn=lambda: torch.rand(1 << 20, device="cuda").sum(), arguments=lambda: ((), {})),
+        "graph",
+        budget_s=0.2,
+        snapshot=Snapshot.take({}, []),
+    )
+    draw = torch.rand(4, device="cuda").cpu()
+    row(
+        "A/B: CUDA random state put back",
+        float(torch.equal(draw, expected_draw)),
+        1.0,
+        "equal",
+        torch.equal(draw, expected_draw) and noise.runs_total > 10,
+        f"{noise.runs_total} runs drawing 2^20 numbers; {noise.restored.describe()}",
+    )
+
+
+_KERNEL_COUNT = """
+def kernels_in(prof):
+    import json, os, tempfile
+    path = os.path.join(tempfile.mkdtemp(), "t.json")
+    prof.export_chrome_trace(path)
+    return sum(e.get("cat") == "kernel" for e in json.load(open(path))["traceEvents"])
+"""
+
+_INNER_PROFILER = (
+    _KERNEL_COUNT
+    + """
+import torch, jupyter_brrr
+from jupyter_brrr.capture import capture
+activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+a = torch.randn(2048, 2048, device="cuda")
+a @ a
+torch.cuda.synchronize()
+with torch.profiler.profile(activities=activities) as one:
+    a @ a
+    torch.cuda.synchronize()
+per_mm = kernels_in(one)
+def cell():
+    with torch.profiler.profile(activities=activities) as inner:
+        for _ in range(3):
+            a @ a
+        torch.cuda.synchronize()
+    cell.inner = inner
+    return a
+r = capture(cell)
+print("NO_REPORT", r.no_report is not None, "INNER_KERNELS", kernels_in(cell.inner), "PER_MM", per_mm)
+r2 = capture(lambda: a @ a, warmup=1, repeat=3)
+print("AFTER_KERNELS", len(r2.report.kernels))
+"""
+)
+
+
+def _kernels_in(prof: torch.profiler.profile) -> int:
+    namespace: dict = {}
+    exec(_KERNEL_COUNT, namespace)
+    return namespace["kernels_in"](prof)
+
+
+def check_nesting() -> None:
+    """Issue 11: profilers that would nest, and work in other threads, on the GPU, against
+    kernel counts made by hand with a plain torch profiler. The inner case runs in a child
+    process (before the fix it crashed the process: exit 139)."""
+    import subprocess
+    import threading
+
+    from jupyter_brrr.capture import ProfilerInUseError
+
+    print("profilers and threads", flush=True)
+    child = subprocess.run(
+        [sys.executable, "-c", _INNER_PROFILER], capture_output=True, text=True, timeout=300
+    )
+    out = child.stdout.split()
+
+    def value(key: str) -> str:
+        return out[out.index(key) + 1] if key in out else "-1"
+
+    per_mm = int(value("PER_MM"))
+    inner, after = int(value("INNER_KERNELS")), int(value("AFTER_KERNELS"))
+    row(
+        "profiler inside the code: no crash, user's kept",
+        inner,
+        3 * per_mm,
+        "kernels in the user's profiler",
+        child.returncode == 0 and value("NO_REPORT") == "True" and inner == 3 * per_mm > 0,
+        f"exit {child.returncode}; kernels in the next capture {after}; "
+        f"stderr tail {child.stderr[-200:]!r}",
+    )
+
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    a = torch.randn(2048, 2048, device="cuda")
+    refused = False
+    with torch.profiler.profile(activities=activities) as outer:
+        try:
+            jupyter_brrr.profile(lambda: a @ a)
+        except ProfilerInUseError:
+            refused = True
+        for _ in range(4):
+            a @ a
+        torch.cuda.synchronize()
+    kernels = _kernels_in(outer)
+    row(
+        "profiler around ours: refused, user's kept",
+        kernels,
+        4 * per_mm,
+        "kernels in the user's profiler",
+        refused and kernels == 4 * per_mm > 0,
+        f"refused: {refused}",
+    )
+
+    def threaded() -> object:
+        worker = threading.Thread(target=lambda: [a @ a for _ in range(5)])
+        worker.start()
+        worker.join()
+        return a.cos()
+
+    report = capture(threaded, warmup=1, repeat=3).report
+    mm = report.ops[report.ops["name"] == "aten::mm"]
+    linked = int(mm["kernels"].sum()) if len(mm) else 0
+    note = [n for n in report.notes if "thread" in n]
+    row(
+        "ops of a worker thread recorded, kernels linked",
+        linked,
+        5 * per_mm,
+        "kernels launched by aten::mm",
+        int(mm["calls"].sum()) == 5 and linked == 5 * per_mm and bool(note),
+        note[0][:120] if note else "no thread note",
+    )
+    # The backward of CUDA tensors runs on torch's own pt_autograd_0 thread: not a worker.
+    model = nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024)).cuda()
+    xb = torch.randn(64, 1024, device="cuda")
+    report = capture(lambda: model(xb).sum().backward(), warmup=1, repeat=3).report
+    note = [n for n in report.notes if "thread" in n]
+    gemms = report.ops["name"].isin(["aten::mm", "aten::addmm"])
+    count = int(report.ops.loc[gemms, "calls"].sum())
+    row(
+        "training step: no thread note, backward ops counted once",
+        count,
+        5,
+        "GEMM ops (2 forward addmm, 3 backward mm)",
+        not note and count == 5,
+        note[0][:120] if note else "",
+    )
+
+
 CHECKS = {
     "peaks": check_peaks,
     "spans": check_spans,
@@ -949,6 +1212,8 @@ CHECKS = {
     "sustained": check_sustained,
     "ranks": check_ranks,
     "reader": check_reader,
+    "state": check_state,
+    "nesting": check_nesting,
 }
 
 
