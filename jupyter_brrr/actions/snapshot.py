@@ -800,18 +800,22 @@ def _same_layout(tensor: Any, alias: Any) -> bool:
 
 
 def _tensors_equal(a: Any, b: Any) -> bool:
-    """Bit for bit (NaN equals NaN, -0.0 differs from 0.0): the values as they were."""
+    """Bit for bit (NaN equals NaN, -0.0 differs from 0.0): the values as they were. Compared
+    as integers of the element's width (a byte-wise compare is 2-3 times slower)."""
     import torch
 
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     try:
-        return torch.equal(
-            a.reshape(-1).contiguous().view(torch.uint8),
-            b.reshape(-1).contiguous().view(torch.uint8),
-        )
-    except (RuntimeError, TypeError):  # a dtype that cannot be viewed as bytes
+        return torch.equal(_as_bits(torch, a), _as_bits(torch, b))
+    except (RuntimeError, TypeError):  # a dtype that cannot be viewed as bits (quantized)
         return bool(torch.equal(a, b))
+
+
+def _as_bits(torch: Any, tensor: Any) -> Any:
+    flat = tensor.reshape(-1).contiguous()
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32}.get(flat.element_size(), torch.int64)
+    return flat.view(width)
 
 
 def _arrays_equal(a: Any, b: Any) -> bool:
