@@ -278,3 +278,12 @@ def test_unchanged_containers_are_left_alone(kind: str) -> None:
     }[kind]
     snapshot = Snapshot.take({"v": value}, ["v"])
     assert snapshot.restore().changed == {}
+
+
+def test_the_namespace_itself_is_never_a_container_to_put_back() -> None:
+    ns = notebook("class Holder:\n    pass\nholder = Holder()\n")
+    ns["holder"].scope = ns  # an object that keeps globals()
+    snapshot = Snapshot.take(ns, ["holder"])
+    ns["made_later"] = 1  # the user's next cell, say
+    snapshot.restore()
+    assert ns["made_later"] == 1

@@ -308,6 +308,12 @@ class _Walker:
         self.generators: list[tuple[Any, str, str]] = []
         self._torch = sys.modules.get("torch")
         self._numpy = sys.modules.get("numpy")
+        # The namespace itself is never walked as a dict (an object holding ``globals()``
+        # would make the whole notebook "state"): its names are, through the bindings.
+        self.seen.add(id(namespace))
+        builtins = namespace.get("__builtins__")
+        if builtins is not None:
+            self.seen.add(id(builtins))
 
     def walk(self) -> None:
         stack: list[tuple[Any, str, str, int]] = []
