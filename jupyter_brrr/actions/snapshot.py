@@ -207,7 +207,7 @@ def names_used(namespace: dict, source: str, *, hidden: Iterable[str] = ()) -> t
 def hidden_names(shell: Any) -> set[str]:
     """Names of an IPython namespace that are the shell's (``In``, ``Out``, ``_``) or this
     tool's (``_brrr``), not the user's state."""
-    return {*getattr(shell, "user_ns_hidden", {}), "_brrr", "_brrr_ab"}
+    return {*getattr(shell, "user_ns_hidden", {}), "_brrr", "_brrr_ab", "_brrr_change"}
 
 
 def notebook_functions(namespace: dict, source: str) -> list[types.FunctionType]:
