@@ -11,7 +11,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+try:
+    from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+except ImportError:  # run as a script where hatchling is absent (``python hatch_build.py``)
+    BuildHookInterface = object  # type: ignore[assignment,misc]
 
 
 class ScanBuildHook(BuildHookInterface):
@@ -51,3 +54,9 @@ def _build_in_place(root: Path) -> Path:
         command.ensure_finalized()
         command.run()
     return root / command.get_ext_filename("jupyter_brrr._scan")
+
+
+if __name__ == "__main__":
+    # ``python hatch_build.py``: build the reader in place without installing the package, e.g.
+    # on a GPU machine that runs bench/ scripts from a copy of the source tree.
+    print(_build_in_place(Path(__file__).resolve().parent))
