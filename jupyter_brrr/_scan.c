@@ -41,7 +41,7 @@
 #include <string.h>
 
 enum { PH, CAT, NAME, PID, TID, STREAM, DEVICE, BYTES, DIMS, TYPES, CONCRETE, TOTAL, DEVICE_ID,
-       FIELD_COUNT };
+       GRID, COLLECTIVE, IN_NELEMS, OUT_NELEMS, GROUP_SIZE, COMM_DTYPE, FIELD_COUNT };
 enum { TS, DUR, EXTERNAL_ID, CORRELATION, NUMBER_COUNT };
 enum { MAX_DEPTH = 256, MAX_NUMBER_TEXT = 20 };
 
@@ -489,6 +489,9 @@ static const Field ARGS_FIELDS[] = {
     FIELD("bytes", 1, BYTES, SCALAR_ONLY),           FIELD("Input Dims", 1, DIMS, ANY_VALUE),
     FIELD("Input type", 1, TYPES, ANY_VALUE),        FIELD("Concrete Inputs", 1, CONCRETE, ANY_VALUE),
     FIELD("Total Allocated", 1, TOTAL, SCALAR_ONLY), FIELD("Device Id", 1, DEVICE_ID, SCALAR_ONLY),
+    FIELD("grid", 1, GRID, ANY_VALUE),               FIELD("Collective name", 1, COLLECTIVE, SCALAR_ONLY),
+    FIELD("In msg nelems", 1, IN_NELEMS, SCALAR_ONLY), FIELD("Out msg nelems", 1, OUT_NELEMS, SCALAR_ONLY),
+    FIELD("Group size", 1, GROUP_SIZE, SCALAR_ONLY), FIELD("dtype", 1, COMM_DTYPE, SCALAR_ONLY),
     {NULL, 0, 0, 0, 0},
 };
 

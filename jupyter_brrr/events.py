@@ -87,6 +87,13 @@ class _Args(msgspec.Struct, gc=False):
     concrete: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Concrete Inputs")
     total_allocated: _Scalar = msgspec.field(default=None, name="Total Allocated")
     device_id: _Scalar = msgspec.field(default=None, name="Device Id")
+    # Kernels: the launch grid; collectives' kernels (NCCL, recent PyTorch): what they move.
+    grid: Any = None
+    collective: _Scalar = msgspec.field(default=None, name="Collective name")
+    in_nelems: _Scalar = msgspec.field(default=None, name="In msg nelems")
+    out_nelems: _Scalar = msgspec.field(default=None, name="Out msg nelems")
+    group_size: _Scalar = msgspec.field(default=None, name="Group size")
+    comm_dtype: _Scalar = msgspec.field(default=None, name="dtype")
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -152,11 +159,18 @@ _CATEGORY_ALIASES = {
 _MODULE_PREFIX = "nn.Module: "
 
 
+# Kernel fields kept as decoded values (None where absent): the launch grid, and what a
+# collective moves (recent PyTorch writes these on NCCL kernels).
+_KERNEL_EXTRAS = ("grid", "collective", "in_nelems", "out_nelems", "group_size", "comm_dtype")
+
 # What each kind of complete ("X") event keeps; everything else in a trace is skipped.
 _FIELDS = {
     "host": ("cat", "name", "pid", "tid", "ts", "dur", "external_id", "dims", "types", "concrete"),
     "runtime": ("name", "pid", "tid", "ts", "dur", "external_id", "correlation"),
-    "kernel": ("name", "pid", "tid", "ts", "dur", "stream", "device", "external_id", "correlation"),
+    "kernel": (
+        *("name", "pid", "tid", "ts", "dur", "stream", "device", "external_id", "correlation"),
+        *_KERNEL_EXTRAS,
+    ),
     "copy": (
         *("cat", "name", "pid", "tid", "ts", "dur", "stream", "device"),
         *("external_id", "correlation", "bytes"),
@@ -392,7 +406,7 @@ def _merge_scanned(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[li
 # The compiled reader's fields, in the order of its columns (see _scan.c).
 _SCANNED_CODED = (
     *("ph", "cat", "name", "pid", "tid", "stream", "device", "bytes", "dims", "types"),
-    *("concrete", "total_allocated", "device_id"),
+    *("concrete", "total_allocated", "device_id", *_KERNEL_EXTRAS),
 )
 _SCANNED_NUMBERS = ("ts", "dur", "external_id", "correlation")
 
@@ -1149,7 +1163,7 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     ops, annotations = _host_hierarchy(events["host"])
     runtime = _frame(events["runtime"], ["pid", "tid", "external_id", "correlation"])
     gpu = ["pid", "tid", "stream", "device", "external_id", "correlation"]
-    kernels = _frame(events["kernel"], gpu)
+    kernels = _frame(events["kernel"], [*gpu, *_KERNEL_EXTRAS])
     copy_events = events["copy"]
     copy_events["kind"] = np.where(copy_events["cat"] == "gpu_memset", "memset", "memcpy")
     copies = _frame(copy_events, ["kind", *gpu, "bytes"])
