@@ -46,6 +46,7 @@ Wrappers
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -67,6 +68,22 @@ class OpCost:
     bytes: float  # minimum traffic: each input read once, each output written once
     category: str  # matmul, conv, attention, elementwise, reduction, norm, softmax, embedding, copy, other
     dtype: str  # compute dtype key for picking the device peak: fp64, fp32, fp16, bf16, fp8, int8
+    # How it was made: "formula" (a formula of this module), "shapes" (outputs on the meta
+    # device, FLOPs by flop_counter or per element: see _meta), "estimate" (compiled kernels
+    # and optimizer steps whose shapes the trace leaves out: see each model).
+    source: str = "formula"
+
+
+class _Launch(NamedTuple):
+    """What an op's kernels say about its work, for the ops whose shapes the trace leaves out
+    (lists of more than 30 tensors, advanced-indexing index lists): see :func:`launch_hint`."""
+
+    dtype: str | None  # trace type name of the kernel's element type
+    blocks: float | None  # blocks launched by its multi-tensor or indexing kernels
+    per_block: int | None  # elements per block of an index_elementwise_kernel<nt, vt>
+    # The trace's parameters (what torch::autograd::AccumulateGrad received): their
+    # multi-tensor chunks, elements and count, to size an optimizer's lists exactly.
+    params: tuple[int, int, int] | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1163,6 +1180,344 @@ def _embedding_backward(args: _Args) -> OpCost | None:
     return _cost("embedding", grad.numel, [grad, idx], [out], grad.type)
 
 
+def _embedding_bag(args: _Args) -> OpCost | None:
+    """_embedding_bag(weight[V, D], indices[n], offsets, scale_grad_by_freq, mode, sparse,
+    per_sample_weights, include_last_offset, padding_idx).
+
+    Reads the n rows it fetches (at most the table), the indices and offsets; writes the bags
+    [B, D], offset2bag [n] and bag_size [B] (and the arg-max indices [B, D] in max mode).
+    FLOPs: one add per fetched element (sum), a multiply more with per-sample weights, a divide
+    per output element for the mean (mode 1).
+    """
+    weight, idx, offsets = args.tensor(0), args.tensor(1), args.tensor(2)
+    mode = int(args.value(4, 0))
+    weights = args.tensor(6)
+    bags = offsets.numel - (1 if args.value(7, False) is True else 0)
+    dim = weight.shape[-1]
+    fetched = _T((min(idx.numel * dim, weight.numel),), weight.type)
+    out = _T((bags, dim), weight.type)
+    writes = [out, _T((idx.numel,), idx.type), _T((bags,), idx.type)]
+    if mode == 2:
+        writes.append(_T((bags, dim), idx.type))
+    flops = idx.numel * dim * (2 if weights is not None else 1) + (out.numel if mode == 1 else 0)
+    reads = [idx, offsets, fetched] + ([weights] if weights is not None else [])
+    return _cost("embedding", flops, reads, writes, weight.type)
+
+
+def _embedding_bag_backward(args: _Args, *, rows: int) -> OpCost | None:
+    """_embedding_bag_dense_backward(grad[B, D], indices[n], offset2bag, bag_size,
+    maximum_indices, num_weights, ...): each index adds its bag's gradient row into a zeroed
+    dense [num_weights, D] gradient, which is written whole."""
+    grad, idx = args.tensor(0), args.tensor(1)
+    dim = grad.shape[-1]
+    gathered = _T((idx.numel * dim,), grad.type)
+    out = _T((int(args.value(rows)), dim), grad.type)
+    reads = [gathered, *args.tensors([1, 2, 3])]
+    return _cost("embedding", idx.numel * dim, reads, [out], grad.type)
+
+
+def _scatter_into(args: _Args, *, index: int, source: int | None, inplace: bool) -> OpCost | None:
+    """index_add_ / index_copy_ / scatter_ / scatter_add_ (self, dim, index, source...).
+
+    In place, only the slices the index touches are read and written (one per source element);
+    the out-of-place form copies ``self`` whole first. One FLOP per element where it adds.
+    """
+    x, idx = args.tensor(0), args.tensor(index)
+    src = args.tensor(source) if source is not None else None
+    touched = src.numel if src is not None else idx.numel
+    slices = _T((touched,), x.type)
+    reads = [idx] + ([src] if src is not None else [])
+    if inplace:
+        reads.append(slices)
+        writes = [slices]
+    else:
+        reads.append(x)
+        writes = [x]
+    return _cost("embedding", touched, reads, writes, x.type)
+
+
+def _index_put(args: _Args) -> OpCost | None:
+    """index_put_ / _index_put_impl_(self, indices, values, accumulate, ...): the profiler does
+    not record the index list, so the index tensors' own bytes are left out; each value is
+    written to its place (read first when accumulating: one add each)."""
+    x, values = args.tensor(0), args.tensor(2)
+    accumulate = args.value(3, False) is True
+    slices = _T((values.numel,), x.type)
+    reads = [values] + ([slices] if accumulate else [])
+    flops = values.numel if accumulate else 0
+    return _cost("embedding", flops, reads, [slices], x.type)
+
+
+def _nll_loss(args: _Args) -> OpCost | None:
+    """nll_loss_forward(self[N, C, ...], target[N, ...], weight, reduction, ignore_index): picks
+    one log-probability per target (and its class weight) and sums them: reads the targets and
+    what they pick, not the whole input; writes the loss and the total weight."""
+    x, target, weight = args.tensor(0), args.tensor(1), args.tensor(2)
+    picked = _T((target.numel,), x.type)
+    reads = [target, picked] + ([_T((target.numel,), weight.type)] if weight is not None else [])
+    out = _T((target.numel,) if args.value(3, 1) == 0 else (), x.type)
+    flops = target.numel * (2 if weight is not None else 1)
+    return _cost("reduction", flops, reads, [out, _T((), x.type)], x.type)
+
+
+def _nll_loss_backward(args: _Args) -> OpCost | None:
+    """nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+    total_weight): writes the whole gradient (zeros, and -weight/total at each target); the
+    input is passed for its shape only."""
+    grad, x, target, weight = args.tensor(0), args.tensor(1), args.tensor(2), args.tensor(3)
+    reads = [grad, target, *args.tensors([6])]
+    if weight is not None:
+        reads.append(_T((target.numel,), weight.type))
+    return _cost("reduction", target.numel, reads, [_T(x.shape, x.type)], x.type)
+
+
+def _transform_bias_rescale_qkv(args: _Args) -> OpCost | None:
+    """_transform_bias_rescale_qkv(qkv[B, T, 3D], bias[3D], num_heads) -> q, k, v, each
+    [B, heads, T, D / heads]: a bias add on each element and a scale on q (2 FLOPs each)."""
+    qkv, bias = args.tensor(0), args.tensor(1)
+    return _cost("elementwise", 2 * qkv.numel, [qkv, bias], [qkv], qkv.type)
+
+
+# --------------------------------------------------------------------------------------------
+# Recurrent layers (cuDNN): every step multiplies the batch by each gate weight
+# --------------------------------------------------------------------------------------------
+
+# cuDNN's mode codes: gates per hidden unit, and FLOPs per hidden unit per step outside the
+# GEMMs (gate nonlinearities, bias adds, the cell update): LSTM 3 sigmoids (3 each), 2 tanh,
+# c = f*c + i*g, h = o*tanh(c), 8 bias adds: 23; GRU 2 sigmoids, a tanh, r*(W h + b),
+# h = (1 - z)*n + z*h, 6 bias adds: 19; plain RNN: 2 bias adds and the activation: 3.
+_RNN_MODES = {0: (1, 3), 1: (1, 3), 2: (4, 23), 3: (3, 19)}
+
+
+class _RNNShape(NamedTuple):
+    steps: int  # batch x time steps (packed: the sequences' total length)
+    weights: int  # elements of the gate weight matrices of all layers and directions
+    hidden: int  # hidden units x layers x directions
+    gates: int
+    pointwise: int  # FLOPs per hidden unit per step outside the GEMMs
+
+
+def _rnn_shape(
+    args: _Args,
+    *,
+    weight_list: int,
+    stride: int,
+    buffer: int,
+    mode: int,
+    hidden: int,
+    layers: int,
+    bidirectional: int,
+) -> _RNNShape | None:
+    x = args.tensor(0)
+    gates, pointwise = _RNN_MODES[int(args.value(mode))]
+    directions = 2 if args.value(bidirectional, False) is True else 1
+    units = int(args.value(hidden)) * int(args.value(layers)) * directions
+    per_group = int(args.value(stride, 4))
+    shapes = args.dims[weight_list]
+    if args.types[weight_list] == "TensorList" and shapes:
+        # Each layer and direction: w_ih, w_hh, then biases, then (with projections) w_hr.
+        matrices = [
+            math.prod(shape)
+            for i, shape in enumerate(shapes)
+            if i % per_group < 2 or (per_group in (3, 5) and i % per_group == per_group - 1)
+        ]
+        weights = sum(matrices)
+    else:  # more than 30 weights, whose shapes the profiler leaves out: the flat buffer
+        flat = args.tensor(buffer)
+        if flat is None:
+            return None
+        weights = flat.numel
+    return _RNNShape(math.prod(x.shape[:-1]), weights, units, gates, pointwise)
+
+
+def _cudnn_rnn(args: _Args) -> OpCost | None:
+    """_cudnn_rnn(input, weights, weight_stride0, weight_buf, hx, cx, mode, hidden_size,
+    proj_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, ...).
+
+    FLOPs: each gate weight meets every step of the batch, 2 * steps * weights, plus the gates'
+    pointwise work. Bytes: input, weights, hx, cx read; output, hy, cy written; training also
+    writes the reserve cuDNN keeps for the backward, about one value per gate, hidden and cell
+    state per unit and step (an estimate: cuDNN's layout is its own).
+    """
+    shape = _rnn_shape(
+        args, weight_list=1, stride=2, buffer=3, mode=6, hidden=7, layers=9, bidirectional=13
+    )
+    if shape is None:
+        return None
+    x = args.tensor(0)
+    directions = 2 if args.value(13, False) is True else 1
+    out_size = int(args.value(8, 0)) or int(args.value(7))
+    out = _T((*x.shape[:-1], directions * out_size), x.type)
+    weights = args.tensor(3) or _T((shape.weights,), x.type)
+    reads = [x, weights, *args.tensors([4, 5])]
+    writes = [out, *args.tensors([4, 5])]  # hy, cy: the shapes of hx, cx
+    if args.value(12, False) is True:
+        states = shape.gates + (2 if shape.gates == 4 else 1)
+        writes.append(_T((shape.steps * shape.hidden * states,), x.type))
+    flops = 2 * shape.steps * shape.weights + shape.pointwise * shape.steps * shape.hidden
+    return _cost("rnn", flops, reads, writes, x.type)
+
+
+def _cudnn_rnn_backward(args: _Args) -> OpCost | None:
+    """_cudnn_rnn_backward(input, weights, weight_stride0, weight_buf, hx, cx, output,
+    grad_output, grad_hy, grad_cy, mode, hidden_size, proj_size, num_layers, batch_first,
+    dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask).
+
+    The data gradient repeats the forward's GEMMs through time, and the weight gradient (when
+    output_mask asks for it) does them once more: 2 or 4 * steps * weights, plus twice the
+    forward's pointwise work. Reads everything saved and every incoming gradient; writes the
+    gradients of the input, hx, cx and the weights.
+    """
+    shape = _rnn_shape(
+        args, weight_list=1, stride=2, buffer=3, mode=10, hidden=11, layers=13, bidirectional=17
+    )
+    if shape is None:
+        return None
+    x = args.tensor(0)
+    want = args.mask(21, 4)
+    weights = args.tensor(3) or _T((shape.weights,), x.type)
+    flops = 2 * shape.steps * shape.weights * (1 + want[3])
+    flops += 2 * shape.pointwise * shape.steps * shape.hidden
+    reads = [x, weights, *args.tensors([4, 5, 6, 7, 8, 9, 20])]
+    wanted = [args.tensor(0), args.tensor(4), args.tensor(5), weights]
+    writes = [t for t, w in zip(wanted, want, strict=True) if w and t is not None]
+    return _cost("rnn", flops, reads, writes, x.type)
+
+
+# --------------------------------------------------------------------------------------------
+# Optimizers and other multi-tensor ops: one kernel walks every tensor of a list
+# --------------------------------------------------------------------------------------------
+
+# ATen's multi_tensor_apply gives each block one chunk of 65536 elements of one tensor
+# (kChunkSize in MultiTensorApply.cuh), so a launch's blocks bound the elements it touched.
+_CHUNK_ELEMENTS = 65536
+
+# FLOPs per element of the fused optimizers: AdamW: decay p *= 1 - lr*wd (1),
+# m = lerp(m, g, 1 - b1) (3), v = b2*v + (1 - b2)*g^2 (4), denom = sqrt(v)/sqrt(bc2) + eps (3),
+# p -= step * m / denom (3); Adam adds the decay to the gradient instead (2); SGD with momentum
+# buf = mu*buf + g, p -= lr*buf (4).
+_FUSED_OPTIMIZERS: dict[str, tuple[int, int, int]] = {
+    # name: (FLOPs per element, lists read, lists written) over params, grads, states
+    "aten::_fused_adamw_": (14, 4, 3),
+    "aten::_fused_adam_": (15, 4, 3),
+    "aten::_fused_sgd_": (4, 3, 2),
+    "aten::_fused_adagrad_": (6, 3, 2),
+}
+
+
+def _foreach_base(name: str) -> str:
+    """'aten::_foreach_addcdiv_' -> 'addcdiv'."""
+    return name.removeprefix("aten::_foreach_").rstrip("_")
+
+
+def _foreach_flops_per_element(base: str) -> int:
+    table = {**_UNARY, **_BINARY, **_TERNARY}
+    if base in ("norm", "max", "sum"):
+        return 2
+    return table.get(base, 1)
+
+
+def _list_numel(args: _Args, position: int) -> int | None:
+    shapes = args.dims[position] if position < len(args.dims) else None
+    if args.types[position] != "TensorList" or not shapes:
+        return None
+    return sum(math.prod(shape) for shape in shapes)
+
+
+def _foreach(args: _Args, name: str, hints: _Launch | None = None) -> OpCost | None:
+    """A _foreach_* op: its base op's FLOPs per element over every tensor of its lists.
+
+    With the lists' shapes recorded (up to 30 tensors), each list is read once and the written
+    list (the first, in place; a new one otherwise) written once. Beyond 30 tensors the
+    profiler records no shapes: the elements are estimated from the kernels' blocks (at most
+    65536 elements each) and the dtype from the kernel's name, and the cost says "estimate".
+    """
+    lists = [i for i, t in enumerate(args.types) if t == "TensorList"]
+    if not lists:
+        return None
+    per_element = _foreach_flops_per_element(_foreach_base(name))
+    reductions = _foreach_base(name) in ("norm", "max", "sum")
+    sizes = [_list_numel(args, i) for i in lists]
+    source = "formula"
+    if None in sizes:
+        estimate = _launch_elements(hints)
+        if estimate is None:
+            return None
+        elements, type_name = estimate
+        sizes = [elements] * len(lists)
+        source = "estimate"
+    else:
+        type_name = (hints.dtype if hints else None) or _first_float_type(args) or "float"
+    element = _TYPES[type_name][1]
+    read = sum(sizes) * element + sum(t.nbytes for t in args.tensors())
+    written = 0 if reductions else sizes[0] * element
+    if reductions:
+        written = 4 * (len(args.dims[lists[0]]) or 1)  # one float per tensor
+    flops = per_element * sizes[0]
+    return OpCost(float(flops), float(read + written), "optimizer", _TYPES[type_name][0], source)
+
+
+def _fused_optimizer(args: _Args, name: str, hints: _Launch | None = None) -> OpCost | None:
+    """_fused_adam(w)_ / _fused_sgd_ (params, grads, states..., hyperparameters): one pass
+    reads the params, grads and states and writes the params and states (see
+    _FUSED_OPTIMIZERS); the state steps are a few bytes. Beyond 30 params the elements are
+    estimated from the kernels' blocks, as for _foreach ops."""
+    flops_per, lists_read, lists_written = _FUSED_OPTIMIZERS[name]
+    elements = _list_numel(args, 0)
+    source = "formula"
+    type_name = (hints.dtype if hints else None) or "float"
+    if elements is None:
+        estimate = _launch_elements(hints)
+        if estimate is None:
+            return None
+        elements, type_name = estimate
+        source = "estimate"
+    element = _TYPES[type_name][1]
+    traffic = elements * element * (lists_read + lists_written)
+    return OpCost(
+        float(flops_per * elements), float(traffic), "optimizer", _TYPES[type_name][0], source
+    )
+
+
+def _first_float_type(args: _Args) -> str | None:
+    for t in args.tensors():
+        if _kind(t.type) == 2:
+            return t.type
+    return None
+
+
+def _launch_elements(hints: _Launch | None) -> tuple[int, str] | None:
+    """Elements one list holds, and their dtype, from the multi-tensor kernels' blocks: the
+    model's parameters when the blocks are exactly their chunks (an optimizer step over all of
+    them), one element per tensor when there is one block per parameter (their 0-d step
+    counts), else at most a full chunk per block (an upper bound)."""
+    if hints is None or not hints.blocks or not hints.dtype:
+        return None
+    blocks = int(hints.blocks)
+    if hints.params is not None:
+        chunks, elements, count = hints.params
+        if blocks == chunks:
+            return elements, hints.dtype
+        if blocks == count < chunks:
+            return count, hints.dtype
+    return blocks * _CHUNK_ELEMENTS, hints.dtype
+
+
+def _index_by_launch(args: _Args, hints: _Launch | None = None) -> OpCost | None:
+    """index(self, indices) (advanced indexing): the profiler does not record the index list,
+    so the gathered elements are bounded by the kernel's launch: index_elementwise_kernel<nt,
+    vt> runs nt * vt elements per block. Reads and writes each gathered element and reads one
+    int64 index per element: an estimate."""
+    x = args.tensor(0)
+    if hints is None or not hints.blocks or hints.per_block is None:
+        return None
+    elements = int(hints.blocks * hints.per_block)
+    out = _T((elements,), x.type)
+    return OpCost(
+        0.0, float(2 * out.nbytes + 8 * elements), "embedding", _TYPES[x.type][0], "estimate"
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Copies, casts and fills: no FLOPs
 # --------------------------------------------------------------------------------------------
@@ -1314,12 +1669,143 @@ def _register_elementwise(
     models.setdefault(f"aten::{op}_", partial(_elementwise, arity=arity, flops=flops, inplace=True))
 
 
-_MODELS: dict[str, _Model] = _registry()
+def _more_models() -> dict[str, _Model]:
+    """Gathers and scatters, embedding bags, recurrent layers: what the general rule (every
+    input read whole) gets wrong."""
+    scatter_ops = {
+        "index_add": (2, 3),
+        "index_copy": (2, 3),
+        "index_fill": (2, None),
+        "scatter": (2, 3),
+        "scatter_add": (2, 3),
+        "scatter_reduce": (2, 3),
+    }
+    models: dict[str, _Model] = {
+        "aten::_embedding_bag": _embedding_bag,
+        "aten::_embedding_bag_forward_only": _embedding_bag,
+        "aten::embedding_bag": _embedding_bag,
+        "aten::_embedding_bag_dense_backward": partial(_embedding_bag_backward, rows=5),
+        "aten::_embedding_bag_backward": partial(_embedding_bag_backward, rows=6),
+        "aten::index_put_": _index_put,
+        "aten::index_put": _index_put,
+        "aten::_index_put_impl_": _index_put,
+        "aten::_transform_bias_rescale_qkv": _transform_bias_rescale_qkv,
+        "aten::nll_loss_forward": _nll_loss,
+        "aten::nll_loss2d_forward": _nll_loss,
+        "aten::nll_loss": _nll_loss,
+        "aten::nll_loss_nd": _nll_loss,
+        "aten::nll_loss_backward": _nll_loss_backward,
+        "aten::nll_loss2d_backward": _nll_loss_backward,
+        "aten::_cudnn_rnn": _cudnn_rnn,
+        "aten::_cudnn_rnn_backward": _cudnn_rnn_backward,
+    }
+    for op, (index, source) in scatter_ops.items():
+        models[f"aten::{op}_"] = partial(_scatter_into, index=index, source=source, inplace=True)
+        models[f"aten::{op}"] = partial(_scatter_into, index=index, source=source, inplace=False)
+    return models
+
+
+_MODELS: dict[str, _Model] = {**_registry(), **_more_models()}
+
+
+# --------------------------------------------------------------------------------------------
+# Ops costed from their kernels' launches where the trace leaves their shapes out
+# --------------------------------------------------------------------------------------------
+
+_LaunchModel = Callable[[_Args, str, "_Launch | None"], "OpCost | None"]
+
+_LAUNCH_MODELS: dict[str, _LaunchModel] = {
+    **dict.fromkeys(_FUSED_OPTIMIZERS, _fused_optimizer),
+    "aten::_amp_foreach_non_finite_check_and_unscale_": lambda args, name, hints: _foreach(
+        args, "aten::_foreach_mul_", hints
+    ),
+    "aten::index": lambda args, name, hints: _index_by_launch(args, hints),
+}
+_FOREACH_PREFIX = "aten::_foreach_"
+
+# Element types as kernel names spell them (the first one in the template arguments); an
+# OpaqueType<n> is any type of n bytes (a copy does not care which).
+_KERNEL_TYPES = {
+    "c10::BFloat16": "c10::BFloat16",
+    "c10::Half": "c10::Half",
+    "__half": "c10::Half",
+    "__nv_bfloat16": "c10::BFloat16",
+    "c10::Float8_e4m3fn": "c10::Float8_e4m3fn",
+    "c10::Float8_e5m2": "c10::Float8_e5m2",
+    "double": "double",
+    "float": "float",
+    "signed char": "signed char",
+    "unsigned char": "unsigned char",
+    "bool": "bool",
+}
+_OPAQUE_TYPES = {1: "unsigned char", 2: "c10::Half", 4: "float", 8: "double", 16: "double"}
+_KERNEL_TYPE_PATTERN = re.compile(
+    r"\b(" + "|".join(re.escape(t) for t in _KERNEL_TYPES) + r")\b|OpaqueType<(\d+)u?>"
+)
+_INDEX_KERNEL_PATTERN = re.compile(r"index_elementwise_kernel<(\d+), (\d+)")
+# Kernels whose blocks each cover a known number of elements.
+LAUNCH_COUNTED_KERNELS = re.compile(r"multi_tensor_apply_kernel|index_elementwise_kernel")
+
+
+@lru_cache(maxsize=4096)
+def _kernel_type(kernel: str) -> str | None:
+    """The element type a kernel's name gives (its first type template argument), if any."""
+    args = kernel[kernel.find("<") + 1 :] if "<" in kernel else ""
+    match = _KERNEL_TYPE_PATTERN.search(args)
+    if match is None:
+        return None
+    if match.group(2):
+        return _OPAQUE_TYPES.get(int(match.group(2)))
+    return _KERNEL_TYPES[match.group(1)]
+
+
+def launch_hint(
+    kernel: str | None, blocks: float | None, params: tuple[int, int, int] | None = None
+) -> _Launch | None:
+    """What an op's first kernel (its name) and its multi-tensor or indexing kernels (their
+    blocks, summed) tell about its work; None when they tell nothing. ``params``: see
+    :func:`parameter_chunks`."""
+    if not isinstance(kernel, str):
+        return None
+    match = _INDEX_KERNEL_PATTERN.search(kernel)
+    per_block = int(match.group(1)) * int(match.group(2)) if match else None
+    dtype = _kernel_type(kernel)
+    counted = float(blocks) if blocks is not None and np.isfinite(blocks) and blocks > 0 else None
+    if dtype is None and counted is None:
+        return None
+    return _Launch(dtype, counted, per_block, params if counted else None)
+
+
+def parameter_chunks(shapes: Sequence[Sequence[int]]) -> tuple[int, int, int] | None:
+    """(multi-tensor chunks, elements, count) of a model's parameters, from their shapes."""
+    sizes = [math.prod(shape) for shape in shapes]
+    if not sizes:
+        return None
+    chunks = sum(-(-n // _CHUNK_ELEMENTS) for n in sizes)
+    return chunks, sum(sizes), len(sizes)
+
+
+def has_launch_model(name: str) -> bool:
+    """Whether this op's model reads what its kernels' launches tell (:func:`launch_hint`)."""
+    return _launch_model(name) is not None
+
+
+def _launch_model(name: str) -> _LaunchModel | None:
+    model = _LAUNCH_MODELS.get(name)
+    if model is None and name.startswith(_FOREACH_PREFIX):
+        return _foreach
+    return model
+
+
+# --------------------------------------------------------------------------------------------
+# torch.compile's kernels: estimates from the tensors they are given
+# --------------------------------------------------------------------------------------------
 
 # Kernels that torch.compile (Inductor) generates appear as ops named after the kernel, with the
 # kernel's tensor arguments as inputs: pointwise (triton_poi_), persistent and looped reductions
-# (triton_per_, triton_red_). Templates (triton_tem_: matmuls, convolutions) are left unmodelled.
+# (triton_per_, triton_red_), and templates (triton_tem_: matmuls, attention, convolutions).
 _FUSED_PREFIXES = ("triton_poi_", "triton_per_", "triton_red_")
+_TEMPLATE_PREFIX = "triton_tem_"
 
 
 def _fused(args: _Args) -> OpCost | None:
@@ -1331,13 +1817,63 @@ def _fused(args: _Args) -> OpCost | None:
     if not tensors:
         return None
     largest = max(t.numel for t in tensors)
-    return _cost("fused", largest, tensors, [], _promote(tensors))
+    cost = _cost("fused", largest, tensors, [], _promote(tensors))
+    return OpCost(cost.flops, cost.bytes, cost.category, cost.dtype, "estimate")
+
+
+def _template(args: _Args, name: str) -> OpCost | None:
+    """An Inductor template kernel (``triton_tem_fused_<ops>_<n>``): each tensor argument moved
+    once, and the FLOPs of the op its name says it computes, found among its arguments' shapes:
+    a matrix product (2*M*N*K from two operands and an output that fit) or attention (4 * batch
+    * heads * Sq * Sk * D from the 4-D query-shaped arguments; a flex attention's block mask is
+    data, not shape, so its sparsity is not known: the dense count is an upper bound)."""
+    tensors = args.tensors()
+    if not tensors:
+        return None
+    flops = None
+    if "attention" in name:
+        four_d = [t for t in tensors if len(t.shape) == 4]
+        if four_d:
+            b, h, s_q, d = four_d[0].shape
+            s_k = max(t.shape[2] for t in four_d)
+            flops = 4 * b * h * s_q * s_k * d * (2.5 if "backward" in name else 1)
+        category = "attention"
+    elif "mm" in name:
+        flops = _template_gemm_flops(tensors)
+        category = "matmul"
+    else:
+        category = "conv" if "conv" in name else "fused"
+    if flops is None:
+        return None
+    traffic = sum(t.nbytes for t in tensors)
+    # The operands' dtype: the largest floating tensors (attention's fp32 statistics and a
+    # matmul's fp32 bias do not make it an fp32 kernel).
+    floating = [t for t in tensors if _kind(t.type) == 2] or tensors
+    largest = max(floating, key=lambda t: t.numel)
+    return OpCost(float(flops), float(traffic), category, _TYPES[largest.type][0], "estimate")
+
+
+def _template_gemm_flops(tensors: list[_T]) -> float | None:
+    """2 * batch * M * N * K of the first operands A[.., M, K], B[.., K, N] with an output
+    [.., M, N] among the tensors."""
+    shapes = [t.shape for t in tensors if len(t.shape) >= 2]
+    for a in shapes:
+        for b in shapes:
+            if a is b or a[-1] != b[-2]:
+                continue
+            m, k, n = a[-2], a[-1], b[-1]
+            if any(o[-2:] == (m, n) and o is not a and o is not b for o in shapes):
+                batch = math.prod(a[:-2]) if len(a) > 2 else 1
+                return 2.0 * batch * m * n * k
+    return None
 
 
 def _model(name: str) -> _Model | None:
     model = _MODELS.get(name)
     if model is None and name.startswith(_FUSED_PREFIXES):
         return _fused
+    if model is None and name.startswith(_TEMPLATE_PREFIX):
+        return partial(_template, name=name)
     return model
 
 
@@ -1347,64 +1883,100 @@ def _model(name: str) -> _Model | None:
 
 
 _SEQUENCES = (list, tuple, np.ndarray)  # how a trace's argument lists may arrive
+# What a formula may raise on a layout it does not know (another torch version, an unseen
+# overload): no number is better than a wrong one.
+_LAYOUT_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError, ZeroDivisionError)
 
 
 def has_model(name: str) -> bool:
-    """Whether :func:`op_cost` has a formula for this op name (e.g. ``"aten::addmm"``)."""
-    return _model(name) is not None
+    """Whether :func:`op_cost` has a formula for this op name (e.g. ``"aten::addmm"``); any other
+    aten op may still be costed from its output shapes (``fallback``)."""
+    return _model(name) is not None or _launch_model(name) is not None
 
 
 def op_cost(
-    name: str, dims: Sequence[Any], types: Sequence[str], concrete: Sequence[str] | None = None
+    name: str,
+    dims: Sequence[Any],
+    types: Sequence[str],
+    concrete: Sequence[str] | None = None,
+    *,
+    fallback: bool = True,
+    launch: _Launch | None = None,
 ) -> OpCost | None:
     """FLOPs and minimum bytes of one op call, from its recorded argument shapes and types.
 
     ``dims``, ``types`` and ``concrete`` are the trace's ``Input Dims``, ``Input type`` and
-    ``Concrete Inputs`` (lists or tuples). None when no model exists for this op, when the trace
-    has no shapes, or when the arguments do not have the layout the model expects (never 0: an
-    op without a model is not free).
+    ``Concrete Inputs`` (lists or tuples). An op with a formula here gets it; any other aten op
+    is costed from its output shapes on the meta device (``_meta``; ``fallback=False`` skips
+    that). ``launch`` (:func:`launch_hint`) is what the op's kernels tell, for ops whose shapes
+    the trace leaves out. None when no model fits: never 0, an op without a model is not free.
     """
-    model = _model(name)
-    if model is None or not isinstance(dims, _SEQUENCES) or not isinstance(types, _SEQUENCES):
+    if not isinstance(dims, _SEQUENCES) or not isinstance(types, _SEQUENCES):
         return None
     if len(dims) != len(types):
         return None
     if not isinstance(concrete, _SEQUENCES):
         concrete = None
-    try:
-        return model(_Args(dims, types, concrete))
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError, ZeroDivisionError):
-        # A layout this formula does not know (another torch version, an unseen overload):
-        # no number is better than a wrong one.
-        return None
+    args = _Args(dims, types, concrete)
+    model = _model(name)
+    if model is not None:
+        try:
+            cost = model(args)
+        except _LAYOUT_ERRORS:
+            cost = None
+        if cost is not None:
+            return cost
+    by_launch = _launch_model(name)
+    if by_launch is not None:
+        try:
+            cost = by_launch(args, name, launch)
+        except _LAYOUT_ERRORS:
+            cost = None
+        if cost is not None:
+            return cost
+    if fallback and name.startswith("aten::"):
+        from ._meta import meta_cost
+
+        return meta_cost(name, dims, types, concrete, launch.dtype if launch else None)
+    return None
 
 
 _KEY_COLUMNS = ("name", "dims", "types", "concrete")
 
 
 def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
-    """``ops`` with float columns ``flops``, ``bytes`` and str columns ``category``, ``dtype``.
+    """``ops`` with float columns ``flops``, ``bytes`` and str columns ``category``, ``dtype``,
+    ``source``.
 
     ``ops`` has columns name, dims, types and (optionally) concrete, as in the trace; dims may be
     None when the trace has no shapes. Rows without a model get NaN and "". Each distinct
     (name, dims, types, concrete) is costed once and the results are mapped back by code, so this
     stays fast on traces with hundreds of thousands of ops that repeat a few hundred shapes.
+    Only ops with a formula are costed here (no meta-device fallback; see cost_columns).
     """
     columns = cost_columns(ops)
     out = ops.copy(deep=False)  # copy-on-write: the new columns leave ``ops`` as it was
     out["flops"] = columns["flops"]
     out["bytes"] = columns["bytes"]
-    out["category"] = pd.Series(columns["category"], index=ops.index, dtype=object)
-    out["dtype"] = pd.Series(columns["dtype"], index=ops.index, dtype=object)
+    for column in ("category", "dtype", "source"):
+        out[column] = pd.Series(columns[column], index=ops.index, dtype=object)
     return out
 
 
 def cost_columns(
-    ops: pd.DataFrame, factorized_names: tuple[np.ndarray, np.ndarray] | None = None
+    ops: pd.DataFrame,
+    factorized_names: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    fallback: np.ndarray | None = None,
+    launches: list[_Launch | None] | np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The columns :func:`add_costs` adds, as arrays, for a caller that needs no frame.
 
     ``factorized_names``: ``pd.factorize`` of the name column, when the caller has it already.
+    ``fallback``: the rows (a boolean mask) that may be costed from their output shapes on the
+    meta device when no formula fits (the analysis passes the ops that ran GPU work: costing
+    every view and allocation of a trace would be wasted). ``launches``: per row, what its
+    kernels tell (:func:`launch_hint`), or None.
     """
     n = len(ops)
     names = ops["name"].to_numpy(dtype=object)
@@ -1412,33 +1984,53 @@ def cost_columns(
         ops[c].to_numpy(dtype=object) if c in ops else np.full(n, None, dtype=object)
         for c in _KEY_COLUMNS[1:]
     ]
-    # Costed: the ops whose name has a model (looked up once per name) and that have shapes.
+    # Costed: the ops whose name has a model (looked up once per name), or that may fall back
+    # to the meta device, and that have shapes.
     name_codes, distinct = factorized_names or pd.factorize(names)
     with_model = np.array([has_model(name) for name in distinct] + [False], dtype=bool)
-    candidates = np.flatnonzero(with_model[name_codes])
+    wanted = with_model[name_codes]
+    if fallback is not None:
+        aten = np.array(
+            [isinstance(name, str) and name.startswith("aten::") for name in distinct] + [False]
+        )
+        wanted |= np.asarray(fallback, dtype=bool) & aten[name_codes]
+    candidates = np.flatnonzero(wanted)
     candidates = candidates[pd.notna(columns[0][candidates])]
+    hints = np.full(n, None, dtype=object) if launches is None else np.asarray(launches, object)
     # Arguments are keyed by identity: the trace reader decodes each distinct value once, so
     # equal arguments are the same object (elsewhere equal ones are merely costed twice).
+    # Launch hints are few and distinct by value.
+    hint_codes = pd.factorize(hints[candidates])[0] if len(candidates) else np.empty(0, np.int64)
     key_codes, first = group_codes(
         name_codes[candidates],
         *(
             np.fromiter(map(id, column[candidates]), np.int64, len(candidates))
             for column in columns
         ),
+        hint_codes.astype(np.int64),
     )
     codes = np.full(n, -1, dtype=np.int64)
     codes[candidates] = key_codes
-    flops, traffic, category, dtype = [], [], [], []
-    for row in candidates[first]:
-        cost = op_cost(names[row], columns[0][row], columns[1][row], columns[2][row])
-        flops.append(cost.flops if cost else np.nan)
-        traffic.append(cost.bytes if cost else np.nan)
-        category.append(cost.category if cost else "")
-        dtype.append(cost.dtype if cost else "")
+    may_fall_back = np.zeros(n, dtype=bool) if fallback is None else np.asarray(fallback, bool)
+    results = [
+        op_cost(
+            names[row],
+            columns[0][row],
+            columns[1][row],
+            columns[2][row],
+            fallback=bool(may_fall_back[row]),
+            launch=hints[row],
+        )
+        for row in candidates[first]
+    ]
     # Code -1 (no model) picks the sentinel at the end.
     return {
-        "flops": np.array([*flops, np.nan], dtype=float)[codes],
-        "bytes": np.array([*traffic, np.nan], dtype=float)[codes],
-        "category": np.array([*category, ""], dtype=object)[codes],
-        "dtype": np.array([*dtype, ""], dtype=object)[codes],
+        "flops": np.array([c.flops if c else np.nan for c in results] + [np.nan])[codes],
+        "bytes": np.array([c.bytes if c else np.nan for c in results] + [np.nan])[codes],
+        **{
+            column: np.array([getattr(c, column) if c else "" for c in results] + [""], object)[
+                codes
+            ]
+            for column in ("category", "dtype", "source")
+        },
     }

@@ -534,6 +534,8 @@ def test_every_modelled_op_in_the_traces_gets_a_cost() -> None:
             args = event.get("args", {})
             if not has_model(event["name"]) or args.get("Input Dims") is None:
                 continue
+            if costs.has_launch_model(event["name"]) and not all(args["Input Dims"]):
+                continue  # a list of over 30 tensors: sized from its kernels, none here
             cost = op_cost(
                 event["name"], args["Input Dims"], args["Input type"], args.get("Concrete Inputs")
             )
@@ -545,8 +547,8 @@ def test_unknown_ops_and_missing_shapes_give_none(gpt2_ops: list[dict]) -> None:
     view = next(e for e in gpt2_ops if e["name"] == "aten::view")["args"]
     assert not has_model("aten::view")
     assert op_cost("aten::view", view["Input Dims"], view["Input type"]) is None
-    assert not has_model("triton_tem_fused_mm_0")  # a matmul template: no estimate
-    assert op_cost("triton_tem_fused_mm_0", [[8, 8], [8, 8], [8, 8]], ["float"] * 3) is None
+    # A template whose arguments fit no matrix product: no estimate rather than a wrong one.
+    assert op_cost("triton_tem_fused_mm_0", [[8, 8], [9, 8], [3, 3]], ["float"] * 3) is None
     assert has_model("aten::mm")
     assert op_cost("aten::mm", None, None) is None  # a trace without shapes
     assert op_cost("aten::mm", [[2, 3]], ["float"]) is None  # an unexpected layout
@@ -589,11 +591,13 @@ def test_add_costs(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     calls = []
     original = costs.op_cost
-    monkeypatch.setattr(costs, "op_cost", lambda *a: calls.append(a[0]) or original(*a))
+    monkeypatch.setattr(
+        costs, "op_cost", lambda *a, **k: calls.append(a[0]) or original(*a, **k)
+    )
     out = add_costs(ops)
     assert len(calls) == 3  # mm twice with the same arguments is costed once; no-shape rows never
     assert list(out.index) == list(ops.index)
-    assert list(out.columns) == [*ops.columns, "flops", "bytes", "category", "dtype"]
+    assert list(out.columns) == [*ops.columns, "flops", "bytes", "category", "dtype", "source"]
     assert out["flops"].dtype == float and out["bytes"].dtype == float
     assert out.loc[10, "flops"] == out.loc[13, "flops"] == 2 * 64 * 32 * 16
     assert out.loc[15, "flops"] == 2 * 8**3
@@ -607,7 +611,7 @@ def test_add_costs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_add_costs_empty_and_without_concrete() -> None:
     empty = add_costs(pd.DataFrame({"name": [], "dims": [], "types": [], "concrete": []}))
-    assert list(empty.columns)[-4:] == ["flops", "bytes", "category", "dtype"]
+    assert list(empty.columns)[-5:] == ["flops", "bytes", "category", "dtype", "source"]
     no_concrete = add_costs(
         pd.DataFrame({"name": ["aten::mm"], "dims": [[[2, 3], [3, 4]]], "types": [["float"] * 2]})
     )
@@ -637,6 +641,5 @@ def test_inductor_fused_kernels_get_an_estimate() -> None:
     assert cost is not None and cost.category == "fused"
     assert cost.bytes == 2 * 4 * 67108864
     assert cost.flops == 67108864
+    assert cost.source == "estimate"
     assert has_model("triton_red_fused_sum_1")
-    # Matmul templates are not pointwise: no estimate rather than a wrong one.
-    assert not has_model("triton_tem_fused_mm_0")
