@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import costs, intervals, roofs
+from . import comms, costs, intervals, roofs
+from . import peaks as peaks_module
 from .events import Trace
 from .peaks import Peaks
 from .schema import OPS_COLUMNS, SPLIT_PARTS
@@ -91,14 +92,13 @@ def analyze(
     notes = list(notes or [])
     # The trace's columns are taken once, as arrays, and each output frame is built once: the
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
-    ops = _op_costs(trace.ops)
-    n_ops = len(ops["name"])
     gpu = trace.gpu_columns()
+    ops, owner = _op_costs(trace, gpu)
+    n_ops = len(ops["name"])
     gpu_work = len(gpu["op"]) > 0
-    owner = _owners(gpu["op"], ops)
+    comm = _communication(trace, gpu, ops, peaks, device or device_name(trace))
     owned = owner >= 0
     ops["gpu_s"] = np.bincount(owner[owned], weights=gpu["dur_s"][owned], minlength=n_ops)
-    ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
     ops |= roofs.call_roofs(ops, gpu["name"], owner, math_mode, peaks)
     ops["bound"] = _call_bounds(ops, peaks)
 
@@ -108,9 +108,9 @@ def analyze(
     else:
         origin = float(ops["start_s"].min()) if n_ops else 0.0
         trace_span = float(ops["end_s"].max()) - origin if n_ops else 0.0
-    kernels = _kernel_table(gpu, owner, ops, origin)
+    kernels = _kernel_table(gpu, owner, ops, origin, comm.events)
 
-    split = _split(kernels, gpu_work, ops)
+    split = _split(kernels, gpu_work, ops, comm.host_start - origin, comm.host_end - origin)
     span = span_s if span_s is not None else trace_span
     if gpu_work and span < split["busy_s"]:
         # CUDA events bracket the launches, so they cannot see less than the kernels ran;
@@ -149,6 +149,8 @@ def analyze(
     summary["achieved_bytes_per_s"] = summary["bytes"] / busy if busy > 0 and modelled else None
     unmodelled = kernels["category"] == "unmodelled"
     summary["unmodelled_s"] = float(np.nansum(kernels["dur_s"][unmodelled]))
+    summary |= _coverage(trace, gpu, owner, ops, comm)
+    summary["communication"] = comm.summary
 
     op_table = _op_table(ops, owner, peaks)
     summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
@@ -185,6 +187,7 @@ def analyze(
             f"{', '.join(str(d) for d in devices)}): the span and its split count the time when "
             f"any of them was busy, and the peaks are those of {summary['device']}."
         )
+    notes += _coverage_notes(summary, trace)
     if gpu_work and peaks is None:
         notes.append(
             f"No peak figures are known for '{summary['device']}', so kernels are not classified as "
@@ -253,28 +256,38 @@ _OP_TEXT = ("name", "shapes", "dtypes", "module")
 _OP_NUMBERS = ("parent", "start_s", "end_s", "dur_s", "self_cpu_s")
 
 
-def _op_costs(trace_ops: pd.DataFrame) -> dict[str, np.ndarray]:
+def _op_costs(trace: Trace, gpu: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The op calls' columns as arrays (text as object arrays, the name also as ``name_code``),
-    with the cost columns; ``flops`` and ``bytes`` only on the calls that own the cost
-    (``counted``)."""
+    with the cost columns, and for each GPU event the op that owns its cost.
+
+    ``flops`` and ``bytes`` are kept only on the calls that own a cost (``counted``); see
+    :func:`_ownership`. Ops that ran GPU work (themselves or below) and have no formula are
+    costed from their output shapes on the meta device (those that launched it themselves); ops
+    whose shapes the trace leaves out
+    get what their kernels' launches tell (``costs.launch_hint``).
+    """
+    trace_ops = trace.ops
     ops = {column: trace_ops[column].to_numpy(dtype=object) for column in _OP_TEXT}
     ops |= {column: trace_ops[column].to_numpy() for column in _OP_NUMBERS}
     # The names' codes serve twice: cost lookups per name and the op table's groups.
     ops["name_code"], distinct = factorize_objects(ops["name"])
-    ops |= costs.cost_columns(trace_ops, (ops["name_code"], distinct))
-    modelled = ~np.isnan(ops["flops"])
-    # An op whose subtree holds another modelled op leaves the cost to it.
-    parent = ops["parent"]
-    has_modelled_below = np.zeros(len(parent), dtype=bool)
-    above = parent[modelled]  # the ancestors of the modelled ops, one level at a time
-    while len(above := above[above >= 0]):
-        has_modelled_below[above] = True
-        above = parent[above]
-    counted = modelled & ~has_modelled_below
+    ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
+    # The meta-device fallback only for the ops that launched GPU work themselves: a composite
+    # above them (aten::gru over aten::_cudnn_rnn) would run its whole decomposition there.
+    launched = np.zeros(len(ops["parent"]), dtype=bool)
+    launched[gpu["op"][gpu["op"] >= 0]] = True
+    ops |= costs.cost_columns(
+        trace_ops,
+        (ops["name_code"], distinct),
+        fallback=launched,
+        launches=_launch_hints(trace, gpu, ops, distinct),
+    )
+    owner, counted = _ownership(gpu["op"], ops)
     ops["counted"] = counted
     for column in ("flops", "bytes"):
         ops[column] = np.where(counted, ops[column], np.nan)
-    return ops
+    ops["cost_model"] = np.where(counted, ops["source"], "").astype(object)
+    return ops, owner
 
 
 def _shapes_recorded(ops: dict[str, np.ndarray]) -> bool:
@@ -288,19 +301,113 @@ def _shapes_recorded(ops: dict[str, np.ndarray]) -> bool:
     return not aten.any()
 
 
-def _owners(launching: np.ndarray, ops: dict[str, np.ndarray]) -> np.ndarray:
-    """For each GPU event: the nearest op at or above its launcher that owns a cost, else the
-    launcher itself (-1 when the launcher is unknown)."""
-    counted = ops["counted"]
+def _launch_hints(
+    trace: Trace, gpu: dict[str, np.ndarray], ops: dict[str, np.ndarray], distinct: np.ndarray
+) -> np.ndarray:
+    """Per op call, what its own kernels tell about its work (``costs.launch_hint``), for the
+    ops that may need it: those whose models read launches (optimizers, advanced indexing) and
+    those with a list argument (the list's dtype is not recorded). None elsewhere."""
+    n = len(ops["parent"])
+    hints = np.full(n, None, dtype=object)
+    launcher = gpu["op"][: len(trace.kernels)]  # kernels come first in gpu_columns
+    if not len(launcher) or not n:
+        return hints
+    # Argument lists are keyed by identity: the reader decodes each distinct one once.
+    types = trace.ops["types"].to_numpy(dtype=object)
+    type_codes, first_of_type = np.unique(
+        np.fromiter(map(id, types), np.int64, len(types)), return_inverse=True, return_index=True
+    )[1:][::-1]
+    with_list = np.array(
+        [isinstance(t, (list, tuple)) and "TensorList" in t for t in types[first_of_type]],
+        dtype=bool,
+    )
+    by_launch = np.array([costs.has_launch_model(name) for name in distinct] + [False], bool)
+    wanted = with_list[type_codes] | by_launch[ops["name_code"]]
+    launched = launcher >= 0
+    wanted_kernels = np.flatnonzero(launched & wanted[np.where(launched, launcher, 0)])
+    if not len(wanted_kernels):
+        return hints
+    names = gpu["name"][wanted_kernels]
+    (counted,) = _name_tests(names, lambda name: bool(costs.LAUNCH_COUNTED_KERNELS.search(name)))
+    grids = trace.kernels["grid"].to_numpy(dtype=object)[wanted_kernels]
+    blocks = np.array(
+        [math.prod(g) if isinstance(g, list) and g else np.nan for g in grids[counted]], float
+    )
+    rows = launcher[wanted_kernels]
+    total_blocks = np.bincount(rows[counted], weights=blocks, minlength=n)
+    params = costs.parameter_chunks(_parameter_shapes(trace))
+    # The first kernel of each op names its element type.
+    first_rows, first_at = np.unique(rows, return_index=True)
+    for row, at in zip(first_rows.tolist(), first_at.tolist(), strict=True):
+        hints[row] = costs.launch_hint(names[at], total_blocks[row] or None, params)
+    return hints
+
+
+def _parameter_shapes(trace: Trace) -> list:
+    """The shapes of the gradients autograd accumulated into parameters: the tensors an
+    optimizer step walks."""
+    names = trace.ops["name"].to_numpy(dtype=object)
+    rows = np.flatnonzero(names == "torch::autograd::AccumulateGrad")
+    dims = trace.ops["dims"].to_numpy(dtype=object)[rows]
+    return [d[0] for d in dims if isinstance(d, list) and d and isinstance(d[0], list)]
+
+
+def _ownership(launching: np.ndarray, ops: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For each GPU event, the op call that owns its cost (-1: none); and which calls own one.
+
+    Each event climbs from the op that launched it to the nearest op with a model. An op with a
+    model that launched nothing itself and has modelled ops below (``aten::linear`` over
+    ``aten::addmm``) owns nothing: the work is counted once, where it ran. When a modelled op
+    owns events and so does a modelled op below it (``native_batch_norm`` and the small
+    ``copy_`` inside it), the outer one owns them all: its model covers its whole call.
+    Without GPU events (a CPU trace) the innermost modelled op of each call stack counts.
+    """
+    modelled = ~np.isnan(ops["flops"])
     parent = ops["parent"]
+    n = len(parent)
+    if not len(launching):
+        has_modelled_below = np.zeros(n, dtype=bool)
+        above = parent[modelled]  # the ancestors of the modelled ops, one level at a time
+        while len(above := above[above >= 0]):
+            has_modelled_below[above] = True
+            above = parent[above]
+        return np.full(0, -1, dtype=np.int64), modelled & ~has_modelled_below
+    if not n:
+        return launching.copy(), modelled
+    first = _nearest_modelled(launching, modelled, parent)
+    owning = np.zeros(n, dtype=bool)
+    owning[first[first >= 0]] = True
+    # The outermost owning op above each owning op (itself when none is above it).
+    rows = np.flatnonzero(owning)
+    top = rows.copy()
+    cursor = parent[rows]
+    while (alive := cursor >= 0).any():
+        climbed = np.flatnonzero(alive)
+        higher = owning[cursor[climbed]]
+        top[climbed[higher]] = cursor[climbed[higher]]
+        cursor[~alive] = -1
+        cursor[climbed] = parent[cursor[climbed]]
+    outermost = np.arange(n)
+    outermost[rows] = top
+    owner = np.where(first >= 0, outermost[np.maximum(first, 0)], -1)
+    counted = np.zeros(n, dtype=bool)
+    counted[owner[owner >= 0]] = True
+    # Events with no modelled op above keep their launcher, for the op table's "other" rows.
+    return np.where(owner >= 0, owner, launching), counted
+
+
+def _nearest_modelled(
+    launching: np.ndarray, modelled: np.ndarray, parent: np.ndarray
+) -> np.ndarray:
+    """For each GPU event, the nearest op at or above its launcher that has a model, else -1."""
     found = launching.copy()
     climbing = found >= 0
-    climbing[climbing] = ~counted[found[climbing]]
+    climbing[climbing] = ~modelled[found[climbing]]
     while climbing.any():
         found[climbing] = parent[found[climbing]]
         climbing &= found >= 0
-        climbing[climbing] = ~counted[found[climbing]]
-    return np.where(found >= 0, found, launching)
+        climbing[climbing] = ~modelled[found[climbing]]
+    return found
 
 
 def _total_gpu_time(gpu: dict[str, np.ndarray], ops: dict[str, np.ndarray]) -> np.ndarray:
@@ -371,6 +478,41 @@ def _roofline(
     }
 
 
+# Kernels without a cost model whose name alone says what they are. Marked "(by kernel name)";
+# a bound only where the kind decides it: pointwise and reduction kernels (ATen's and
+# Inductor's) and multi-tensor optimizer kernels move a few bytes per FLOP, whatever their sizes;
+# a GEMM or convolution can be either, so it stays "other".
+_NAME_CLASSES: tuple[tuple[re.Pattern, str, str | None], ...] = (
+    (re.compile(r"^triton_poi_|elementwise_kernel|unrolled_elementwise"), "elementwise", "memory"),
+    (re.compile(r"^triton_(per|red)_|reduce_kernel"), "reduction", "memory"),
+    (re.compile(r"multi_tensor_apply_kernel"), "optimizer", "memory"),
+    (re.compile(r"flash|fmha|attention", re.IGNORECASE), "attention", None),
+    (re.compile(r"conv|wgrad|dgrad|fprop", re.IGNORECASE), "conv", None),
+    (re.compile(r"gemm|gemv|cutlass|xmma|nvjet|^triton_tem_", re.IGNORECASE), "matmul", None),
+)
+
+
+def _classify_by_name(
+    names: np.ndarray, unmodelled: np.ndarray, category: np.ndarray, bound: np.ndarray
+) -> None:
+    """Label the kernels without a model by their names where that is reliable (in place)."""
+    rows = np.flatnonzero(unmodelled)
+    if not len(rows):
+        return
+    tests = [
+        lambda name, pattern=pattern: pattern.search(name) is not None
+        for pattern, _, _ in _NAME_CLASSES
+    ]
+    verdicts = _name_tests(names[rows], *tests)
+    claimed = np.zeros(len(rows), dtype=bool)
+    for (_, kind, by_name_bound), verdict in zip(_NAME_CLASSES, verdicts, strict=True):
+        chosen = rows[verdict & ~claimed]
+        claimed |= verdict
+        category[chosen] = f"{kind} (by kernel name)"
+        if by_name_bound is not None:
+            bound[chosen] = by_name_bound
+
+
 def _is_communication(name: str) -> bool:
     return _COMMUNICATION_PATTERN.search(name.lower()) is not None
 
@@ -380,9 +522,14 @@ def _is_host_copy(name: str) -> bool:
 
 
 def _kernel_table(
-    gpu: dict[str, np.ndarray], owner: np.ndarray, ops: dict[str, np.ndarray], origin: float
+    gpu: dict[str, np.ndarray],
+    owner: np.ndarray,
+    ops: dict[str, np.ndarray],
+    origin: float,
+    communication: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """The kernel table's columns, in time order, times from ``origin``."""
+    """The kernel table's columns, in time order, times from ``origin``. ``communication``
+    marks the events of collectives (see :func:`_communication`)."""
 
     every_event_owned = bool(np.all(owner >= 0))
 
@@ -398,7 +545,10 @@ def _kernel_table(
     counted = of_owner("counted", False)
     category[~counted] = "unmodelled"
     names = gpu["name"]
+    _classify_by_name(names, ~counted, category, bound)
     is_comm, host_copy = _name_tests(names, _is_communication, _is_host_copy)
+    is_comm |= communication
+    host_copy &= ~is_comm
     host_copy[host_copy] = gpu["kind"][host_copy] == "memcpy"  # compared where the name says so
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
@@ -437,8 +587,20 @@ def _kernel_table(
 # --- the split -------------------------------------------------------------------------------------
 
 
-def _split(kernels: _Columns, gpu_work: bool, trace_ops: _Columns) -> dict:
-    """The span's split by bound. ``kernels`` and ``trace_ops``: frames or dicts of arrays."""
+def _split(
+    kernels: _Columns,
+    gpu_work: bool,
+    trace_ops: _Columns,
+    host_comm_start: np.ndarray | None = None,
+    host_comm_end: np.ndarray | None = None,
+) -> dict:
+    """The span's split by bound. ``kernels`` and ``trace_ops``: frames or dicts of arrays;
+    ``host_comm_*``: collectives that ran on the host (gloo), in the kernels' time.
+
+    Priority compute > memory > other > communication: a collective counts in
+    ``communication_s`` only where no other GPU work runs (exposed); the rest of its time is
+    ``communication_hidden_s``. Busy time is the union of GPU events and host collectives.
+    """
     if not gpu_work:
         top = np.asarray(trace_ops["parent"]) < 0
         busy = intervals.union_length(
@@ -448,8 +610,10 @@ def _split(kernels: _Columns, gpu_work: bool, trace_ops: _Columns) -> dict:
             "busy_s": busy,
             "compute_s": 0.0,
             "memory_s": 0.0,
+            "communication_s": 0.0,
             "other_s": busy,
             "overhead_kernels_s": 0.0,
+            "communication_hidden_s": 0.0,
         }
     start = np.asarray(kernels["start_s"])
     dur = np.asarray(kernels["dur_s"])
@@ -457,21 +621,286 @@ def _split(kernels: _Columns, gpu_work: bool, trace_ops: _Columns) -> dict:
     bound = np.asarray(kernels["bound"])
     compute = bound == "compute"
     roofline_bound = compute | (bound == "memory")
-    # One merge of all kernels gives both the busy time and the idle gaps.
-    merged_start, merged_end = intervals.merge(start, end)
+    communication = (
+        np.asarray(kernels["category"]) == "communication"
+        if "category" in kernels
+        else np.zeros(len(start), dtype=bool)
+    )
+    work = ~communication
+    comm_start = np.concatenate([start[communication], _floats(host_comm_start)])
+    comm_end = np.concatenate([end[communication], _floats(host_comm_end)])
+    # One merge of all activity gives both the busy time and the idle gaps.
+    merged_start, merged_end = intervals.merge(
+        np.concatenate([start, comm_start]), np.concatenate([end, comm_end])
+    )
     busy = float(np.sum(merged_end - merged_start))
     compute_s = intervals.union_length(start[compute], end[compute])
     compute_or_memory = intervals.union_length(start[roofline_bound], end[roofline_bound])
+    working = intervals.union_length(start[work], end[work])
+    communication_total = intervals.union_length(comm_start, comm_end)
+    exposed = busy - working
     overhead = bound == "overhead"
     return {
         "busy_s": busy,
         "compute_s": compute_s,
         "memory_s": compute_or_memory - compute_s,
-        "other_s": busy - compute_or_memory,
+        "communication_s": exposed,
+        "other_s": working - compute_or_memory,
         # Part of other_s: kernels too small for their bound to matter (launch-sized).
         "overhead_kernels_s": float(np.nansum(dur[overhead])),
         "idle_gap_count": int(np.sum(merged_start[1:] - merged_end[:-1] > 0)),
+        "communication_hidden_s": max(communication_total - exposed, 0.0),
     }
+
+
+def _floats(values: np.ndarray | None) -> np.ndarray:
+    return np.empty(0) if values is None else np.asarray(values, dtype=float)
+
+
+# --- communication -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Communication:
+    """The collectives of a trace: which GPU events are theirs, which of those have a known
+    size, the host intervals of collectives that run on the CPU, and the summary entry."""
+
+    events: np.ndarray  # bool per GPU event
+    sized: np.ndarray  # bool per GPU event: its collective's message size is known
+    host_start: np.ndarray
+    host_end: np.ndarray
+    summary: dict | None
+
+
+def _communication(
+    trace: Trace,
+    gpu: dict[str, np.ndarray],
+    ops: dict[str, np.ndarray],
+    peaks: Peaks | None,
+    device: str,
+) -> _Communication:
+    """Collectives: their GPU events and host intervals, and per kind and size the calls, time,
+    algorithm and bus bandwidth and the fraction of the link's peak (see ``comms``)."""
+    n_events = len(gpu["op"])
+    names = ops["name"]
+    (collective_op,) = _name_tests(names, comms.is_collective_op)
+    # The nearest collective op at or above each event's launcher.
+    owner = _nearest_modelled(gpu["op"], collective_op, ops["parent"])
+    (by_name,) = _name_tests(gpu["name"], comms.is_collective_kernel)
+    events = (owner >= 0) | by_name
+    annotations = trace.annotations
+    host = (annotations["where"].to_numpy(dtype=object) == "host") & _name_tests(
+        annotations["name"].to_numpy(dtype=object),
+        lambda name: name.startswith(comms._HOST_COLLECTIVE_PREFIXES),
+    )[0]
+    host_start = annotations["start_s"].to_numpy()[host] if gpu["op"].size else np.empty(0)
+    host_end = annotations["end_s"].to_numpy()[host] if gpu["op"].size else np.empty(0)
+    sized = np.zeros(n_events, dtype=bool)
+    if not events.any() and not len(host_start):
+        return _Communication(events, sized, host_start, host_end, None)
+
+    rows = np.flatnonzero(events)
+    n_kernels = len(trace.kernels)
+    kernel_fields = {
+        f: trace.kernels[f].to_numpy(dtype=object)
+        for f in ("collective", "in_nelems", "out_nelems", "group_size", "comm_dtype")
+    }
+    world = comms.ranks_of(trace.metadata)
+    # One call per collective op (or per kernel, for an NCCL kernel with no op above it).
+    call_of = np.where(owner[rows] >= 0, owner[rows], -1 - rows)
+    calls = []
+    for call in np.unique(call_of):
+        members = rows[call_of == call]
+        kernels_here = members[members < n_kernels]
+        info = _collective_call(
+            trace, ops, int(call), members, kernels_here, kernel_fields, gpu, world
+        )
+        sized[members] = info["message_bytes"] is not None
+        calls.append(info)
+    table = pd.DataFrame(calls, columns=["collective", "message_bytes", "ranks", "dur_s"])
+    backend = comms.backend_of(trace.metadata)
+    # gloo moves GPU tensors through the host: the GPUs' own links do not carry it.
+    link = None if backend == "gloo" else peaks_module.interconnect(device)
+    if backend == "gloo":
+        # gloo runs the collective on the CPU: the GPU time of its copies says nothing of
+        # its bandwidth, and the host's time is shared by calls that overlap.
+        table["dur_s"] = np.nan
+    summary = {
+        "backend": backend,
+        "collectives": comms.summarise(table, link),
+        "link": link,
+        "host_time_s": intervals.union_length(host_start, host_end),
+    }
+    return _Communication(events, sized, host_start, host_end, summary)
+
+
+def _collective_call(
+    trace: Trace,
+    ops: dict[str, np.ndarray],
+    call: int,
+    members: np.ndarray,
+    kernels_here: np.ndarray,
+    kernel_fields: dict[str, np.ndarray],
+    gpu: dict[str, np.ndarray],
+    world: int | None,
+) -> dict:
+    """What one collective call is and moves: from its kernel's fields, else its op's (or its
+    annotation's) shapes; the group from the kernel, else the world size."""
+    collective = size = ranks = None
+    for k in kernels_here:
+        collective = comms.collective_name(kernel_fields["collective"][k]) or collective
+        size = size or comms.message_bytes(
+            collective,
+            kernel_fields["in_nelems"][k],
+            kernel_fields["out_nelems"][k],
+            kernel_fields["comm_dtype"][k],
+        )
+        group = kernel_fields["group_size"][k]
+        ranks = ranks or (int(group) if isinstance(group, (int, float)) and group > 0 else None)
+    # A list's element type is not recorded: the ops that launched the events know it (gloo's
+    # copies to the host).
+    launchers = gpu["op"][members]
+    element = next(
+        (
+            t
+            for row in launchers[launchers >= 0]
+            for t in (trace.ops["types"].iat[row] or [])
+            if comms.element_bytes(t)
+        ),
+        None,
+    )
+    row = call
+    while row >= 0 and (collective is None or size is None):
+        name = ops["name"][row]
+        if comms.is_collective_op(name):
+            if collective is None and name != "record_param_comms":
+                collective = comms.collective_name(name)
+            if size is None:
+                size = comms.shapes_bytes(
+                    trace.ops["dims"].iat[row], trace.ops["types"].iat[row], element
+                )
+        row = ops["parent"][row]
+    if (collective is None or size is None) and call >= 0:
+        found = _collective_annotation(trace, call)
+        if found is not None:
+            collective = collective or comms.collective_name(found[0])
+            size = size or comms.shapes_bytes(found[1], found[2])
+    if collective is None:
+        for name in gpu["name"][members]:
+            collective = collective or comms.collective_name(name)
+    return {
+        "collective": collective,
+        "message_bytes": size,
+        "ranks": ranks or world,
+        "dur_s": float(np.sum(gpu["dur_s"][members])),
+    }
+
+
+def _collective_annotation(trace: Trace, call: int) -> tuple | None:
+    """The ``nccl:``/``gloo:`` annotation that a collective op encloses (same thread): its
+    name, dims and types, which old traces record there rather than on the op."""
+    annotations = trace.annotations
+    if "dims" not in annotations:
+        return None
+    op = trace.ops.iloc[call]
+    inside = (
+        (annotations["tid"] == op["tid"])
+        & (annotations["pid"] == op["pid"])
+        & (annotations["start_s"] >= op["start_s"])
+        & (annotations["end_s"] <= op["end_s"])
+        & annotations["name"].astype(str).str.startswith(("nccl:", "gloo:"))
+    )
+    if not inside.any():
+        return None
+    found = annotations[inside].iloc[0]
+    return found["name"], found["dims"], found["types"]
+
+
+# --- coverage ------------------------------------------------------------------------------------
+
+# Below this share of GPU time with a model, the report names the ops without one.
+LOW_COVERAGE = 0.9
+_NO_OP = "(no op: a CUDA graph replay or an untraced launch)"
+_GRAPH_LAUNCH = re.compile(r"GraphLaunch")
+
+
+def _coverage(
+    trace: Trace,
+    gpu: dict[str, np.ndarray],
+    owner: np.ndarray,
+    ops: dict[str, np.ndarray],
+    comm: _Communication,
+) -> dict:
+    """How much of the GPU time (the sum of GPU event durations) has a cost model: owned by an
+    op with a FLOP and byte model, or a collective of known size. ``estimated_share``: the part
+    of it whose model is an estimate (compiled kernels, optimizer steps sized from their
+    launches). ``unmodelled_ops``: the ops that launched the rest, largest first."""
+    dur = gpu["dur_s"]
+    total = float(np.sum(dur))
+    if not len(dur) or total <= 0:
+        return {"modelled_share": None, "estimated_share": None, "unmodelled_ops": []}
+    counted = np.append(ops["counted"], False)[owner]  # owner -1: the last
+    source = np.append(ops["source"], "")[owner]
+    modelled = (counted & ~comm.events) | (comm.events & comm.sized)
+    estimated = counted & ~comm.events & (source == "estimate")
+    missing = np.flatnonzero(~modelled)
+    launcher = gpu["op"][missing]
+    labels = np.append(ops["name"], _NO_OP)[launcher]
+    per_op = pd.Series(dur[missing]).groupby(labels).sum().sort_values(ascending=False)
+    return {
+        "modelled_share": float(np.sum(dur[modelled]) / total),
+        "estimated_share": float(np.sum(dur[estimated]) / total),
+        "unmodelled_ops": [
+            {"name": str(name), "share": float(t / total)}
+            for name, t in per_op.head(8).items()
+            if t / total >= 0.001
+        ],
+    }
+
+
+def _replays_graphs(trace: Trace) -> bool:
+    names = trace.runtime["name"].to_numpy(dtype=object)
+    return any(isinstance(n, str) and _GRAPH_LAUNCH.search(n) for n in set(names))
+
+
+def _coverage_notes(summary: dict, trace: Trace) -> list[str]:
+    """Plain words on the share of GPU time the report can explain, and why not more."""
+    share = summary.get("modelled_share")
+    if share is None:
+        return []
+    notes = []
+    dims = trace.ops["dims"] if "dims" in trace.ops else pd.Series([], dtype=object)
+    if len(dims) and not dims.notna().any():
+        notes.append(
+            "This trace was recorded without shapes (no 'Input Dims' on any op), so no FLOPs or "
+            "bytes can be counted and kernels are not classified as compute- or memory-bound. "
+            "Record with torch.profiler.profile(..., record_shapes=True) (%%brrr always does)."
+        )
+    elif share < LOW_COVERAGE:
+        missing = ", ".join(
+            f"{op['name']} ({_percent(op['share'])})" for op in summary["unmodelled_ops"][:5]
+        )
+        notes.append(
+            f"Only {_percent(share)} of the GPU time has a cost model; the rest counts as other "
+            f"work. Without one: {missing}."
+        )
+    if _replays_graphs(trace):
+        notes.append(
+            "Kernels replayed from a CUDA graph (torch.compile mode='reduce-overhead', "
+            "torch.cuda.graphs) carry no shapes in the trace, so they get no FLOP or byte count; "
+            "they are labelled by their kernel names where that is reliable. To cost them, profile "
+            "the same code without graphs (torch.compile mode='default' or "
+            "'max-autotune-no-cudagraphs')."
+        )
+    if summary.get("estimated_share"):
+        estimated = summary["estimated_share"]
+        if estimated >= 0.01:
+            notes.append(
+                f"{_percent(estimated)} of the GPU time is costed by estimates: torch.compile's "
+                "kernels (every tensor argument moved once) and ops whose shapes the trace leaves "
+                "out (lists of over 30 tensors: sized from their kernels' launches)."
+            )
+    return notes
 
 
 # --- the op table ----------------------------------------------------------------------------------
@@ -503,6 +932,7 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
         "flops": group_sums(codes[counted], ops["flops"][counted], groups),
         "bytes": group_sums(codes[counted], ops["bytes"][counted], groups),
         "dtype": ops["dtype"][first],
+        "cost_model": ops["cost_model"][first],
     }
     # A group's calls share shapes and dtypes, and nearly always kernels; where their roofs
     # differ, the highest holds (no call is then shown above its own).
@@ -779,4 +1209,35 @@ def recommend(summary: dict, ops: pd.DataFrame) -> list[dict]:
                 ),
             }
         )
+    advice += _communication_advice(summary)
     return sorted(advice, key=lambda a: -a["share"])
+
+
+def _communication_advice(summary: dict) -> list[dict]:
+    """Exposed communication of 10% or more of the span: overlap it, or move less."""
+    span = summary["span_s"]
+    exposed = (summary.get("communication_s") or 0.0) / span if span > 0 else 0.0
+    if exposed < 0.1:
+        return []
+    hidden = summary.get("communication_hidden_s") or 0.0
+    comm = summary.get("communication") or {}
+    backend = comm.get("backend")
+    detail = (
+        f"Collectives run with no other GPU work beside them for {_percent(exposed)} of the span "
+        f"({hidden * 1e3:.2f} ms more is hidden behind compute). Overlap them with the backward "
+        "pass (DDP does it bucket by bucket: try a smaller bucket_cap_mb), communicate less often "
+        "(gradient accumulation under no_sync()), or send fewer bytes (bf16 gradients)."
+    )
+    if backend == "gloo":
+        detail += (
+            " This job uses gloo, which moves GPU tensors through the host: NCCL uses the GPUs' "
+            "own links."
+        )
+    return [
+        {
+            "bottleneck": "communication",
+            "share": exposed,
+            "title": f"Communication is exposed for {_percent(exposed)} of the span",
+            "detail": detail,
+        }
+    ]
