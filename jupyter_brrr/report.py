@@ -216,7 +216,7 @@ class Report:
             )
         check_report(doc)
         return cls(
-            summary=doc["summary"],
+            summary=_with_split_parts(doc["summary"]),
             ops=_frame(doc["ops"], OPS_COLUMNS),
             kernels=_frame(doc["kernels"], KERNEL_COLUMNS),
             cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS),
@@ -225,7 +225,7 @@ class Report:
             name=doc.get("name") or "",
             source=doc.get("source") or "profile",
             created=doc.get("created"),
-            ab=doc.get("ab"),
+            ab=_ab_with_split_parts(doc.get("ab")),
             steps=_frame(doc.get("steps"), STEP_COLUMNS),  # absent from older reports
             change=doc.get("change"),
             history=doc.get("history"),
@@ -335,6 +335,27 @@ def _umask() -> int:
     mask = os.umask(0o022)  # read by setting; set back at once
     os.umask(mask)
     return mask
+
+
+def _with_split_parts(summary: dict) -> dict:
+    """A summary with every part of the split: one written before a part existed (the
+    communication part) had none of it."""
+    if not isinstance(summary, dict) or summary.get("span_s") is None:
+        return summary
+    missing = {f"{part}_s": 0.0 for part in SPLIT_PARTS if f"{part}_s" not in summary}
+    return {**summary, **missing} if missing else summary
+
+
+def _ab_with_split_parts(ab: Any) -> Any:
+    if not isinstance(ab, dict) or not isinstance(ab.get("variants"), list):
+        return ab
+    variants = [
+        {**v, "split": _with_split_parts(v["split"])}
+        if isinstance(v, dict) and isinstance(v.get("split"), dict)
+        else v
+        for v in ab["variants"]
+    ]
+    return {**ab, "variants": variants}
 
 
 def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:

@@ -15,7 +15,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "created": "2026-11-29T15:50:00+00:00",
       "summary": {...},               # SUMMARY_KEYS below, plus optional extras (TIMING below)
       "notes": ["..."],               # plain-language caveats (first-run costs, profiler overhead)
-      "recommendations": [{"bottleneck": "overhead" | "memory" | "compute" | "other",
+      "recommendations": [{"bottleneck": "overhead" | "memory" | "compute" | "communication" | "other",
                            "title": "...", "detail": "...", "share": 0.62}],
       "ops":     {"columns": OPS_COLUMNS, "data": [[...], ...]},
       "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
@@ -93,7 +93,9 @@ SCHEMA_VERSION = 1
 MIME_TYPE = "application/vnd.jupyter-brrr.report+json"
 
 # The parts of the span, each with its summary key "<part>_s"; they sum to span_s.
-SPLIT_PARTS = ("compute", "memory", "other", "idle")
+# "communication" is the collectives' time not hidden behind other GPU work (reports written
+# before it existed read it as 0).
+SPLIT_PARTS = ("compute", "memory", "communication", "other", "idle")
 
 # Bottleneck labels for ops and kernels.
 BOUNDS = ("compute", "memory", "overhead", "other", "cpu")
@@ -104,13 +106,15 @@ SUMMARY_KEYS = (
     "busy_s",  # time at least one kernel/copy ran, per run (interval union over streams)
     "compute_s",  # of busy_s: compute-bound kernels
     "memory_s",  # of busy_s: memory-bound kernels
-    "other_s",  # of busy_s: copies, communication, unmodelled and launch-sized kernels
+    "communication_s",  # of busy_s: collectives with no other GPU work beside them (exposed)
+    "other_s",  # of busy_s: copies, unmodelled and launch-sized kernels
     "idle_s",  # span_s - busy_s: the GPU ran nothing (overhead)
     "device",  # device name, e.g. "NVIDIA H200", or "CPU"
     "peaks",  # {"device", "source", "measured", "flops": {dtype: FLOP/s}, "bandwidth": B/s}
     "runs",  # {"warmup", "timed", "profiled", "total"}: how many times the code ran
     "peak_memory_bytes",  # the allocator's peak during the profiled run (or the trace's)
     "memory_capacity_bytes",
+    "modelled_share",  # of the GPU time (sum of event durations): with a FLOP and byte model
 )
 
 # Written by a capture, not by a loaded trace: what the views read when present.
@@ -120,6 +124,15 @@ CAPTURE_SUMMARY_KEYS = (
     "memory_after_bytes",
     "timing",
 )
+
+# Optional summary keys written since version 1 (older reports lack them):
+#   communication_hidden_s   collectives' time overlapped by other GPU work
+#   communication            {"backend", "link": {"name", "bytes_per_s", "source"} | null,
+#                             "host_time_s", "collectives": [{"collective", "calls",
+#                             "message_bytes", "ranks", "time_s", "algbw_bytes_per_s",
+#                             "busbw_bytes_per_s", "link_fraction"}]} | null
+#   estimated_share          of the GPU time: costed by an estimate (compiled kernels ...)
+#   unmodelled_ops           [{"name", "share"}]: what launched the GPU time without a model
 
 OPS_COLUMNS = (
     "name",  # aten::addmm
@@ -144,6 +157,7 @@ OPS_COLUMNS = (
     "roof",  # the peak it is held against: its dtype's, or tf32 for fp32 matmuls/convs on TF32
     "roof_basis",  # how the roof was chosen: one of ROOF_BASES ("" with roof: no figures)
     "roof_flag",  # "" or why roof_fraction is above 105%: a model or peak mismatch, not achieved
+    "cost_model",  # how flops and bytes were made: formula, shapes, estimate; "" where none
 )
 
 # How an op's roof was chosen: by its dtype; by the names of its kernels (TF32 or plain FP32

@@ -6,6 +6,7 @@
 export const COLORS: { [key: string]: string } = {
   compute: '#4c78c8',
   memory: '#e8833a',
+  communication: '#17a2b8',
   other: '#9467bd',
   idle: '#d65f5f',
   overhead: '#d65f5f',
@@ -16,6 +17,7 @@ export const COLORS: { [key: string]: string } = {
 export const LABELS: { [key: string]: string } = {
   compute: 'Compute',
   memory: 'Memory',
+  communication: 'Communication (exposed)',
   other: 'Other',
   idle: 'Idle (overhead)',
   overhead: 'Overhead',

@@ -15,7 +15,13 @@ import {
 } from './schema';
 
 /** The four parts of the span. */
-export const SPLIT_KEYS = ['compute', 'memory', 'other', 'idle'] as const;
+export const SPLIT_KEYS = [
+  'compute',
+  'memory',
+  'communication',
+  'other',
+  'idle'
+] as const;
 
 /** One of SPLIT_KEYS. */
 export type SplitKey = (typeof SPLIT_KEYS)[number];
@@ -128,6 +134,9 @@ export class ReportData {
         return s.compute_s;
       case 'memory':
         return s.memory_s;
+      case 'communication':
+        // Reports written before this part existed have none.
+        return s.communication_s ?? 0;
       case 'other':
         return s.other_s;
       case 'idle':

@@ -109,7 +109,9 @@ export interface ISummary {
   compute_s: number | null;
   /** Part of busy_s spent in memory-bound kernels. */
   memory_s: number | null;
-  /** Part of busy_s in copies, communication, unmodelled and launch-sized kernels. */
+  /** Part of busy_s in collectives with no other GPU work beside them (0 in older reports). */
+  communication_s: number | null;
+  /** Part of busy_s in copies, unmodelled and launch-sized kernels. */
   other_s: number | null;
   /** span_s - busy_s: the GPU ran nothing (overhead). */
   idle_s: number | null;
@@ -135,6 +137,8 @@ export interface ISummary {
   achieved_flops_per_s: number | null;
   /** Modelled bytes over busy_s; null where no op has a cost model. */
   achieved_bytes_per_s: number | null;
+  /** Share of the GPU time with a FLOP and byte model (0..1); null without GPU work. */
+  modelled_share: number | null;
   /** Optional: false when no GPU was found. */
   gpu?: boolean | null;
   /** Optional: true when the numbers are steady-state (warm), false for a first run. */
@@ -145,7 +149,7 @@ export interface ISummary {
 
 /** One recommendation: what to try first, and why. */
 export interface IRecommendation {
-  /** The bottleneck it addresses: overhead, memory, compute or other. */
+  /** The bottleneck it addresses: overhead, memory, compute, communication or other. */
   bottleneck: string;
   /** One-line headline. */
   title: string;
@@ -161,6 +165,8 @@ export interface IABSplit {
   compute_s: number | null;
   /** Memory-bound kernel time. */
   memory_s: number | null;
+  /** Exposed communication time (0 in older reports). */
+  communication_s: number | null;
   /** Other kernel time. */
   other_s: number | null;
   /** Idle time. */
@@ -403,6 +409,8 @@ export interface IOpRow {
   roof_basis: string;
   /** "" or why roof_fraction is above 105%: a model or peak mismatch, never an achievement. */
   roof_flag: string;
+  /** How flops and bytes were made: formula, shapes, estimate; empty without a model. */
+  cost_model: string;
 }
 
 /** A row of the steps table of a loaded trace. */
@@ -594,6 +602,7 @@ function parseSummary(value: unknown): ISummary {
     busy_s: num(s.busy_s),
     compute_s: num(s.compute_s),
     memory_s: num(s.memory_s),
+    communication_s: num(s.communication_s) ?? 0,
     other_s: num(s.other_s),
     idle_s: num(s.idle_s),
     device: typeof s.device === 'string' ? s.device : null,
@@ -607,6 +616,7 @@ function parseSummary(value: unknown): ISummary {
     timing: parseTiming(s.timing),
     achieved_flops_per_s: num(s.achieved_flops_per_s),
     achieved_bytes_per_s: num(s.achieved_bytes_per_s),
+    modelled_share: num(s.modelled_share),
     gpu: bool(s.gpu),
     warm: bool(s.warm)
   };
@@ -631,6 +641,7 @@ function parseSplit(value: unknown): IABSplit | null {
   return {
     compute_s: num(value.compute_s),
     memory_s: num(value.memory_s),
+    communication_s: num(value.communication_s) ?? 0,
     other_s: num(value.other_s),
     idle_s: num(value.idle_s),
     span_s: num(value.span_s)
@@ -784,7 +795,8 @@ export function opRows(report: IReport): IOpRow[] {
     dtype: str(r.dtype),
     roof: str(r.roof, str(r.dtype)),
     roof_basis: str(r.roof_basis),
-    roof_flag: str(r.roof_flag)
+    roof_flag: str(r.roof_flag),
+    cost_model: str(r.cost_model)
   }));
 }
 

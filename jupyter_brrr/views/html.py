@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 COLOURS = {
     "compute": "#4c78c8",
     "memory": "#e8833a",
+    "communication": "#17a2b8",
     "other": "#9467bd",
     "idle": "#d65f5f",
     "overhead": "#d65f5f",
@@ -34,6 +35,7 @@ COLOURS = {
 LABELS = {
     "compute": "Compute",
     "memory": "Memory",
+    "communication": "Communication (exposed)",
     "other": "Other",
     "idle": "Idle (overhead)",
     "overhead": "Overhead",
@@ -112,6 +114,20 @@ def _warm(report: Report) -> str:
     return "unknown (loaded trace)"
 
 
+def modelled_text(summary: dict) -> str:
+    """'99% of the GPU time has FLOP and byte counts (12% estimated)', in words."""
+    text = f"{100 * float(summary['modelled_share']):.0f}% of the GPU time has FLOP and byte counts"
+    estimated = fmt.number(summary.get("estimated_share"))
+    if estimated:
+        text += f" ({100 * estimated:.0f}% estimated)"
+    missing = summary.get("unmodelled_ops") or []
+    if float(summary["modelled_share"]) < 0.97 and missing:
+        text += "; without: " + ", ".join(
+            f"{op['name']} {100 * float(op['share']):.0f}%" for op in missing[:3]
+        )
+    return text
+
+
 def key_figures(report: Report) -> list[tuple[str, str]]:
     """The overview's figures as (label, value) pairs, plain text (escape before use)."""
     s = report.summary
@@ -144,6 +160,9 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         if bandwidth and peak_bw:
             value += f" ({fmt.percent(bandwidth, peak_bw)} of {fmt.rate(peak_bw, 'B/s')})"
         rows.append(("memory traffic", value))
+        modelled = fmt.number(s.get("modelled_share"))
+        if modelled is not None:
+            rows.append(("cost model", modelled_text(s)))
         kernels = int(s.get("kernel_count") or 0)
         copies = int(s.get("copy_count") or 0)
         short = int(s.get("short_kernel_count") or 0)

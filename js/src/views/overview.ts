@@ -192,7 +192,10 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   // Span split.
   if (!data.cpuOnly && !data.noGpuWork) {
     const span = data.span;
-    const parts: ISplitPart[] = SPLIT_KEYS.map(k => ({
+    // Communication only where there was some (reports of one GPU have none).
+    const parts: ISplitPart[] = SPLIT_KEYS.filter(
+      k => k !== 'communication' || (data.splitTime(k) ?? 0) > 0
+    ).map(k => ({
       key: k,
       seconds: data.splitTime(k)
     }));
@@ -258,6 +261,27 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
         bw && bytesPerS !== null ? bytesPerS / bw : null
       )
     );
+    const modelled = s.modelled_share;
+    if (modelled !== null) {
+      const estimated = typeof s.estimated_share === 'number' ? s.estimated_share : 0;
+      const missing = Array.isArray(s.unmodelled_ops) ? s.unmodelled_ops : [];
+      const names = missing
+        .slice(0, 3)
+        .map(o => (o && typeof o.name === 'string' ? o.name : ''))
+        .filter(n => n)
+        .join(', ');
+      cards.appendChild(
+        card(
+          'Cost model',
+          fmtPct(modelled),
+          modelled < 0.97 && names
+            ? `of the GPU time has FLOP and byte counts; without: ${names}`
+            : `of the GPU time has FLOP and byte counts${estimated >= 0.01 ? ` (${fmtPct(estimated)} estimated)` : ''}`,
+          'brrr-card-modelled',
+          modelled
+        )
+      );
+    }
     const cap = s.memory_capacity_bytes;
     const pm = s.peak_memory_bytes;
     cards.appendChild(
