@@ -54,6 +54,10 @@ _TORCH_DTYPES = {
     "unsigned int": "uint32",
     "long unsigned int": "uint64",
     "short unsigned int": "uint16",
+    "long": "int64",
+    "unsigned long": "uint64",
+    "short": "int16",
+    "unsigned short": "uint16",
 }
 
 # Ops that compute something but carry no pointwise or reduction tag: FLOPs per output element

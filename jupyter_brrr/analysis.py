@@ -153,6 +153,7 @@ def analyze(
     summary["communication"] = comm.summary
 
     op_table = _op_table(ops, owner, peaks)
+    notes += _traffic_notes(op_table)
     summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
     notes += roof_notes
     flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
@@ -858,6 +859,53 @@ def _coverage(
     }
 
 
+_L2_CAVEAT = (
+    "ops whose inputs the op before left in the L2 cache (tensors of up to tens of MB) move less "
+    "than it"
+)
+
+
+def _traffic_notes(op_table: pd.DataFrame) -> list[str]:
+    """Where the minimum-traffic byte model is known to be off, for the kinds of ops this report
+    spends its time in (measured with Nsight Compute on an H200: bench/ncu_bytes.py)."""
+    gpu = op_table["gpu_time_s"].to_numpy(dtype=float)
+    total = float(np.nansum(gpu))
+    if total <= 0 or not np.any(op_table["flops"].notna()):
+        return []
+    category = op_table["category"].to_numpy(dtype=object)
+
+    def share(*kinds: str) -> float:
+        return float(np.nansum(gpu[np.isin(category, kinds)])) / total
+
+    known = []
+    if share("matmul", "conv") >= 0.1:
+        known.append(
+            "matrix products move 0.6-1.4x of it and cuDNN convolutions about 1.6x (tiles read "
+            "more than once, layout transposes)"
+        )
+    if share("rnn") >= 0.05:
+        known.append(
+            "cuDNN RNNs move 6-9x of it (each step's gates and the recurrent weights go through "
+            "memory)"
+        )
+    names = op_table["name"].to_numpy(dtype=object)
+    templates = [n for n in names if isinstance(n, str) and n.startswith("triton_tem_")]
+    notes = []
+    if known or share("norm", "elementwise", "softmax", "copy") >= 0.1:
+        notes.append(
+            "Bytes are the minimum traffic: each input read once, each output written once. "
+            "Measured in DRAM by Nsight Compute on an H200, "
+            + "; ".join([*known, _L2_CAVEAT])
+            + "."
+        )
+    if any("attention" in n for n in templates):
+        notes.append(
+            "A flex attention kernel's FLOPs are counted as dense attention's: its block mask "
+            "skips blocks the trace does not show, so they are an upper bound."
+        )
+    return notes
+
+
 def _replays_graphs(trace: Trace) -> bool:
     names = trace.runtime["name"].to_numpy(dtype=object)
     return any(isinstance(n, str) and _GRAPH_LAUNCH.search(n) for n in set(names))
@@ -869,14 +917,8 @@ def _coverage_notes(summary: dict, trace: Trace) -> list[str]:
     if share is None:
         return []
     notes = []
-    dims = trace.ops["dims"] if "dims" in trace.ops else pd.Series([], dtype=object)
-    if len(dims) and not dims.notna().any():
-        notes.append(
-            "This trace was recorded without shapes (no 'Input Dims' on any op), so no FLOPs or "
-            "bytes can be counted and kernels are not classified as compute- or memory-bound. "
-            "Record with torch.profiler.profile(..., record_shapes=True) (%%brrr always does)."
-        )
-    elif share < LOW_COVERAGE:
+    # A trace without shapes has its own note (analyze): no op can have a model there.
+    if summary.get("shapes_recorded", True) and share < LOW_COVERAGE:
         missing = ", ".join(
             f"{op['name']} ({_percent(op['share'])})" for op in summary["unmodelled_ops"][:5]
         )

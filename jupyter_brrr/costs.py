@@ -122,6 +122,11 @@ _TYPES: dict[str, tuple[str, int]] = {
     "unsigned int": ("fp32", 4),
     "long int": ("fp32", 8),
     "long unsigned int": ("fp32", 8),
+    # Older PyTorch releases spell some integer types the short way.
+    "long": ("fp32", 8),
+    "unsigned long": ("fp32", 8),
+    "short": ("fp32", 2),
+    "unsigned short": ("fp32", 2),
 }
 
 # c10::ScalarType codes, as Concrete Inputs write a dtype argument ("15" is bfloat16).
@@ -183,6 +188,10 @@ _INT_TYPES = frozenset(
         "unsigned int",
         "long int",
         "long unsigned int",
+        "long",
+        "unsigned long",
+        "short",
+        "unsigned short",
         "c10::qint8",
         "c10::quint8",
         "c10::quint4x2",
