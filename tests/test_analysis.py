@@ -194,3 +194,116 @@ def test_device_properties_are_those_of_the_gpu_the_kernels_ran_on(tmp_path: Pat
     assert report.summary["device"] == "NVIDIA H200"
     assert report.summary["memory_capacity_bytes"] == h200["totalGlobalMem"]
     assert "H200" in report.summary["peaks"]["device"]
+
+
+# --- cost-model coverage -------------------------------------------------------------------------
+
+ZOO = DATA / "zoo"
+ZOO_TRACES = sorted(p.name.removesuffix(".json.gz") for p in ZOO.glob("*.json.gz"))
+GRAPH_REPLAYS = {"tiny_mlp_reduce_overhead"}  # a CUDA graph replay: no shapes in the trace
+
+
+@pytest.fixture(scope="module")
+def zoo() -> dict[str, jupyter_brrr.Report]:
+    return {name: jupyter_brrr.load(ZOO / f"{name}.json.gz") for name in ZOO_TRACES}
+
+
+@pytest.mark.parametrize("name", sorted(set(ZOO_TRACES) - GRAPH_REPLAYS))
+def test_zoo_models_have_a_cost_model_for_their_gpu_time(zoo: dict, name: str) -> None:
+    report = zoo[name]
+    s = report.summary
+    assert s["modelled_share"] >= 0.97, s["unmodelled_ops"]
+    ops = report.ops
+    share = ops["gpu_time_s"] / ops["gpu_time_s"].sum()
+    significant = ops[share >= 0.005]
+    assert significant["flops"].notna().all() and significant["bytes"].notna().all()
+    assert set(significant["cost_model"]) <= {"formula", "shapes", "estimate"}
+    # The share is that of the GPU events owned by an op with a model.
+    kernels = report.kernels
+    owned = kernels["flops"].notna() | (kernels["category"] == "communication")
+    assert s["modelled_share"] == pytest.approx(
+        kernels.loc[owned, "dur_s"].sum() / kernels["dur_s"].sum()
+    )
+    assert not any("cost model" in note for note in report.notes)
+
+
+def test_each_kernel_is_counted_once_by_the_outermost_op_that_ran_it() -> None:
+    # native_batch_norm launches its kernels and, inside it, a copy_ launches one more: the
+    # batch norm owns both. aten::batch_norm above it (a wrapper) owns nothing.
+    report = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    ops = report.ops
+    norms = ops[ops["name"] == "aten::native_batch_norm"]
+    assert len(norms) and norms["flops"].notna().all() and (norms["gpu_time_s"] > 0).all()
+    kernels = report.kernels
+    in_norm = kernels["op"] == "aten::native_batch_norm"
+    assert in_norm.any() and kernels.loc[in_norm, "flops"].notna().all()
+    wrappers = ops[ops["name"].isin(["aten::batch_norm", "aten::_batch_norm_impl_index"])]
+    assert wrappers["flops"].isna().all() and (wrappers["gpu_time_s"] == 0).all()
+    assert ops.loc[ops["name"] == "aten::copy_", "gpu_time_s"].sum() < kernels["dur_s"].sum()
+    # The kernels' shares of the ops' costs add up to the ops' costs: nothing counted twice.
+    assert kernels["flops"].sum() == pytest.approx(ops["flops"].sum())
+    assert kernels["bytes"].sum() == pytest.approx(ops["bytes"].sum())
+    assert report.summary["modelled_share"] >= 0.97
+
+
+def test_wrappers_leave_the_cost_to_the_op_that_ran() -> None:
+    report = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    ops = report.ops
+    assert ops.loc[ops["name"] == "aten::linear", "flops"].isna().all()
+    assert ops.loc[ops["name"] == "aten::addmm", "flops"].notna().all()
+    assert report.summary["modelled_share"] >= 0.99
+
+
+def test_a_trace_without_shapes_says_so_and_how_to_record_them() -> None:
+    report = jupyter_brrr.load(DATA / "v100_resnet_ns.json.gz")
+    assert report.summary["modelled_share"] == 0.0
+    (note,) = [n for n in report.notes if "without shapes" in n]
+    assert "record_shapes=True" in note
+    # Its convolution and GEMM kernels are still named for what they are, marked as such.
+    categories = set(report.kernels["category"])
+    assert {"conv (by kernel name)", "elementwise (by kernel name)"} <= categories
+
+
+def test_a_cuda_graph_replay_says_why_it_has_no_costs(zoo: dict) -> None:
+    report = zoo["tiny_mlp_reduce_overhead"]
+    s = report.summary
+    assert s["modelled_share"] < 0.05
+    assert s["unmodelled_ops"][0]["name"].startswith("Torch-Compiled Region")
+    assert any("CUDA graph" in n and "max-autotune-no-cudagraphs" in n for n in report.notes)
+    assert any("Torch-Compiled Region" in n and "cost model" in n for n in report.notes)
+    kernels = report.kernels.set_index("name")
+    triton = kernels.loc["triton_poi_fused_addmm_relu_0"]
+    assert set(triton["category"]) == {"elementwise (by kernel name)"}
+    assert set(triton["bound"]) == {"memory"}
+    gemm = kernels[kernels.index.str.contains("gemmSN")]
+    assert set(gemm["category"]) == {"matmul (by kernel name)"}
+    assert set(gemm["bound"]) == {"other"}  # a GEMM's bound is not in its name
+
+
+def test_estimates_are_labelled(zoo: dict) -> None:
+    # AdamW over 77 tensors: its lists' shapes are not recorded; sized from the kernels.
+    report = zoo["gpt_train_adamw"]
+    ops = report.ops
+    foreach = ops[ops["name"].str.startswith("aten::_foreach_") & (ops["gpu_time_s"] > 0)]
+    assert len(foreach) == 7  # the foreach ops of one AdamW step
+    assert (foreach["cost_model"] == "estimate").all() and foreach["bytes"].notna().all()
+    assert report.summary["estimated_share"] > 0.1
+    assert any("estimates" in n and "30 tensors" in n for n in report.notes)
+    flex = zoo["flex_attention_bf16"]
+    assert flex.summary["estimated_share"] == pytest.approx(1.0)
+    assert any("flex attention" in n and "upper bound" in n for n in flex.notes)
+
+
+def test_the_report_says_where_minimum_traffic_is_known_to_be_off(zoo: dict) -> None:
+    (note,) = [n for n in zoo["lstm_train"].notes if "minimum traffic" in n]
+    assert "cuDNN RNNs" in note and "L2" in note
+    (note,) = [n for n in zoo["gpt_train_adamw"].notes if "minimum traffic" in n]
+    assert "matrix products" in note
+
+
+def test_split_has_a_communication_part_even_without_collectives(reports: dict) -> None:
+    for report in reports.values():
+        s = report.summary
+        assert s["communication_s"] == 0.0 and s["communication_hidden_s"] == 0.0
+        assert s["communication"] is None
+        assert "communication" in report.split().index

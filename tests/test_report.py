@@ -175,3 +175,22 @@ def test_save_beside_the_trace_it_was_loaded_from(tmp_path: Path) -> None:
     written = jupyter_brrr.load(trace).save(tmp_path / "run.json")
     assert written == [tmp_path / "run.json", trace]
     assert trace.read_bytes() == before
+
+
+def test_reports_written_before_the_communication_part_read_it_as_zero() -> None:
+    doc = json.loads((DATA / "reports" / "small.json").read_text())
+    assert "communication_s" not in doc["summary"]
+    report = Report.from_json(doc)
+    split = report.split()
+    assert split["communication"] == 0.0
+    assert split.sum() == pytest.approx(doc["summary"]["span_s"])
+    # And their A/B splits too.
+    ab = Report.from_json((DATA / "reports" / "ab.json").read_text()).ab
+    assert all(v["split"]["communication_s"] == 0.0 for v in ab["variants"] if v.get("split"))
+
+
+def test_modelled_share_and_cost_model_travel_in_the_json(gpt2: Report) -> None:
+    doc = json.loads(gpt2.to_json())
+    assert 0.99 <= doc["summary"]["modelled_share"] <= 1.0
+    column = doc["ops"]["columns"].index("cost_model")
+    assert {row[column] for row in doc["ops"]["data"]} <= {"formula", "shapes", "estimate", ""}
