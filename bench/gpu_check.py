@@ -19,6 +19,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -1200,6 +1201,260 @@ def check_nesting() -> None:
         "GEMM ops (2 forward addmm, 3 backward mm)",
         not note and count == 5,
         note[0][:120] if note else "",
+
+
+def _op_rows(report: jupyter_brrr.Report, name: str) -> Any:
+    ops = report.ops
+    return ops[(ops["name"] == name) & (ops["gpu_time_s"] > 0)]
+
+
+def _exact(check: str, measured: float, reference: float, unit: str, detail: str = "") -> None:
+    """A row whose figure is a count: it must match the hand count exactly (to rounding)."""
+    ok = reference > 0 and abs(measured / reference - 1) < 1e-9
+    row(check, measured, reference, unit, ok, detail)
+
+
+def _covered(check: str, report: jupyter_brrr.Report, goal: float = 0.97) -> None:
+    s = report.summary
+    missing = ", ".join(f"{o['name']} {o['share']:.1%}" for o in s.get("unmodelled_ops") or [])
+    share = s.get("modelled_share") or 0.0
+    row(check, share, goal, "of GPU time", share >= goal, f"without a model: {missing or '-'}")
+
+
+def check_coverage() -> None:
+    """The cost model in a live capture: hand counts and FlopCounterMode as references."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    print("coverage: embedding bag", flush=True)
+    rows_, dim, bags, per_bag = 4_000_000, 128, 65536, 32
+    bag = nn.EmbeddingBag(rows_, dim, mode="sum").cuda()
+    idx = torch.randint(0, rows_, (bags * per_bag,), device="cuda")
+    offsets = torch.arange(0, bags * per_bag, per_bag, device="cuda")
+    with torch.no_grad():
+        report = jupyter_brrr.profile(bag, idx, offsets, warmup=1, repeat=3)
+    n = bags * per_bag
+    # Indices and offsets read, the rows they fetch (at most the table), the bags written with
+    # offset2bag and the bag sizes.
+    fetched = min(n, rows_) * dim * 4
+    hand = n * 8 + bags * 8 + fetched + bags * dim * 4 + n * 8 + bags * 8
+    ops = report.ops
+    lookup = ops[ops["name"].str.startswith("aten::_embedding_bag") & (ops["gpu_time_s"] > 0)]
+    _exact("embedding bag: modelled bytes vs hand count", lookup["bytes"].sum(), hand, "B")
+    _covered("embedding bag: modelled share", report)
+
+    print("coverage: LSTM (cuDNN)", flush=True)
+    lstm = nn.LSTM(256, 512, num_layers=2, batch_first=True).cuda()
+    x = torch.randn(64, 128, 256, device="cuda")
+    with torch.no_grad():
+        report = jupyter_brrr.profile(lstm, x, warmup=1, repeat=3)
+    meta = nn.LSTM(256, 512, num_layers=2, batch_first=True, device="meta")
+    with FlopCounterMode(display=False) as counter:
+        meta(torch.empty(64, 128, 256, device="meta"))
+    pointwise = 23 * 64 * 128 * 512 * 2  # the gates' work outside the GEMMs (costs._RNN_MODES)
+    rnn = _op_rows(report, "aten::_cudnn_rnn")["flops"].sum()
+    _exact(
+        "LSTM: _cudnn_rnn GEMM FLOPs vs FlopCounterMode (meta)",
+        rnn - pointwise,
+        counter.get_total_flops(),
+        "FLOP",
+    )
+    _covered("LSTM: modelled share", report)
+
+    print("coverage: optimizers over 40 parameters (shapes not recorded)", flush=True)
+    net = nn.Sequential(*[nn.Linear(512, 512) for _ in range(20)]).cuda()
+    elements = sum(p.numel() for p in net.parameters())
+    data = torch.randn(256, 512, device="cuda")
+    for fused in (True, False):
+        opt = torch.optim.AdamW(net.parameters(), lr=1e-4, fused=fused, foreach=not fused)
+
+        def train_step(opt: torch.optim.Optimizer = opt) -> object:
+            opt.zero_grad(set_to_none=True)
+            net(data).square().mean().backward()
+            opt.step()
+
+        report = jupyter_brrr.profile(train_step, warmup=2, repeat=3)
+        if fused:
+            adamw = _op_rows(report, "aten::_fused_adamw_")
+            _exact(
+                "fused AdamW: modelled bytes vs 7 passes over the parameters",
+                adamw["bytes"].sum(),
+                7 * 4 * elements,
+                "B",
+                f"cost model {set(adamw['cost_model'])}",
+            )
+        else:
+            mul = _op_rows(report, "aten::_foreach_mul_")
+            per_call = mul["flops"].sum() / max(int(mul["calls"].sum()), 1)
+            _exact(
+                "foreach AdamW: _foreach_mul_ elements vs the parameters'",
+                per_call,
+                elements,
+                "elements",
+                f"cost model {set(mul['cost_model'])}",
+            )
+        _covered(f"AdamW ({'fused' if fused else 'foreach'}) step: modelled share", report)
+
+    print("coverage: attention training step, conv + batch norm training step", flush=True)
+    q, k, v = (
+        torch.randn(8, 16, 2048, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        for _ in range(3)
+    )
+
+    def attention() -> object:
+        out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.sum().backward()
+        return out.detach()
+
+    _covered(
+        "SDPA forward + backward (bf16): modelled share",
+        jupyter_brrr.profile(attention, warmup=1, repeat=3),
+    )
+    convnet = (
+        nn.Sequential(
+            nn.Conv2d(3, 64, 7, 2, 3),
+            nn.BatchNorm2d(64),
+            nn.ReLU(),
+            nn.MaxPool2d(3, 2, 1),
+            nn.Conv2d(64, 128, 3, 2, 1),
+            nn.BatchNorm2d(128),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(128, 10),
+        )
+        .cuda()
+        .to(memory_format=torch.channels_last)
+    )
+    sgd = torch.optim.SGD(convnet.parameters(), lr=0.1, momentum=0.9)
+    images = torch.randn(64, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    labels = torch.randint(0, 10, (64,), device="cuda")
+
+    def conv_step() -> object:
+        sgd.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = nn.functional.cross_entropy(convnet(images), labels)
+        loss.backward()
+        sgd.step()
+        return loss.detach()
+
+    _covered(
+        "conv + batch norm + max pool training step: modelled share",
+        jupyter_brrr.profile(conv_step, warmup=1, repeat=3),
+    )
+
+    print("coverage: torch.compile and a CUDA graph replay", flush=True)
+    mlp = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda().eval()
+    compiled = torch.compile(mlp)
+    inputs = torch.randn(4096, 1024, device="cuda")
+    with torch.no_grad():
+        report = jupyter_brrr.profile(compiled, inputs, warmup=2, repeat=3)
+    estimated = report.summary.get("estimated_share") or 0.0
+    row(
+        "torch.compile MLP: estimated share (Triton kernels labelled)",
+        estimated,
+        0.0,
+        "of GPU time",
+        estimated > 0,
+    )
+    _covered("torch.compile MLP: modelled share", report)
+    static = torch.randn(8, 1024, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad():
+        for _ in range(3):
+            mlp(static)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph):
+            mlp(static)
+    report = jupyter_brrr.profile(graph.replay, warmup=1, repeat=3)
+    noted = any("CUDA graph" in n for n in report.notes)
+    row(
+        "CUDA graph replay: the report says why it has no costs",
+        float(noted),
+        1.0,
+        "note",
+        noted,
+        f"modelled share {report.summary.get('modelled_share')}",
+    )
+
+
+_RANKS_SCRIPT = r"""
+import sys, torch, torch.distributed as dist
+from torch import nn
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.cuda.set_device(0)
+net = nn.Sequential(*[nn.Linear(2048, 2048) for _ in range(8)]).cuda()
+ddp = nn.parallel.DistributedDataParallel(net, bucket_cap_mb=8)
+opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+x = torch.randn(256 * (1 + rank), 2048, device="cuda")
+def step():
+    opt.zero_grad()
+    ddp(x).pow(2).mean().backward()
+    opt.step()
+for _ in range(3):
+    step()
+torch.cuda.synchronize()
+acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
+    step()
+    torch.cuda.synchronize()
+prof.export_chrome_trace(f"{sys.argv[1]}/rank{rank}.json")
+dist.destroy_process_group()
+"""
+
+
+def check_comms() -> None:
+    """A 2-rank gloo DDP job sharing this GPU (rank 1 does twice the work): communication is its
+    own part of the split, and the collectives' sizes add up to the parameters' bytes."""
+    import subprocess
+    import tempfile
+
+    print("comms: 2-rank gloo DDP", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder, "job.py")
+        script.write_text(_RANKS_SCRIPT)
+        command = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "--master-port",
+            "29541",
+            str(script),
+            folder,
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise RuntimeError(f"the rank job failed: {done.stderr[-2000:]}")
+        reports = [jupyter_brrr.load(Path(folder, f"rank{r}.json")) for r in (0, 1)]
+    param_bytes = 8 * (2048 * 2048 + 2048) * 4
+    for rank, report in enumerate(reports):
+        s = report.summary
+        moved = sum(
+            c["message_bytes"] * c["calls"]
+            for c in s["communication"]["collectives"]
+            if c["collective"] == "all_reduce" and c["message_bytes"]
+        )
+        _exact(
+            f"gloo rank {rank}: all-reduced bytes vs the parameters' bytes", moved, param_bytes, "B"
+        )
+        parts = sum(s[f"{p}_s"] for p in ("compute", "memory", "communication", "other", "idle"))
+        row(
+            f"gloo rank {rank}: split parts sum to the span",
+            parts,
+            s["span_s"],
+            "s",
+            abs(parts / s["span_s"] - 1) < 1e-6,
+            f"communication {s['communication_s'] * 1e3:.2f} ms exposed, {s['communication_hidden_s'] * 1e3:.2f} ms hidden",
+        )
+    compute = [r.summary["compute_s"] for r in reports]
+    row(
+        "gloo: rank 1 (twice the work) computes more than rank 0",
+        compute[1],
+        compute[0],
+        "s",
+        compute[1] > 1.4 * compute[0],
     )
 
 

@@ -178,7 +178,7 @@ def main() -> int:
     parser.add_argument("--models", help="comma-separated model names (default: all)")
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--budget-s", type=float, default=1500.0)
+    parser.add_argument("--budget-s", type=float, default=540.0)
     parser.add_argument("--goal", type=float, default=GOAL)
     parser.add_argument("--markdown", action="store_true", help="print only the summary table")
     parser.add_argument("--out", default=os.environ.get("OUT"), help="write zoo.json here")

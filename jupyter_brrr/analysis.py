@@ -93,6 +93,7 @@ def analyze(
     # The trace's columns are taken once, as arrays, and each output frame is built once: the
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
     gpu = trace.gpu_columns()
+    gpu |= _kernel_name_tests(gpu["name"])
     ops, owner = _op_costs(trace, gpu)
     n_ops = len(ops["name"])
     gpu_work = len(gpu["op"]) > 0
@@ -272,6 +273,7 @@ def _op_costs(trace: Trace, gpu: dict[str, np.ndarray]) -> tuple[dict[str, np.nd
     ops |= {column: trace_ops[column].to_numpy() for column in _OP_NUMBERS}
     # The names' codes serve twice: cost lookups per name and the op table's groups.
     ops["name_code"], distinct = factorize_objects(ops["name"])
+    ops["name_distinct"] = distinct
     ops["total_gpu_s"] = _total_gpu_time(gpu, ops)
     # The meta-device fallback only for the ops that launched GPU work themselves: a composite
     # above them (aten::gru over aten::_cudnn_rnn) would run its whole decomposition there.
@@ -315,6 +317,8 @@ def _launch_hints(
         return hints
     # Argument lists are keyed by identity: the reader decodes each distinct one once.
     types = trace.ops["types"].to_numpy(dtype=object)
+    if not pd.notna(types).any():
+        return hints  # a trace without shapes: nothing to cost
     type_codes, first_of_type = np.unique(
         np.fromiter(map(id, types), np.int64, len(types)), return_inverse=True, return_index=True
     )[1:][::-1]
@@ -329,7 +333,7 @@ def _launch_hints(
     if not len(wanted_kernels):
         return hints
     names = gpu["name"][wanted_kernels]
-    (counted,) = _name_tests(names, lambda name: bool(costs.LAUNCH_COUNTED_KERNELS.search(name)))
+    counted = gpu["launch_counted"][wanted_kernels]
     grids = trace.kernels["grid"].to_numpy(dtype=object)[wanted_kernels]
     blocks = np.array(
         [math.prod(g) if isinstance(g, list) and g else np.nan for g in grids[counted]], float
@@ -488,27 +492,58 @@ _NAME_CLASSES: tuple[tuple[re.Pattern, str, str | None], ...] = (
     (re.compile(r"^triton_(per|red)_|reduce_kernel"), "reduction", "memory"),
     (re.compile(r"multi_tensor_apply_kernel"), "optimizer", "memory"),
     (re.compile(r"flash|fmha|attention", re.IGNORECASE), "attention", None),
-    (re.compile(r"conv|wgrad|dgrad|fprop", re.IGNORECASE), "conv", None),
+    (
+        re.compile(r"conv[0-9_]|convolution|implicit_gemm|wgrad|dgrad|fprop", re.IGNORECASE),
+        "conv",
+        None,
+    ),
     (re.compile(r"gemm|gemv|cutlass|xmma|nvjet|^triton_tem_", re.IGNORECASE), "matmul", None),
 )
 
 
+# Names are judged on their first characters: the kernel's identifier and the start of its
+# template arguments (a cutlass GEMM names itself there), not the lambdas that follow.
+_NAME_HEAD = 200
+
+
+def _name_class(head: str) -> int:
+    """The index of the first class of _NAME_CLASSES whose pattern the name's head matches,
+    else -1."""
+    for index, (pattern, _, _) in enumerate(_NAME_CLASSES):
+        if pattern.search(head):
+            return index
+    return -1
+
+
+def _kernel_name_tests(names: np.ndarray) -> dict[str, np.ndarray]:
+    """What the GPU events' names say, per event, each name judged once: a collective's kernel,
+    a copy to or from the host, a kernel whose blocks count elements, the class of _NAME_CLASSES
+    (-1: none)."""
+    codes, distinct = factorize_objects(names)
+    texts = [name[:_NAME_HEAD] if isinstance(name, str) else "" for name in distinct]
+
+    def per_event(values: list, missing: object) -> np.ndarray:
+        return np.array([*values, missing])[codes]  # code -1, a missing name: the last
+
+    return {
+        "communication": per_event(
+            [bool(t) and (_is_communication(t) or comms.is_collective_kernel(t)) for t in texts],
+            False,
+        ),
+        "host_copy": per_event([bool(t) and _is_host_copy(t) for t in texts], False),
+        "launch_counted": per_event(
+            [bool(costs.LAUNCH_COUNTED_KERNELS.search(t)) for t in texts], False
+        ),
+        "name_class": per_event([_name_class(t) for t in texts], -1),
+    }
+
+
 def _classify_by_name(
-    names: np.ndarray, unmodelled: np.ndarray, category: np.ndarray, bound: np.ndarray
+    name_class: np.ndarray, unmodelled: np.ndarray, category: np.ndarray, bound: np.ndarray
 ) -> None:
     """Label the kernels without a model by their names where that is reliable (in place)."""
-    rows = np.flatnonzero(unmodelled)
-    if not len(rows):
-        return
-    tests = [
-        lambda name, pattern=pattern: pattern.search(name) is not None
-        for pattern, _, _ in _NAME_CLASSES
-    ]
-    verdicts = _name_tests(names[rows], *tests)
-    claimed = np.zeros(len(rows), dtype=bool)
-    for (_, kind, by_name_bound), verdict in zip(_NAME_CLASSES, verdicts, strict=True):
-        chosen = rows[verdict & ~claimed]
-        claimed |= verdict
+    for index, (_, kind, by_name_bound) in enumerate(_NAME_CLASSES):
+        chosen = np.flatnonzero(unmodelled & (name_class == index))
         category[chosen] = f"{kind} (by kernel name)"
         if by_name_bound is not None:
             bound[chosen] = by_name_bound
@@ -546,10 +581,9 @@ def _kernel_table(
     counted = of_owner("counted", False)
     category[~counted] = "unmodelled"
     names = gpu["name"]
-    _classify_by_name(names, ~counted, category, bound)
-    is_comm, host_copy = _name_tests(names, _is_communication, _is_host_copy)
-    is_comm |= communication
-    host_copy &= ~is_comm
+    _classify_by_name(gpu["name_class"], ~counted, category, bound)
+    is_comm = gpu["communication"] | communication
+    host_copy = gpu["host_copy"] & ~is_comm
     host_copy[host_copy] = gpu["kind"][host_copy] == "memcpy"  # compared where the name says so
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
@@ -683,12 +717,13 @@ def _communication(
     """Collectives: their GPU events and host intervals, and per kind and size the calls, time,
     algorithm and bus bandwidth and the fraction of the link's peak (see ``comms``)."""
     n_events = len(gpu["op"])
-    names = ops["name"]
-    (collective_op,) = _name_tests(names, comms.is_collective_op)
+    distinct = ops["name_distinct"]
+    collective_op = np.array([comms.is_collective_op(n) for n in distinct] + [False], bool)[
+        ops["name_code"]
+    ]
     # The nearest collective op at or above each event's launcher.
     owner = _nearest_modelled(gpu["op"], collective_op, ops["parent"])
-    (by_name,) = _name_tests(gpu["name"], comms.is_collective_kernel)
-    events = (owner >= 0) | by_name
+    events = (owner >= 0) | gpu["communication"]
     annotations = trace.annotations
     host = (annotations["where"].to_numpy(dtype=object) == "host") & _name_tests(
         annotations["name"].to_numpy(dtype=object),
@@ -844,17 +879,22 @@ def _coverage(
     source = np.append(ops["source"], "")[owner]
     modelled = (counted & ~comm.events) | (comm.events & comm.sized)
     estimated = counted & ~comm.events & (source == "estimate")
-    missing = np.flatnonzero(~modelled)
+    # The time without a model, per op name (its code; the last code: no launching op).
+    missing = ~modelled
+    n_names = len(ops["name_distinct"])
     launcher = gpu["op"][missing]
-    labels = np.append(ops["name"], _NO_OP)[launcher]
-    per_op = pd.Series(dur[missing]).groupby(labels).sum().sort_values(ascending=False)
+    name_code = np.append(ops["name_code"], n_names)  # launcher -1: the last
+    codes = name_code[launcher]
+    per_name = np.bincount(codes, weights=dur[missing], minlength=n_names + 1)
+    top = np.argsort(-per_name, kind="stable")[:8]
+    labels = [*map(str, ops["name_distinct"]), _NO_OP]
     return {
         "modelled_share": float(np.sum(dur[modelled]) / total),
         "estimated_share": float(np.sum(dur[estimated]) / total),
         "unmodelled_ops": [
-            {"name": str(name), "share": float(t / total)}
-            for name, t in per_op.head(8).items()
-            if t / total >= 0.001
+            {"name": labels[code], "share": float(per_name[code] / total)}
+            for code in top
+            if per_name[code] / total >= 0.001
         ],
     }
 
@@ -907,8 +947,8 @@ def _traffic_notes(op_table: pd.DataFrame) -> list[str]:
 
 
 def _replays_graphs(trace: Trace) -> bool:
-    names = trace.runtime["name"].to_numpy(dtype=object)
-    return any(isinstance(n, str) and _GRAPH_LAUNCH.search(n) for n in set(names))
+    names = pd.unique(trace.runtime["name"].to_numpy(dtype=object))
+    return any(isinstance(n, str) and _GRAPH_LAUNCH.search(n) for n in names)
 
 
 def _coverage_notes(summary: dict, trace: Trace) -> list[str]:

@@ -1332,7 +1332,9 @@ def _explain(base: VariantResult, res: VariantResult, fused: list[str], gpu: boo
         return
     if base.split is None or res.split is None or base.median_s is None or res.median_s is None:
         return
-    deltas = {p: base.split[f"{p}_s"] - res.split[f"{p}_s"] for p in SPLIT_PARTS}
+    deltas = {  # a split written before a part existed (communication) has none of it
+        p: (base.split.get(f"{p}_s") or 0.0) - (res.split.get(f"{p}_s") or 0.0) for p in SPLIT_PARTS
+    }
     saved = base.median_s - res.median_s
     part = (
         max(deltas, key=lambda p: deltas[p]) if saved > 0 else min(deltas, key=lambda p: deltas[p])
