@@ -111,16 +111,21 @@ def analyze(
         trace_span = float(ops["end_s"].max()) - origin if n_ops else 0.0
     kernels = _kernel_table(gpu, owner, ops, origin, comm.events)
 
-    split = _split(kernels, gpu_work, ops, comm.host_start - origin, comm.host_end - origin)
+    # Host collectives count within the span of the GPU work.
+    host_start = np.clip(comm.host_start - origin, 0.0, trace_span)
+    host_end = np.clip(comm.host_end - origin, 0.0, trace_span)
+    split = _split(kernels, gpu_work, ops, host_start, host_end)
     span = span_s if span_s is not None else trace_span
-    if gpu_work and span < split["busy_s"]:
+    active = split["busy_s"] + split["host_communication_s"]
+    if gpu_work and span < active:
         # CUDA events bracket the launches, so they cannot see less than the kernels ran;
         # a smaller figure means the two clocks disagree by rounding: trust the busy time.
-        span = split["busy_s"]
+        span = active
     summary = {
         "span_s": span,
         **split,
-        "idle_s": max(span - split["busy_s"], 0.0),
+        # A collective running on the host while the GPU waits is communication, not idle.
+        "idle_s": max(span - split["busy_s"] - split["host_communication_s"], 0.0),
         "trace_span_s": trace_span,
         "span_source": span_source if span_s is not None else "trace",
         "device": device or device_name(trace),
@@ -634,7 +639,8 @@ def _split(
 
     Priority compute > memory > other > communication: a collective counts in
     ``communication_s`` only where no other GPU work runs (exposed); the rest of its time is
-    ``communication_hidden_s``. Busy time is the union of GPU events and host collectives.
+    ``communication_hidden_s``. Busy time is the union of the GPU events; a host collective
+    while the GPU ran nothing (``host_communication_s``) is exposed communication, not idle.
     """
     if not gpu_work:
         top = np.asarray(trace_ops["parent"]) < 0
@@ -649,6 +655,7 @@ def _split(
             "other_s": busy,
             "overhead_kernels_s": 0.0,
             "communication_hidden_s": 0.0,
+            "host_communication_s": 0.0,
         }
     start = np.asarray(kernels["start_s"])
     dur = np.asarray(kernels["dur_s"])
@@ -664,16 +671,17 @@ def _split(
     work = ~communication
     comm_start = np.concatenate([start[communication], _floats(host_comm_start)])
     comm_end = np.concatenate([end[communication], _floats(host_comm_end)])
-    # One merge of all activity gives both the busy time and the idle gaps.
+    # One merge of all activity gives the time anything ran and the idle gaps.
     merged_start, merged_end = intervals.merge(
         np.concatenate([start, comm_start]), np.concatenate([end, comm_end])
     )
-    busy = float(np.sum(merged_end - merged_start))
+    active = float(np.sum(merged_end - merged_start))
+    busy = intervals.union_length(start, end)
     compute_s = intervals.union_length(start[compute], end[compute])
     compute_or_memory = intervals.union_length(start[roofline_bound], end[roofline_bound])
     working = intervals.union_length(start[work], end[work])
     communication_total = intervals.union_length(comm_start, comm_end)
-    exposed = busy - working
+    exposed = active - working
     overhead = bound == "overhead"
     return {
         "busy_s": busy,
@@ -685,6 +693,7 @@ def _split(
         "overhead_kernels_s": float(np.nansum(dur[overhead])),
         "idle_gap_count": int(np.sum(merged_start[1:] - merged_end[:-1] > 0)),
         "communication_hidden_s": max(communication_total - exposed, 0.0),
+        "host_communication_s": active - busy,
     }
 
 

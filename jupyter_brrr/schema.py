@@ -108,7 +108,7 @@ SUMMARY_KEYS = (
     "memory_s",  # of busy_s: memory-bound kernels
     "communication_s",  # of busy_s: collectives with no other GPU work beside them (exposed)
     "other_s",  # of busy_s: copies, unmodelled and launch-sized kernels
-    "idle_s",  # span_s - busy_s: the GPU ran nothing (overhead)
+    "idle_s",  # span_s - busy_s (- host collectives): the GPU ran nothing (overhead)
     "device",  # device name, e.g. "NVIDIA H200", or "CPU"
     "peaks",  # {"device", "source", "measured", "flops": {dtype: FLOP/s}, "bandwidth": B/s}
     "runs",  # {"warmup", "timed", "profiled", "total"}: how many times the code ran
@@ -127,6 +127,8 @@ CAPTURE_SUMMARY_KEYS = (
 
 # Optional summary keys written since version 1 (older reports lack them):
 #   communication_hidden_s   collectives' time overlapped by other GPU work
+#   host_communication_s     of communication_s: collectives on the host (gloo) while the GPU
+#                            ran nothing; idle_s = span_s - busy_s - host_communication_s
 #   communication            {"backend", "link": {"name", "bytes_per_s", "source"} | null,
 #                             "host_time_s", "collectives": [{"collective", "calls",
 #                             "message_bytes", "ranks", "time_s", "algbw_bytes_per_s",

@@ -11,7 +11,8 @@ kernels' ``TORCHINDUCTOR_CACHE_DIR`` and ``TMPDIR`` under the test's temp dir) s
   IPython's display formatter makes it, so the GPU views are drawn from real data;
 - ``xss.ipynb``: report bundles whose names carry HTML and script;
 - ``saved.ipynb``: saved reports from tests/data/reports: a newer schema version, an empty
-  report, an A/B with a mismatch and a failed variant, a CPU-only report.
+  report, an A/B with a mismatch and a failed variant, a CPU-only report; and the report of a
+  rank of a 2-rank gloo job (tests/data/ranks), with communication in its split.
 
 Notebooks with saved outputs open with no kernel at all (the page is served with JupyterLab's
 ``notebookStartsKernel`` off). Screenshots go to tests/artifacts/browser/ (git-ignored).
@@ -100,6 +101,15 @@ def load_doc(name: str) -> dict:
     return json.loads((REPORTS / f"{name}.json").read_text())
 
 
+RANK_TRACE = DATA / "ranks" / "rank0_of2.step4.json.gz"
+
+
+def rank_report():
+    import jupyter_brrr
+
+    return jupyter_brrr.load(RANK_TRACE)
+
+
 def gpu_report():
     import jupyter_brrr
 
@@ -181,6 +191,7 @@ def build_root(root: Path) -> dict:
             ("# empty", [plain_bundle(load_doc("empty"), "<empty report>")]),
             ("# an A/B with a mismatch and a failure", [plain_bundle(load_doc("ab"), "<ab>")]),
             ("# CPU only", [plain_bundle(load_doc("cpu_only"), "<cpu only>")]),
+            ("# a gloo rank", [report_bundle(rank_report())]),
         ],
     )
     return {"gpu": gpu_bundle[MIME_TYPE], "xss_real": xss_real}
@@ -283,7 +294,7 @@ def _gpu_page(context, server):
 
 @pytest.fixture(scope="module")
 def _saved_page(context, server):
-    page = _open_with_reports(context, server, "saved.ipynb", 4)
+    page = _open_with_reports(context, server, "saved.ipynb", 5)
     yield page
     page.close()
 
@@ -894,6 +905,26 @@ def test_saved_ab_and_cpu_only(saved_page, artifacts):
     want = [o["name"] for o in expected_order(ops, "self_cpu_time_s", True)]
     assert [row[keys.index("name")] for row in table_rows(cpu)] == want[: len(table_rows(cpu))]
     shot(cpu, artifacts, "saved_cpu_only_operators")
+    assert app_errors(page.brrr_errors) == []
+
+
+def test_saved_rank_shows_communication_and_the_cost_model(saved_page, artifacts):
+    """A rank of a gloo job: communication is its own part of the split, and the overview says
+    how much of the GPU time has a cost model."""
+    page = saved_page
+    root = page.locator(".jp-brrr").nth(4)
+    root.scroll_into_view_if_needed()
+    s = rank_report().summary
+    bar = root.locator('[data-testid="brrr-split"]')
+    bar.wait_for(state="visible")
+    parts = bar.locator("[data-part]").evaluate_all("els => els.map(e => e.dataset.part)")
+    assert "communication" in parts, parts
+    legend = root.locator('.jp-brrr-legend-item[data-part="communication"]').inner_text()
+    assert "Communication" in legend
+    card = root.locator('[data-testid="brrr-card-modelled"]').inner_text()
+    assert f"{100 * s['modelled_share']:.1f}%" in card.replace("\n", " ")
+    assert "cost model" in card.lower()
+    shot(root, artifacts, "saved_rank_communication")
     assert app_errors(page.brrr_errors) == []
 
 

@@ -1252,7 +1252,9 @@ def _split(report: Report, median_s: float | None) -> dict:
     """
     summary = report.summary
     parts = {f"{p}_s": float(summary.get(f"{p}_s") or 0.0) for p in SPLIT_PARTS if p != "idle"}
+    # A host collective (gloo) while the GPU waits is part of the split, not idle.
     busy = float(summary.get("busy_s") or sum(parts.values()))
+    busy += float(summary.get("host_communication_s") or 0.0)
     span = median_s if median_s is not None else float(summary.get("span_s") or busy)
     profiled = summary.get("profiled_span_s") or summary.get("wall_s")
     if not summary.get("gpu") and profiled and profiled > 0:
