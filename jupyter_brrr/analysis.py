@@ -736,7 +736,7 @@ def _communication(
     annotations = trace.annotations
     host = (annotations["where"].to_numpy(dtype=object) == "host") & _name_tests(
         annotations["name"].to_numpy(dtype=object),
-        lambda name: name.startswith(comms._HOST_COLLECTIVE_PREFIXES),
+        lambda name: name.startswith(comms.HOST_COLLECTIVE_PREFIXES),
     )[0]
     host_start = annotations["start_s"].to_numpy()[host] if gpu["op"].size else np.empty(0)
     host_end = annotations["end_s"].to_numpy()[host] if gpu["op"].size else np.empty(0)

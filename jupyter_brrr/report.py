@@ -226,7 +226,9 @@ class Report:
             source=doc.get("source") or "profile",
             created=doc.get("created"),
             ab=_ab_with_split_parts(doc.get("ab")),
-            steps=_frame(doc.get("steps"), STEP_COLUMNS),  # absent from older reports
+            steps=_with_step_parts(
+                _frame(doc.get("steps"), STEP_COLUMNS)
+            ),  # absent from older reports
             change=doc.get("change"),
             history=doc.get("history"),
             target=doc.get("target"),
@@ -344,6 +346,14 @@ def _with_split_parts(summary: dict) -> dict:
         return summary
     missing = {f"{part}_s": 0.0 for part in SPLIT_PARTS if f"{part}_s" not in summary}
     return {**summary, **missing} if missing else summary
+
+
+def _with_step_parts(steps: pd.DataFrame) -> pd.DataFrame:
+    """A steps table with every part of the split (older ones had no communication)."""
+    written = "communication_s" in steps and steps["communication_s"].notna().any()
+    if len(steps) and not written:
+        steps = steps.assign(communication_s=0.0)
+    return steps
 
 
 def _ab_with_split_parts(ab: Any) -> Any:

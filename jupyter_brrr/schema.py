@@ -191,8 +191,9 @@ STEP_COLUMNS = (
     "busy_s",  # its GPU events' interval union
     "compute_s",
     "memory_s",
+    "communication_s",  # collectives with no other GPU work beside them (0 in older reports)
     "other_s",
-    "idle_s",  # span_s - busy_s
+    "idle_s",  # span_s - busy_s (- host collectives)
     "kernels",  # GPU events it launched (kernels, copies, sets)
     "host_s",  # its range on the host (the CPU usually runs ahead of the GPU)
 )

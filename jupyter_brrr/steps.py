@@ -13,9 +13,10 @@ per-run figures must come from one step, not from the whole trace. How the numbe
   (the host queues work ahead, the usual case) gives each step the time its GPU work took; an
   idle GPU gives a step its host time, as CUDA events around one run would. The windows add up to
   the whole.
-- Per step: ``span_s`` is its window; ``busy_s`` and the split (compute, memory, other) are the
-  interval union of its own GPU events, with the bounds of the whole trace's analysis; ``idle_s``
-  is the rest of the window.
+- Per step: ``span_s`` is its window; ``busy_s`` and the split (compute, memory, communication,
+  other) are the interval union of its own GPU events, with the bounds and categories of the whole
+  trace's analysis, and of the host collectives (gloo) inside its window, as ``analysis`` splits a
+  span; ``idle_s`` is the rest of the window.
 - A step that launched under half the GPU events of the median step is ``"partial"`` (the
   profiler stopped in it: the last ``prof.step()`` opens one). The first complete step is
   ``"first"``, set apart: one-time costs (cuDNN autotuning, allocator growth, lazy
@@ -170,7 +171,29 @@ def find_steps(trace: Trace, kernels: pd.DataFrame, minimum: int = 2) -> StepWin
     window_end = np.maximum(window_end, window_start)
 
     bound = kernels["bound"].to_numpy(dtype=object)
-    split = [_step_split(start[step == i], end[step == i], bound[step == i]) for i in range(n)]
+    category = (
+        kernels["category"].to_numpy(dtype=object)
+        if "category" in kernels
+        else np.full(len(bound), "", dtype=object)
+    )
+    collective_start, collective_end = _host_collectives(trace)
+    split = []
+    for i in range(n):
+        mine = step == i
+        lo, hi = window_start[i], window_end[i]
+        host_start_i = np.clip(collective_start, lo, hi)
+        host_end_i = np.clip(collective_end, lo, hi)
+        inside = host_end_i > host_start_i
+        split.append(
+            _step_split(
+                start[mine],
+                end[mine],
+                bound[mine],
+                category[mine],
+                host_start_i[inside],
+                host_end_i[inside],
+            )
+        )
     span = window_end - window_start
     table = {
         "step": steps["name"].to_numpy(dtype=object),
@@ -178,8 +201,14 @@ def find_steps(trace: Trace, kernels: pd.DataFrame, minimum: int = 2) -> StepWin
         "start_s": window_start - window_start[0],
         "span_s": span,
         "busy_s": np.array([s["busy_s"] for s in split]),
-        **{f"{part}_s": np.array([s[f"{part}_s"] for s in split]) for part in SPLIT_PARTS[:3]},
-        "idle_s": np.maximum(span - np.array([s["busy_s"] for s in split]), 0.0),
+        **{
+            f"{part}_s": np.array([s[f"{part}_s"] for s in split])
+            for part in SPLIT_PARTS
+            if part != "idle"
+        },
+        "idle_s": np.maximum(
+            span - np.array([s["busy_s"] + s["host_communication_s"] for s in split]), 0.0
+        ),
         "kernels": events,
         "host_s": host_end - host_start,
     }
@@ -204,19 +233,40 @@ def _step_of(times: np.ndarray, host_start: np.ndarray, host_end: np.ndarray) ->
     return np.where(inside, step, -1)
 
 
-def _step_split(start: np.ndarray, end: np.ndarray, bound: np.ndarray) -> dict[str, float]:
-    """Busy time and its split by bound (compute > memory > other), overlap counted once."""
-    compute = bound == "compute"
-    roofline = compute | (bound == "memory")
-    busy = intervals.union_length(start, end)
-    compute_s = intervals.union_length(start[compute], end[compute])
-    compute_or_memory = intervals.union_length(start[roofline], end[roofline])
-    return {
-        "busy_s": busy,
-        "compute_s": compute_s,
-        "memory_s": compute_or_memory - compute_s,
-        "other_s": busy - compute_or_memory,
-    }
+def _step_split(
+    start: np.ndarray,
+    end: np.ndarray,
+    bound: np.ndarray,
+    category: np.ndarray,
+    host_start: np.ndarray,
+    host_end: np.ndarray,
+) -> dict[str, float]:
+    """Busy time and its split, overlap counted once: ``analysis``'s split of a span."""
+    from .analysis import _split
+
+    if not len(start):
+        return {
+            "busy_s": 0.0,
+            **{f"{part}_s": 0.0 for part in SPLIT_PARTS if part != "idle"},
+            "host_communication_s": intervals.union_length(host_start, host_end),
+        }
+    events = {"start_s": start, "dur_s": end - start, "bound": bound, "category": category}
+    return _split(events, True, {}, host_start, host_end)
+
+
+def _host_collectives(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """The collectives that ran on the host (gloo's annotations), in trace time."""
+    from .comms import HOST_COLLECTIVE_PREFIXES
+
+    annotations = trace.annotations
+    names = annotations["name"].to_numpy(dtype=object)
+    host = (annotations["where"].to_numpy(dtype=object) == "host") & np.array(
+        [isinstance(n, str) and n.startswith(HOST_COLLECTIVE_PREFIXES) for n in names], bool
+    )
+    return (
+        annotations["start_s"].to_numpy(dtype=float)[host],
+        annotations["end_s"].to_numpy(dtype=float)[host],
+    )
 
 
 def _kinds(events: np.ndarray) -> np.ndarray:

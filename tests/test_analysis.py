@@ -257,8 +257,9 @@ def test_wrappers_leave_the_cost_to_the_op_that_ran() -> None:
 def test_a_trace_without_shapes_says_so_and_how_to_record_them() -> None:
     report = jupyter_brrr.load(DATA / "v100_resnet_ns.json.gz")
     assert report.summary["modelled_share"] == 0.0
-    (note,) = [n for n in report.notes if "without shapes" in n]
+    (note,) = [n for n in report.notes if "no input shapes" in n]
     assert "record_shapes=True" in note
+    assert not any("cost model;" in n for n in report.notes)  # one note says why, not two
     # Its convolution and GEMM kernels are still named for what they are, marked as such.
     categories = set(report.kernels["category"])
     assert {"conv (by kernel name)", "elementwise (by kernel name)"} <= categories

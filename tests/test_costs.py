@@ -568,15 +568,8 @@ def test_gpt2_attention_is_causal(gpt2_ops: list[dict]) -> None:
         assert cost.bytes == 4 * 8 * 12 * 1024 * 64 * BF16  # q, k, v, out; no logsumexp
 
 
-# A 2023 trace from another team's PyTorch build, whose argument layouts differ (an aten::sum
-# with a leading None); the formulas may decline them, which the analysis tests cover.
-_FOREIGN_LAYOUTS = {"sampled_rank0_of128.json.gz"}
-
-
 def test_every_modelled_op_in_the_traces_gets_a_cost() -> None:
     for path in sorted(DATA.glob("*.json.gz")):
-        if path.name in _FOREIGN_LAYOUTS:
-            continue
         for event in _trace_ops(path):
             args = event.get("args", {})
             if not has_model(event["name"]) or args.get("Input Dims") is None:

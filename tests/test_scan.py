@@ -67,15 +67,7 @@ def test_the_built_reader_is_not_older_than_its_source() -> None:
         )
 
 
-# Written as compact JSON, not in Kineto's layout of one event per object: read in one piece.
-_COMPACT = {"sampled_rank0_of128.json.gz"}
-
-
-@pytest.mark.parametrize(
-    "path",
-    sorted(p for p in DATA.glob("*.json.gz") if p.name not in _COMPACT),
-    ids=lambda p: p.name,
-)
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.json.gz")), ids=lambda p: p.name)
 def test_every_trace_reads_the_same_as_with_msgspec(
     monkeypatch: pytest.MonkeyPatch, path: Path
 ) -> None:

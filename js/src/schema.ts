@@ -429,6 +429,8 @@ export interface IStepRow {
   compute_s: number | null;
   /** Of busy_s: memory-bound. */
   memory_s: number | null;
+  /** Exposed communication (0 in older reports). */
+  communication_s: number | null;
   /** Of busy_s: other. */
   other_s: number | null;
   /** span_s - busy_s. */
@@ -810,6 +812,7 @@ export function stepRows(report: IReport): IStepRow[] {
     busy_s: num(r.busy_s),
     compute_s: num(r.compute_s),
     memory_s: num(r.memory_s),
+    communication_s: num(r.communication_s) ?? 0,
     other_s: num(r.other_s),
     idle_s: num(r.idle_s),
     kernels: num(r.kernels)

@@ -427,7 +427,7 @@ def _steps_table(report: Report) -> str:
         for r in steps.itertuples()
     ]
     title = f"The {len(steps)} profiler steps of the trace"
-    return _section(_e(title)) + _table(head, body, right={2, 3, 4, 5, 6})
+    return _section(_e(title)) + _table(head, body, right=set(range(2, 3 + len(SPLIT_PARTS))))
 
 
 def header(report: Report) -> str:

@@ -143,10 +143,9 @@ function stepsSection(ctx: IViewContext): HTMLElement | null {
         h('td', { class: 'jp-brrr-name' }, step.step),
         h('td', null, step.kind),
         h('td', { class: 'jp-brrr-num' }, fmtTime(step.span_s)),
-        h('td', { class: 'jp-brrr-num' }, share(step.compute_s)),
-        h('td', { class: 'jp-brrr-num' }, share(step.memory_s)),
-        h('td', { class: 'jp-brrr-num' }, share(step.other_s)),
-        h('td', { class: 'jp-brrr-num' }, share(step.idle_s))
+        ...SPLIT_KEYS.map(k =>
+          h('td', { class: 'jp-brrr-num' }, share(step[`${k}_s`]))
+        )
       )
     );
   }
