@@ -318,7 +318,9 @@ def history_html(history: Sequence[Mapping], top: int = 20) -> str:
             ]
         )
     head = ["run", "when (UTC)", "span", "vs previous", *SPLIT_PARTS, "kernels", "code"]
-    return _section("Runs of this name") + _table(head, rows, right={2, 4, 5, 6, 7, 8})
+    return _section("Runs of this name") + _table(
+        head, rows, right={2, *range(4, 5 + len(SPLIT_PARTS))}
+    )
 
 
 def target_html(target: Mapping) -> str:

@@ -262,7 +262,8 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     );
     const modelled = s.modelled_share;
     if (modelled !== null) {
-      const estimated = typeof s.estimated_share === 'number' ? s.estimated_share : 0;
+      const estimated =
+        typeof s.estimated_share === 'number' ? s.estimated_share : 0;
       const missing = Array.isArray(s.unmodelled_ops) ? s.unmodelled_ops : [];
       const names = missing
         .slice(0, 3)
