@@ -174,7 +174,9 @@ def test_cuda_graph_replay_leaves_no_op_owning_time() -> None:
         advice("launch_bound_loop", "slow"), advice("launch_bound_loop", "fixed")
     )
     assert comparison.shift[0].startswith("After, no op owns GPU time")
-    assert comparison.shift[1].startswith("The largest part of the span is now other GPU time")
+    # The replayed kernels have no op, hence no cost model; their names say they are pointwise,
+    # which is memory-bound (analysis._NAME_CLASSES).
+    assert comparison.shift[1].startswith("The largest part of the span is now memory-bound time")
     counts = comparison.counts
     assert (counts.loc["launches", "before"], counts.loc["launches", "after"]) == (400, 1)
     assert comparison.amdahl.iloc[0]["part"] == "idle"
@@ -401,7 +403,8 @@ def test_comparison_json_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     resnet = DATA / "resnet50_train_amp_b64.json.gz"
     comparison = jupyter_brrr.diff(resnet, resnet)
     doc = comparison.to_dict()
-    assert len(comparison.ops) == 163
-    assert len(doc["ops"]["data"]) == 50 and doc["ops"]["total"] == 163
+    total = len(comparison.ops)
+    assert total > 150
+    assert len(doc["ops"]["data"]) == 50 and doc["ops"]["total"] == total
     assert len(doc["kernels"]["data"]) == doc["kernels"]["total"] == len(comparison.kernels)
     assert math.isclose(comparison.span.speedup, 1.0)
