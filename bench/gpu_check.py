@@ -1201,6 +1201,7 @@ def check_nesting() -> None:
         "GEMM ops (2 forward addmm, 3 backward mm)",
         not note and count == 5,
         note[0][:120] if note else "",
+    )
 
 
 def _op_rows(report: jupyter_brrr.Report, name: str) -> Any:
@@ -1473,6 +1474,8 @@ CHECKS = {
     "reader": check_reader,
     "state": check_state,
     "nesting": check_nesting,
+    "coverage": check_coverage,
+    "comms": check_comms,
 }
 
 

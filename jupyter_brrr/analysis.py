@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from . import comms, costs, intervals, roofs
-from . import peaks as peaks_module
 from .events import Trace
 from .peaks import Peaks
 from .schema import OPS_COLUMNS, SPLIT_PARTS
@@ -532,7 +531,7 @@ def _kernel_name_tests(names: np.ndarray) -> dict[str, np.ndarray]:
 
     return {
         "communication": per_event(
-            [bool(t) and (_is_communication(t) or comms.is_collective_kernel(t)) for t in texts],
+            [bool(t) and (_is_communication(t) or comms.is_comm_kernel(t)) for t in texts],
             False,
         ),
         "host_copy": per_event([bool(t) and _is_host_copy(t) for t in texts], False),
@@ -716,6 +715,10 @@ class _Communication:
     summary: dict | None
 
 
+# Collectives that run on the host: gloo's worker annotations ("gloo:all_reduce").
+HOST_COLLECTIVE_PREFIXES = ("gloo:",)
+
+
 def _communication(
     trace: Trace,
     gpu: dict[str, np.ndarray],
@@ -724,141 +727,94 @@ def _communication(
     device: str,
 ) -> _Communication:
     """Collectives: their GPU events and host intervals, and per kind and size the calls, time,
-    algorithm and bus bandwidth and the fraction of the link's peak (see ``comms``)."""
+    algorithm and bus bandwidth and the fraction of the link's peak.
+
+    The GPU events of a collective are the NCCL/RCCL kernels (by name) and everything a
+    collective call launched (``comms.is_comm_call``: gloo's copies to the host and back); the
+    calls, their sizes and groups are ``comms.collectives``' (kernel fields, op shapes or the
+    ``nccl:``/``gloo:`` annotation); bandwidths are nccl-tests' (``comms.bandwidth``) against
+    the GPU's link (``target.interconnect``) for groups that fit one node.
+    """
     n_events = len(gpu["op"])
     distinct = ops["name_distinct"]
-    collective_op = np.array([comms.is_collective_op(n) for n in distinct] + [False], bool)[
-        ops["name_code"]
-    ]
-    # The nearest collective op at or above each event's launcher.
-    owner = _nearest_modelled(gpu["op"], collective_op, ops["parent"])
-    events = (owner >= 0) | gpu["communication"]
+    is_call = np.array([comms.is_comm_call(n) for n in distinct] + [False], bool)
+    under_call = _nearest_modelled(gpu["op"], is_call[ops["name_code"]], ops["parent"])
+    events = (under_call >= 0) | gpu["communication"]
     annotations = trace.annotations
     host = (annotations["where"].to_numpy(dtype=object) == "host") & _name_tests(
         annotations["name"].to_numpy(dtype=object),
-        lambda name: name.startswith(comms.HOST_COLLECTIVE_PREFIXES),
+        lambda name: name.startswith(HOST_COLLECTIVE_PREFIXES),
     )[0]
-    host_start = annotations["start_s"].to_numpy()[host] if gpu["op"].size else np.empty(0)
-    host_end = annotations["end_s"].to_numpy()[host] if gpu["op"].size else np.empty(0)
+    host_start = annotations["start_s"].to_numpy()[host] if n_events else np.empty(0)
+    host_end = annotations["end_s"].to_numpy()[host] if n_events else np.empty(0)
     sized = np.zeros(n_events, dtype=bool)
     if not events.any() and not len(host_start):
         return _Communication(events, sized, host_start, host_end, None)
 
-    rows = np.flatnonzero(events)
-    n_kernels = len(trace.kernels)
-    kernel_fields = {
-        f: trace.kernels[f].to_numpy(dtype=object)
-        for f in ("collective", "in_nelems", "out_nelems", "group_size", "comm_dtype")
-    }
-    world = comms.ranks_of(trace.metadata)
-    # One call per collective op (or per kernel, for an NCCL kernel with no op above it).
-    call_of = np.where(owner[rows] >= 0, owner[rows], -1 - rows)
-    calls = []
-    for call in np.unique(call_of):
-        members = rows[call_of == call]
-        kernels_here = members[members < n_kernels]
-        info = _collective_call(
-            trace, ops, int(call), members, kernels_here, kernel_fields, gpu, world
-        )
-        sized[members] = info["message_bytes"] is not None
-        calls.append(info)
-    table = pd.DataFrame(calls, columns=["collective", "message_bytes", "ranks", "dur_s"])
-    backend = comms.backend_of(trace.metadata)
-    # gloo moves GPU tensors through the host: the GPUs' own links do not carry it.
-    link = None if backend == "gloo" else peaks_module.interconnect(device)
-    if backend == "gloo":
-        # gloo runs the collective on the CPU: the GPU time of its copies says nothing of
-        # its bandwidth, and the host's time is shared by calls that overlap.
-        table["dur_s"] = np.nan
+    calls = comms.collectives(trace)
+    # Each event's call: the outermost collective call above its launcher.
+    call_of = comms.call_of_rows(trace)
+    launcher = gpu["op"]
+    event_call = np.where(launcher >= 0, np.append(call_of, -1)[launcher], -1)
+    known = set(calls.loc[calls["bytes"].notna(), "call_row"].astype(int)) - {-1}
+    sized = events & np.isin(event_call, list(known))
+    # NCCL kernels that no call launched are calls of their own: sized by their start.
+    orphans = calls[(calls["call_row"] < 0) & (calls["where"] == "gpu") & calls["bytes"].notna()]
+    if len(orphans):
+        sized |= events & (event_call < 0) & np.isin(gpu["start_s"], orphans["start_s"])
+    info = trace.metadata.get("distributedInfo") if isinstance(trace.metadata, dict) else None
+    backend = info.get("backend") if isinstance(info, dict) else None
+    from .target import NODE_GPUS, interconnect
+
+    found = None if backend == "gloo" else interconnect(device)
+    link = {"bytes_per_s": found[0], "source": found[1]} if found else None
     summary = {
         "backend": backend,
-        "collectives": comms.summarise(table, link),
+        "collectives": _collective_rows(calls, link, NODE_GPUS),
         "link": link,
         "host_time_s": intervals.union_length(host_start, host_end),
     }
     return _Communication(events, sized, host_start, host_end, summary)
 
 
-def _collective_call(
-    trace: Trace,
-    ops: dict[str, np.ndarray],
-    call: int,
-    members: np.ndarray,
-    kernels_here: np.ndarray,
-    kernel_fields: dict[str, np.ndarray],
-    gpu: dict[str, np.ndarray],
-    world: int | None,
-) -> dict:
-    """What one collective call is and moves: from its kernel's fields, else its op's (or its
-    annotation's) shapes; the group from the kernel, else the world size."""
-    collective = size = ranks = None
-    for k in kernels_here:
-        collective = comms.collective_name(kernel_fields["collective"][k]) or collective
-        size = size or comms.message_bytes(
-            collective,
-            kernel_fields["in_nelems"][k],
-            kernel_fields["out_nelems"][k],
-            kernel_fields["comm_dtype"][k],
+def _collective_rows(calls: pd.DataFrame, link: dict | None, node_gpus: int) -> list[dict]:
+    """The calls grouped by op, size and group size: calls, time, algbw and busbw
+    (``comms.bandwidth``), and busbw's share of the link's peak for groups of one node. A call
+    run on the host (gloo) has no GPU time: its host time includes the wait for the other
+    ranks, so it gets no rate."""
+    if not len(calls):
+        return []
+    table = calls.assign(
+        seconds=np.where(calls["where"] == "gpu", calls["end_s"] - calls["start_s"], np.nan),
+        op=calls["op"].fillna("unknown"),
+        size=calls["bytes"].fillna(-1.0),
+        ranks=calls["group_size"].fillna(-1),
+    )
+    rows = []
+    for (op, size, ranks), group in table.groupby(["op", "size", "ranks"], sort=False):
+        seconds = float(group["seconds"].sum(min_count=1))
+        size = None if size < 0 else float(size)
+        ranks = None if ranks < 0 else int(ranks)
+        algbw = busbw = fraction = None
+        if size is not None and not math.isnan(seconds) and seconds > 0:
+            algbw, busbw = comms.bandwidth(str(op), size * len(group), seconds, ranks)
+            algbw = None if math.isnan(algbw) else algbw
+            busbw = None if math.isnan(busbw) else busbw
+        if busbw is not None and link is not None and ranks is not None and ranks <= node_gpus:
+            fraction = busbw / link["bytes_per_s"]
+        rows.append(
+            {
+                "collective": str(op),
+                "calls": len(group),
+                "message_bytes": size,
+                "ranks": ranks,
+                "time_s": None if math.isnan(seconds) else seconds,
+                "algbw_bytes_per_s": algbw,
+                "busbw_bytes_per_s": busbw,
+                "link_fraction": fraction,
+            }
         )
-        group = kernel_fields["group_size"][k]
-        ranks = ranks or (int(group) if isinstance(group, (int, float)) and group > 0 else None)
-    # A list's element type is not recorded: the ops that launched the events know it (gloo's
-    # copies to the host).
-    launchers = gpu["op"][members]
-    element = next(
-        (
-            t
-            for row in launchers[launchers >= 0]
-            for t in (trace.ops["types"].iat[row] or [])
-            if comms.element_bytes(t)
-        ),
-        None,
-    )
-    row = call
-    while row >= 0 and (collective is None or size is None):
-        name = ops["name"][row]
-        if comms.is_collective_op(name):
-            if collective is None and name != "record_param_comms":
-                collective = comms.collective_name(name)
-            if size is None:
-                size = comms.shapes_bytes(
-                    trace.ops["dims"].iat[row], trace.ops["types"].iat[row], element
-                )
-        row = ops["parent"][row]
-    if (collective is None or size is None) and call >= 0:
-        found = _collective_annotation(trace, call)
-        if found is not None:
-            collective = collective or comms.collective_name(found[0])
-            size = size or comms.shapes_bytes(found[1], found[2])
-    if collective is None:
-        for name in gpu["name"][members]:
-            collective = collective or comms.collective_name(name)
-    return {
-        "collective": collective,
-        "message_bytes": size,
-        "ranks": ranks or world,
-        "dur_s": float(np.sum(gpu["dur_s"][members])),
-    }
-
-
-def _collective_annotation(trace: Trace, call: int) -> tuple | None:
-    """The ``nccl:``/``gloo:`` annotation that a collective op encloses (same thread): its
-    name, dims and types, which old traces record there rather than on the op."""
-    annotations = trace.annotations
-    if "dims" not in annotations:
-        return None
-    op = trace.ops.iloc[call]
-    inside = (
-        (annotations["tid"] == op["tid"])
-        & (annotations["pid"] == op["pid"])
-        & (annotations["start_s"] >= op["start_s"])
-        & (annotations["end_s"] <= op["end_s"])
-        & annotations["name"].astype(str).str.startswith(("nccl:", "gloo:"))
-    )
-    if not inside.any():
-        return None
-    found = annotations[inside].iloc[0]
-    return found["name"], found["dims"], found["types"]
+    return sorted(rows, key=lambda r: -(r["time_s"] or 0.0))
 
 
 # --- coverage ------------------------------------------------------------------------------------

@@ -47,7 +47,6 @@ __all__ = [
     "cache_peaks",
     "cached_peaks",
     "dtype_key",
-    "interconnect",
     "lookup",
     "measure_peaks",
     "peaks_for",
@@ -307,51 +306,6 @@ class _NamePattern:
         return all(re.search(p, name) for p in self.all_of) and not any(
             re.search(p, name) for p in self.none_of
         )
-
-
-# GPU-to-GPU links, for communication: the peak one GPU can send in one direction over all its
-# links at once (NVIDIA quotes the two directions together: "NVLink 900 GB/s" is 450 GB/s each
-# way), which is what nccl-tests' bus bandwidth approaches within one node. PCIe figures are the
-# x16 slot's per-direction rate for parts without NVLink (or whose NVLink bridge is optional).
-# AMD parts are left out: their Infinity Fabric figures are per link and per package (MI250X).
-# fmt: off
-_INTERCONNECT: dict[str, tuple[str, float, str]] = {
-    # table device:               (link,              GB/s one way, source)
-    "Tesla V100-SXM2-16GB":       ("NVLink 2",        150, f"{_V100}: NVLink 300 GB/s"),
-    "Tesla V100-SXM2-32GB":       ("NVLink 2",        150, f"{_V100}: NVLink 300 GB/s"),
-    "Tesla V100-PCIE-16GB":       ("PCIe 3.0 x16",    16,  f"{_V100}: PCIe 32 GB/s"),
-    "Tesla V100-PCIE-32GB":       ("PCIe 3.0 x16",    16,  f"{_V100}: PCIe 32 GB/s"),
-    "Tesla V100S-PCIE-32GB":      ("PCIe 3.0 x16",    16,  "NVIDIA V100S datasheet: PCIe 32 GB/s"),
-    "Tesla T4":                   ("PCIe 3.0 x16",    16,  "NVIDIA T4 datasheet: PCIe Gen3 x16 32 GB/s"),
-    "NVIDIA A100 40GB (SXM)":     ("NVLink 3",        300, f"{_A100}: NVLink 600 GB/s"),
-    "NVIDIA A100 80GB (SXM)":     ("NVLink 3",        300, f"{_A100}: NVLink 600 GB/s"),
-    "NVIDIA A100 40GB PCIe":      ("PCIe 4.0 x16",    32,  f"{_A100}: PCIe Gen4 64 GB/s"),
-    "NVIDIA A100 80GB PCIe":      ("PCIe 4.0 x16",    32,  f"{_A100}: PCIe Gen4 64 GB/s"),
-    "NVIDIA A10":                 ("PCIe 4.0 x16",    32,  "NVIDIA A10 datasheet: PCIe Gen4 64 GB/s"),
-    "NVIDIA L4":                  ("PCIe 4.0 x16",    32,  "NVIDIA L4 datasheet: PCIe Gen4 x16 64 GB/s"),
-    "NVIDIA L40":                 ("PCIe 4.0 x16",    32,  "NVIDIA L40 datasheet: PCIe Gen4 x16 64 GB/s bidirectional"),
-    "NVIDIA L40S":                ("PCIe 4.0 x16",    32,  "NVIDIA L40S datasheet: PCIe Gen4 x16 64 GB/s bidirectional"),
-    "NVIDIA H100 SXM":            ("NVLink 4",        450, f"{_H100}: NVLink 900 GB/s"),
-    "NVIDIA H100 PCIe":           ("PCIe 5.0 x16",    64,  f"{_H100}: PCIe Gen5 128 GB/s"),
-    "NVIDIA H100 NVL":            ("NVLink 4 bridge", 300, f"{_H100}: NVLink 600 GB/s"),
-    "NVIDIA GH200 480GB":         ("NVLink 4",        450, f"{_GH200}: NVLink 900 GB/s"),
-    "NVIDIA GH200 144G HBM3e":    ("NVLink 4",        450, f"{_GH200}: NVLink 900 GB/s"),
-    "NVIDIA H200":                ("NVLink 4",        450, f"{_H200}: NVLink 900 GB/s"),
-    "NVIDIA H200 NVL":            ("NVLink 4 bridge", 450, f"{_H200}: 2- or 4-way NVLink bridge 900 GB/s"),
-}
-# fmt: on
-
-
-def interconnect(
-    device_name: str, *, memory_bytes: float | None = None, multiprocessors: int | None = None
-) -> dict[str, Any] | None:
-    """The GPU-to-GPU link of a device of the table: ``{"name", "bytes_per_s", "source"}``, the
-    peak one way (see ``_INTERCONNECT``); None for a device not in it."""
-    row = lookup(device_name, memory_bytes=memory_bytes, multiprocessors=multiprocessors)
-    if row is None or row.device not in _INTERCONNECT:
-        return None
-    name, gb_s, source = _INTERCONNECT[row.device]
-    return {"name": name, "bytes_per_s": gb_s * 1e9, "source": source}
 
 
 # Most specific first: the first pattern that matches wins. Names are lower-cased with runs of

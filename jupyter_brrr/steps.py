@@ -256,7 +256,7 @@ def _step_split(
 
 def _host_collectives(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     """The collectives that ran on the host (gloo's annotations), in trace time."""
-    from .comms import HOST_COLLECTIVE_PREFIXES
+    from .analysis import HOST_COLLECTIVE_PREFIXES
 
     annotations = trace.annotations
     names = annotations["name"].to_numpy(dtype=object)

@@ -308,3 +308,91 @@ def test_split_has_a_communication_part_even_without_collectives(reports: dict) 
         assert s["communication_s"] == 0.0 and s["communication_hidden_s"] == 0.0
         assert s["communication"] is None
         assert "communication" in report.split().index
+
+
+# --- communication, the fifth part of the split -----------------------------------------------------
+
+
+def _split_sums_to_span(summary: dict) -> None:
+    parts = ("compute_s", "memory_s", "communication_s", "other_s", "idle_s")
+    assert sum(summary[p] for p in parts) == pytest.approx(summary["span_s"], rel=1e-9)
+
+
+def test_nccl_trace_shows_communication_as_its_own_part() -> None:
+    report = jupyter_brrr.load(DATA / "hta" / "nccl_a100_rank0_of2.json.gz")
+    s = report.summary
+    _split_sums_to_span(s)
+    kernels = report.kernels
+    comm = kernels[kernels["category"] == "communication"]
+    assert len(comm) and comm["name"].str.startswith("ncclKernel_").all()
+    # Exposed + hidden = the union of the collectives' kernels; exposed = where nothing else ran.
+    start, end = comm["start_s"].to_numpy(), (comm["start_s"] + comm["dur_s"]).to_numpy()
+    total = intervals.union_length(start, end)
+    assert s["communication_s"] + s["communication_hidden_s"] == pytest.approx(total)
+    rest = kernels[kernels["category"] != "communication"]
+    everything = intervals.union_length(
+        np.concatenate([start, rest["start_s"]]),
+        np.concatenate([end, rest["start_s"] + rest["dur_s"]]),
+    )
+    working = intervals.union_length(rest["start_s"], rest["start_s"] + rest["dur_s"])
+    assert s["communication_s"] == pytest.approx(everything - working)
+    assert 0 < s["communication_s"] < total
+    # Sizes from the kernels' own fields; two ranks: busbw = algbw for an all-reduce.
+    info = s["communication"]
+    assert info["backend"] == "nccl"
+    assert info["link"]["bytes_per_s"] == 300e9 and "NVLink 3" in info["link"]["source"]
+    rows = {(r["collective"], r["message_bytes"]): r for r in info["collectives"]}
+    big = rows[("all_reduce", 6637568 * 4)]
+    assert big["ranks"] == 2
+    assert big["algbw_bytes_per_s"] == pytest.approx(
+        big["message_bytes"] * big["calls"] / big["time_s"]
+    )
+    assert big["busbw_bytes_per_s"] == pytest.approx(big["algbw_bytes_per_s"])
+    assert big["link_fraction"] == pytest.approx(big["busbw_bytes_per_s"] / 300e9)
+    assert any(r["collective"] == "broadcast" for r in info["collectives"])
+    # Collectives of known size count as modelled; this trace has no shapes for the rest.
+    comm_share = comm["dur_s"].sum() / kernels["dur_s"].sum()
+    assert s["modelled_share"] == pytest.approx(comm_share)
+    assert any("record_shapes=True" in note for note in report.notes)
+
+
+def test_collectives_of_a_128_rank_job_are_sized_from_their_ops_and_annotations() -> None:
+    report = jupyter_brrr.load(DATA / "hta" / "sampled_rank0_of128.json.gz")
+    s = report.summary
+    _split_sums_to_span(s)
+    assert s["communication_s"] > 0
+    rows = s["communication"]["collectives"]
+    kinds = {r["collective"] for r in rows}
+    assert {"all_to_all", "all_gather", "all_reduce"} <= kinds
+    a2a = next(
+        r for r in rows if r["collective"] == "all_to_all" and r["message_bytes"] == 419430400
+    )
+    assert a2a["ranks"] == 128
+    assert a2a["busbw_bytes_per_s"] == pytest.approx(a2a["algbw_bytes_per_s"] * 127 / 128)
+    # DDP's all-reduce records no shapes on its op: its nccl:all_reduce annotation has them.
+    assert all(r["message_bytes"] for r in rows)
+    # 128 ranks span nodes: the GPU's own links do not decide, and the trace names no GPU.
+    assert all(r["link_fraction"] is None for r in rows)
+
+
+def test_gloo_ranks_wait_on_communication_and_the_straggler_computes() -> None:
+    reports = [jupyter_brrr.load(DATA / "ranks" / f"rank{r}_of2.step4.json.gz") for r in (0, 1)]
+    for report in reports:
+        s = report.summary
+        _split_sums_to_span(s)
+        info = s["communication"]
+        assert info["backend"] == "gloo" and info["link"] is None
+        (row,) = info["collectives"]
+        assert row["collective"] == "all_reduce" and row["ranks"] == 2
+        assert row["message_bytes"] == 4196352 * 4  # DDP's bucket, float
+        assert row["algbw_bytes_per_s"] is None  # gloo reduces on the CPU: no GPU-time rate
+        # gloo's copies to and from the host are communication, not host copies.
+        kinds = set(report.kernels.loc[report.kernels["category"] == "communication", "kind"])
+        assert kinds == {"memcpy"}
+        assert s["modelled_share"] > 0.97
+        advice = [a for a in report.recommendations if a["bottleneck"] == "communication"]
+        assert advice and "gloo" in advice[0]["detail"]
+    rank0, rank1 = (r.summary for r in reports)
+    # Rank 1 does twice the work: more compute, and rank 0 waits for it.
+    assert rank1["compute_s"] > 1.4 * rank0["compute_s"]
+    assert rank0["communication_s"] > rank1["communication_s"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from jupyter_brrr import comms, intervals
@@ -116,8 +117,8 @@ def test_nccl_sizes_come_from_the_kernels_args() -> None:
     broadcasts = calls[calls["op"] == "broadcast"]
     assert set(broadcasts["bytes"]) == {53_120 * 4, 53 * 8}
     assert (calls["group_size"] == 2).all()
-    # Without the args pass the sizes are unknown, not guessed.
-    assert comms.collectives(trace)["bytes"].isna().all()
+    # The reader keeps the kernels' collective fields too: the same sizes without the args pass.
+    pd.testing.assert_series_equal(comms.collectives(trace)["bytes"], calls["bytes"])
 
 
 def test_nccl_sizes_from_the_annotations_of_an_older_trace() -> None:
