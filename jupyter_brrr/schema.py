@@ -507,13 +507,24 @@ _PEAKS = _Object(
         "memory_bytes": _MAYBE_AMOUNT,
     },
 )
+# Parts of the split that reports written before them lack (read as 0).
+_LATER_PARTS = ("communication",)
 _SUMMARY = _Object(
     {
-        **{f"{part}_s": _SECONDS for part in ("span", "busy", *SPLIT_PARTS)},
+        **{
+            f"{part}_s": _SECONDS
+            for part in ("span", "busy", *SPLIT_PARTS)
+            if part not in _LATER_PARTS
+        },
         "device": _TEXT,
         "runs": _RUNS,
     },
     {
+        **{f"{part}_s": _SECONDS for part in _LATER_PARTS},
+        "communication_hidden_s": _Nullable(_SECONDS),
+        "host_communication_s": _Nullable(_SECONDS),
+        "modelled_share": _MAYBE_AMOUNT,
+        "estimated_share": _MAYBE_AMOUNT,
         "peaks": _Nullable(_PEAKS),
         "peak_memory_bytes": _MAYBE_AMOUNT,
         "memory_capacity_bytes": _MAYBE_AMOUNT,
@@ -571,7 +582,10 @@ _STEP_CELLS: dict[str, _Type] = {
     "kernels": _MAYBE_COUNT,
     **{
         name: _Nullable(_SECONDS)
-        for name in ("span_s", "busy_s", "compute_s", "memory_s", "other_s", "idle_s", "host_s")
+        for name in (
+            *("span_s", "busy_s", "compute_s", "memory_s", "communication_s", "other_s"),
+            *("idle_s", "host_s"),
+        )
     },
 }
 _VARIANT = _Object(
@@ -636,7 +650,7 @@ def check_report(doc: object) -> None:
     assert isinstance(doc, dict)
     summary = doc["summary"]
     span = summary["span_s"]
-    parts = sum(summary[f"{part}_s"] for part in SPLIT_PARTS)
+    parts = sum(summary.get(f"{part}_s") or 0.0 for part in SPLIT_PARTS)
     if not math.isclose(parts, span, rel_tol=1e-3, abs_tol=1e-12):
         raise SchemaError(
             f"summary: the parts of the span ({' + '.join(f'{p}_s' for p in SPLIT_PARTS)} = "
