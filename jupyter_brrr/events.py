@@ -51,6 +51,8 @@ import numpy as np
 import pandas as pd
 from isal import igzip, isal_zlib
 
+from .attribution import LINE_PREFIX
+from .attribution import MODULE_PREFIX as _MODULE_PREFIX
 from .schema import LONGEST_S
 from .tables import frame, group_codes
 
@@ -85,6 +87,7 @@ class _Args(msgspec.Struct, gc=False):
     dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Dims")
     types: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
     concrete: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Concrete Inputs")
+    strides: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Strides")
     total_allocated: _Scalar = msgspec.field(default=None, name="Total Allocated")
     device_id: _Scalar = msgspec.field(default=None, name="Device Id")
     # Kernels: the launch grid; collectives' kernels (NCCL, recent PyTorch): what they move.
@@ -94,6 +97,10 @@ class _Args(msgspec.Struct, gc=False):
     out_nelems: _Scalar = msgspec.field(default=None, name="Out msg nelems")
     group_size: _Scalar = msgspec.field(default=None, name="Group size")
     comm_dtype: _Scalar = msgspec.field(default=None, name="dtype")
+    # ... and how they were launched (what limits an op far under its roof).
+    block: Any = None
+    registers: _Scalar = msgspec.field(default=None, name="registers per thread")
+    shared_memory: _Scalar = msgspec.field(default=None, name="shared memory")
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -156,16 +163,20 @@ _CATEGORY_ALIASES = {
     "cuda_driver": "cuda_runtime",
     "cuda_sync": "cuda_runtime",
 }
-_MODULE_PREFIX = "nn.Module: "
-
-
-# Kernel fields kept as decoded values (None where absent): the launch grid, and what a
-# collective moves (recent PyTorch writes these on NCCL kernels).
-_KERNEL_EXTRAS = ("grid", "collective", "in_nelems", "out_nelems", "group_size", "comm_dtype")
+# Kernel fields kept as decoded values (None where absent): the launch grid, what a collective
+# moves (recent PyTorch writes these on NCCL kernels), and the rest of the launch: block (a list
+# of 3), registers per thread, static shared memory (what limits an op far under its roof).
+_KERNEL_EXTRAS = (
+    *("grid", "collective", "in_nelems", "out_nelems", "group_size", "comm_dtype"),
+    *("block", "registers", "shared_memory"),
+)
 
 # What each kind of complete ("X") event keeps; everything else in a trace is skipped.
 _FIELDS = {
-    "host": ("cat", "name", "pid", "tid", "ts", "dur", "external_id", "dims", "types", "concrete"),
+    "host": (
+        *("cat", "name", "pid", "tid", "ts", "dur", "external_id"),
+        *("dims", "types", "concrete", "strides"),
+    ),
     "runtime": ("name", "pid", "tid", "ts", "dur", "external_id", "correlation"),
     "kernel": (
         *("name", "pid", "tid", "ts", "dur", "stream", "device", "external_id", "correlation"),
@@ -188,7 +199,7 @@ _KIND_OF_CATEGORY = {
     "gpu_user_annotation": "gpu_annotation",
 }
 _FLOAT_FIELDS = frozenset(("ts", "dur", "external_id", "correlation"))
-_RAW_FIELDS = frozenset(("dims", "types", "concrete"))
+_RAW_FIELDS = frozenset(("dims", "types", "concrete", "strides"))
 _ID_FIELDS = frozenset(("pid", "tid", "stream", "device", "bytes"))
 
 
@@ -406,7 +417,7 @@ def _merge_scanned(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[li
 # The compiled reader's fields, in the order of its columns (see _scan.c).
 _SCANNED_CODED = (
     *("ph", "cat", "name", "pid", "tid", "stream", "device", "bytes", "dims", "types"),
-    *("concrete", "total_allocated", "device_id", *_KERNEL_EXTRAS),
+    *("concrete", "total_allocated", "device_id", *_KERNEL_EXTRAS, "strides"),
 )
 _SCANNED_NUMBERS = ("ts", "dur", "external_id", "correlation")
 
@@ -1272,10 +1283,21 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
 
     is_op = category == "cpu_op"
     names = host["name"]  # not sorted: read through ``order``
-    # Module scopes exist only where the trace has Python stacks: test just those rows.
-    is_module = category == "python_function"
+    # Scopes: Python stacks' frames and module calls (with_stack), and the ranges jupyter_brrr
+    # opens around module calls and torch calls (``attribution``: recorded as cpu_op events,
+    # the cheapest kind to record, named by a prefix, and not ops).
+    is_frame = category == "python_function"
+    is_named_scope = (category == "user_annotation") | is_frame
+    if is_op.any():
+        op_at = np.flatnonzero(is_op)
+        ours = op_at[_name_verdicts(names[order[op_at]], _is_attribution_scope)]
+        is_op[ours] = False
+        is_named_scope[ours] = True
+    is_module = is_named_scope.copy()
     if is_module.any():
-        is_module[is_module] = [name.startswith(_MODULE_PREFIX) for name in names[order[is_module]]]
+        is_module[is_module] = _name_verdicts(
+            names[order[is_module]], lambda name: name.startswith(_MODULE_PREFIX)
+        )
     op_parent = _nearest_ancestor(parent, is_op)
     depth, top = _depth_and_top(op_parent)
 
@@ -1283,40 +1305,112 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     op_rows = np.flatnonzero(is_op)
     new_index = np.full(n, -1)
     new_index[op_rows] = np.arange(len(op_rows))
-    module = np.empty(len(op_rows), dtype=object)
-    module.fill("")  # one shared "": np.full would make a new string for each row
-    if is_module.any():
-        module_row = _nearest_ancestor(parent, is_module)[op_rows]
-        has_module = module_row >= 0
-        module[has_module] = [
-            name.removeprefix(_MODULE_PREFIX) for name in names[order[module_row[has_module]]]
-        ]
+    module = _scope_names(parent, is_module, op_rows, names[order], _module_path)
+    # The source line: the nearest range jupyter_brrr opened around a torch call of the user's
+    # code, or the innermost frame of the user's own code in a trace with Python stacks.
+    is_source = is_named_scope.copy()
+    if is_source.any():
+        is_source[is_source] = _name_verdicts(names[order[is_source]], _is_source)
+    source = _scope_names(parent, is_source, op_rows, names[order], _source_label)
     op_parent = _remap(new_index, op_parent[op_rows])
-    source = order[op_rows]  # the ops' rows in ``host``
-    shapes, dims = _shared_values(host["dims"][source])
-    dtypes, types = _shared_values(host["types"][source])
+    rows = order[op_rows]  # the ops' rows in ``host``
+    shapes, dims = _shared_values(host["dims"][rows])
+    dtypes, types = _shared_values(host["types"][rows])
     ops = frame(
         {
-            **{name: host[name][source] for name in _OP_FIELDS},
+            **{name: host[name][rows] for name in _OP_FIELDS},
             "dims": dims,
             "types": types,
-            "concrete": _shared_values(host["concrete"][source])[1],
+            "concrete": _shared_values(host["concrete"][rows])[1],
+            "strides": _shared_values(host["strides"][rows])[1],
             "parent": op_parent,
             "top": _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows)),
             "depth": depth[op_rows],
             "module": module,
-            "self_cpu_s": _self_time(host["dur_s"][source], op_parent),
+            "source": source,
+            "self_cpu_s": _self_time(host["dur_s"][rows], op_parent),
             "shapes": shapes,
             "dtypes": dtypes,
         }
     )
-    source = order[category == "user_annotation"]
-    annotations = {name: values[source] for name, values in host.items()}
-    annotations["where"] = np.full(len(source), "host", dtype=object)
+    rows = order[category == "user_annotation"]
+    annotations = {name: values[rows] for name, values in host.items()}
+    annotations["where"] = np.full(len(rows), "host", dtype=object)
     # Kept for the collectives (comms.py): gloo and NCCL annotations carry the tensor's shape.
     annotations["dims"] = _shared_values(annotations["dims"])[1]
     annotations["types"] = _shared_values(annotations["types"])[1]
     return ops, _frame(annotations, ["pid", "tid", "external_id", "where", "dims", "types"])
+
+
+def _scope_names(
+    parent: np.ndarray,
+    is_scope: np.ndarray,
+    op_rows: np.ndarray,
+    sorted_names: np.ndarray,
+    label: Callable[[str], str],
+) -> np.ndarray:
+    """For each op, ``label`` of the name of its nearest enclosing scope row ("" where none),
+    each distinct name labelled once."""
+    found = np.empty(len(op_rows), dtype=object)
+    found.fill("")  # one shared "": np.full would make a new string for each row
+    if not is_scope.any():
+        return found
+    scope_row = _nearest_ancestor(parent, is_scope)[op_rows]
+    has_scope = scope_row >= 0
+    codes, distinct = pd.factorize(sorted_names[scope_row[has_scope]])
+    found[has_scope] = np.array([label(name) for name in distinct], dtype=object)[codes]
+    return found
+
+
+def _name_verdicts(names: np.ndarray, test: Callable[[str], bool]) -> np.ndarray:
+    """``test`` of each name, run once per distinct name."""
+    codes, distinct = pd.factorize(names)
+    return np.array([test(name) for name in distinct] + [False], dtype=bool)[codes]
+
+
+def _module_path(name: str) -> str:
+    return name.removeprefix(_MODULE_PREFIX)
+
+
+def _is_attribution_scope(name: str) -> bool:
+    return name.startswith((_MODULE_PREFIX, LINE_PREFIX))
+
+
+def _is_source(name: str) -> bool:
+    return name.startswith(LINE_PREFIX) or _is_user_frame(name)
+
+
+def _source_label(name: str) -> str:
+    return name.removeprefix(LINE_PREFIX) if name.startswith(LINE_PREFIX) else _frame_label(name)
+
+
+# Python frames that are not the user's code: PyTorch's, installed packages', the standard
+# library's, built-ins, jupyter_brrr's own and the module scopes (named, not frames).
+_LIBRARY_FRAME = re.compile(
+    r"^(nn\.Module: |<built-in|<frozen|<string>|torch/)|site-packages/|dist-packages/|"
+    r"/lib/python\d|jupyter_brrr/|^\S*(IPython|ipykernel)/"
+)
+# A frame's name: "path/to/file.py(42): forward".
+_FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
+# Notebook cells: ipykernel's "/tmp/ipykernel_123/456789.py", IPython's "<ipython-input-3-...>".
+_CELL_FILE = re.compile(r"(^|/)ipykernel_\d+/\d+\.py$|^<ipython-input-")
+
+
+def _is_user_frame(name: str) -> bool:
+    return _LIBRARY_FRAME.search(name) is None and _FRAME.match(name) is not None
+
+
+def _frame_label(name: str) -> str:
+    """``file.py:42 (forward)``, the file without its folders (a shared report carries no local
+    paths); ``cell:3`` for a notebook cell. A Python stack's frame names the line where its
+    function starts."""
+    match = _FRAME.match(name)
+    if match is None:
+        return name
+    file = match["file"]
+    where = "cell" if _CELL_FILE.search(file) else file.rsplit("/", 1)[-1]
+    function = match["function"]
+    return f"{where}:{match['line']}" + (f" ({function})" if function != "<module>" else "")
 
 
 _OP_FIELDS = ("name", "start_s", "dur_s", "end_s", "pid", "tid", "external_id")
