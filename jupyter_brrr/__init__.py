@@ -93,6 +93,8 @@ def profile(
     target: str | None = None,
     items: float | None = None,
     burst: bool = False,
+    modules: bool = True,
+    stack: bool = False,
     **kwargs: Any,
 ) -> Report:
     """Profile ``fn(*args, **kwargs)`` and return its Report.
@@ -108,18 +110,33 @@ def profile(
     An error in ``fn`` propagates after the profiler has stopped. ``target`` (``"30ms"``, or
     ``"2000/s"`` with ``items`` per run) adds a plan for reaching it (``report.target``).
 
+    ``modules``: attribute ops to the ``nn.Module`` paths that ran them (the modules among the
+    arguments, the function's closure and globals); ``stack``: record the line of your code that
+    made each torch call (slower host side in the profiled run).
+
     torch's profilers cannot nest: ``ProfilerInUseError`` is raised, before ``fn`` runs, when
     another profiler is running (yours, or this one around the call), and after it ran when
     ``fn`` started a profiler of its own (which keeps its events).
     """
     __tracebackhide__ = True
+    from . import attribution
     from .capture import ProfilerInUseError, capture
     from .target import parse_goal
 
     goal = parse_goal(target, items) if target is not None else None  # bad input: before running
     name = getattr(fn, "__qualname__", None) or repr(fn)
+    if modules:
+        attributed = attribution.for_call(fn, args, kwargs, lines=stack)
+    else:
+        attributed = attribution.Attribution(lines=True) if stack else None
     result = capture(
-        lambda: fn(*args, **kwargs), warmup=warmup, repeat=repeat, cpu=cpu, burst=burst, name=name
+        lambda: fn(*args, **kwargs),
+        warmup=warmup,
+        repeat=repeat,
+        cpu=cpu,
+        burst=burst,
+        name=name,
+        attribution=attributed,
     )
     if result.error is not None:
         raise result.error

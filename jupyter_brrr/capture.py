@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import analysis, peaks, spread
+from .attribution import Attribution
 from .clocks import GpuSensors, settled
 from .events import read_trace
 from .report import Report, steady_state_options
@@ -226,11 +227,15 @@ def capture(
     name: str = "",
     source: str = "profile",
     namespace: dict | None = None,
+    attribution: Attribution | None = None,
 ) -> Capture:
     """Run ``fn`` as the module docstring describes. ``namespace``: where the code binds its names
     (a cell's globals), set back before the profiled run. Never raises the code's own error: it
     comes back in ``Capture.error``, with a partial report when the profiled run had recorded
-    something."""
+    something.
+
+    ``attribution`` (``attribution.for_code`` / ``for_call``): the module paths, and whether to
+    mark source lines, for the profiled run only (the timed runs stay as they are)."""
     __tracebackhide__ = True
     import torch
 
@@ -363,7 +368,8 @@ def _profiled_run(
     try:
         starts.install()
         start_wall = time.perf_counter()
-        profiled_span, value = _timed(fn, gpu)
+        with attribution.active() if attribution is not None else contextlib.nullcontext():
+            profiled_span, value = _timed(fn, gpu)
         wall = time.perf_counter() - start_wall
     except BaseException as e:
         error = e
@@ -413,6 +419,8 @@ def _profiled_run(
                 threading.get_native_id(), all_threads is not None, new_threads, thread_names
             ),
         )
+        if attribution is not None:
+            report.notes += attribution.notes
     except Exception as analysis_error:  # a partial trace may be unreadable: keep the user's error
         if error is None:
             raise

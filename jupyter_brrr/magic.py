@@ -16,6 +16,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from . import attribution
+from .attribution import Attribution
 from .capture import ProfilerInUseError, capture
 
 
@@ -39,6 +41,8 @@ def cell_function(shell: Any, cell: str) -> tuple[Callable[[], Any], bool]:
         exec(body_code, namespace)
         return eval(last_code, namespace) if last_code is not None else None
 
+    # The compiled code, for the modules and functions it names (attribution.for_code).
+    run_cell.codes = [code for code in (body_code, last_code) if code is not None]  # type: ignore[attr-defined]
     show = last is not None and not source.rstrip().endswith(";")
     return run_cell, show
 
@@ -114,6 +118,19 @@ class BrrrMagics(Magics):
     )
     @argument(
         "--cpu", action="store_true", help="profile CPU ops only, even where a GPU is present"
+    )
+    @argument(
+        "--stack",
+        action="store_true",
+        help=(
+            "record the line of your code that made each torch call (the op table's source "
+            "column); slows the profiled run's host side"
+        ),
+    )
+    @argument(
+        "--no-modules",
+        action="store_true",
+        help="do not attribute ops to the nn.Module paths that ran them (on by default)",
     )
     @argument(
         "--ab",
@@ -198,6 +215,7 @@ class BrrrMagics(Magics):
                 name=name,
                 source="magic",
                 namespace=self.shell.user_ns,
+                attribution=_attribution(self.shell, run_cell, cell, args),
             )
         except ProfilerInUseError as error:
             # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
@@ -527,6 +545,18 @@ def stateful_refusal(
             "runs change it."
         )
     return "\n".join(lines)
+
+
+def _attribution(shell: Any, run_cell: Any, cell: str, args: Any) -> Attribution | None:
+    """Module paths from what the cell names, and source lines with ``--stack``."""
+    if args.no_modules:
+        return Attribution(lines=True) if args.stack else None
+    found = Attribution(lines=args.stack)
+    for code in run_cell.codes:
+        named = attribution.for_code(code, shell.user_ns, source=cell, lines=args.stack)
+        found.paths |= named.paths
+        found.compiled = found.compiled or named.compiled
+    return found
 
 
 def _prompt_number(shell: Any) -> int:
