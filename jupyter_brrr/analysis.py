@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import comms, costs, intervals, roofs
+from . import advice, comms, costs, intervals, limits, modules, roofs
 from .events import Trace
 from .peaks import Peaks
 from .schema import OPS_COLUMNS, SPLIT_PARTS
@@ -71,6 +71,7 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
     recommendations: list[dict] = field(default_factory=list)
     steps: pd.DataFrame | None = None
+    modules: pd.DataFrame | None = None
 
 
 def analyze(
@@ -157,8 +158,9 @@ def analyze(
     summary |= _coverage(trace, gpu, owner, ops, comm)
     summary["communication"] = comm.summary
 
-    op_table = _op_table(ops, owner, peaks)
+    op_table, call_row = _op_table(ops, owner, peaks)
     notes += _traffic_notes(op_table)
+    row_facts = _limits(trace, gpu, owner, ops, op_table, call_row, peaks)
     summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
     notes += roof_notes
     flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
@@ -212,7 +214,24 @@ def analyze(
         kernels=frame(kernels),
         cpu_ops=_cpu_lane(trace.ops, ops, origin),
         notes=notes,
-        recommendations=recommend(summary, op_table),
+        recommendations=advice.recommend(
+            advice.Evidence(
+                summary=summary,
+                ops=op_table,
+                facts=row_facts,
+                peaks=peaks,
+                gpu={**gpu, "row": _row_of(owner, call_row), "bytes": _event_bytes(trace)},
+                calls={
+                    **ops,
+                    "pid": trace.ops["pid"].to_numpy(),
+                    "tid": trace.ops["tid"].to_numpy(),
+                    "row": call_row,
+                },
+                runtime=trace.runtime,
+                span_given=span_s is not None,
+            )
+        ),
+        modules=modules.module_tree(ops, owner),
     )
 
 
@@ -258,7 +277,7 @@ def _name_tests(names: np.ndarray, *tests: Callable[[str], bool]) -> list[np.nda
 # --- costs and ownership -------------------------------------------------------------------------
 
 # The op-call columns the analysis reads.
-_OP_TEXT = ("name", "shapes", "dtypes", "module")
+_OP_TEXT = ("name", "shapes", "dtypes", "module", "source")
 _OP_NUMBERS = ("parent", "start_s", "end_s", "dur_s", "self_cpu_s")
 
 
@@ -592,12 +611,20 @@ def _kernel_table(
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
     bound[is_comm | host_copy] = "other"
-    # An op's cost is shared among its kernels by their share of its GPU time.
+    # An op's cost is shared among its kernels by their share of its kernel time. A memset or a
+    # copy it launched (cuBLAS zeroing a workspace) does none of its arithmetic: no FLOPs, no
+    # bound of its own ("other").
     dur = gpu["dur_s"]
+    is_kernel = gpu["kind"] == "kernel"
+    owned = (owner >= 0) & is_kernel
+    kernel_time = np.bincount(owner[owned], weights=dur[owned], minlength=len(ops["name"]))
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = dur / of_owner("gpu_s", np.nan)
-    flops = np.where(counted, of_owner("flops", np.nan) * share, np.nan)
-    nbytes = np.where(counted, of_owner("bytes", np.nan) * share, np.nan)
+        share = dur / np.append(kernel_time, np.nan)[owner]
+        flops = np.where(counted & is_kernel, of_owner("flops", np.nan) * share, np.nan)
+        nbytes = np.where(counted & is_kernel, of_owner("bytes", np.nan) * share, np.nan)
+    not_kernel = ~is_kernel
+    bound[not_kernel] = "other"
+    category[not_kernel & (gpu["kind"] == "memset")] = "memset"
     start = gpu["start_s"]
     columns = {
         "name": names,
@@ -953,8 +980,10 @@ def _coverage_notes(summary: dict, trace: Trace) -> list[str]:
 # --- the op table ----------------------------------------------------------------------------------
 
 
-def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None) -> pd.DataFrame:
-    """One row per op name and input shapes, summed over calls."""
+def _op_table(
+    ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per op name and input shapes, summed over calls; and each call's row."""
     codes, first = group_codes(ops["name_code"], ops["shapes"], ops["dtypes"])
     groups = len(first)
 
@@ -969,7 +998,9 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
         "shapes": ops["shapes"][first],
         "dtypes": ops["dtypes"][first],
         "category": ops["category"][first],  # "" where no model: never missing
-        "module": ops["module"][first],
+        # The calls' modules as one pattern (model.h.*.mlp.c_fc), and their source lines.
+        "module": modules.call_pattern(codes, ops["module"], groups),
+        "source": modules.call_sources(codes, ops["source"], groups),
         "calls": np.bincount(codes, minlength=groups),
         "gpu_time_s": total("gpu_s"),
         "total_gpu_time_s": total("total_gpu_s"),
@@ -1012,7 +1043,69 @@ def _op_table(ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
     # sort_values(ascending=False, kind="stable") gives (NaN last), on arrays. Built once, with
     # the columns in the schema's order.
     order = np.lexsort((-table["cpu_time_s"], -table["total_gpu_time_s"], -table["gpu_time_s"]))
-    return frame({name: table[name][order] for name in OPS_COLUMNS})
+    # Filled by _limits, once the calls' kernels are known by row.
+    for column in ("regime", "reason", "why"):
+        table[column] = np.full(groups, "", dtype=object)
+    call_row = np.empty(groups, dtype=np.int64)
+    call_row[order] = np.arange(groups)
+    return frame({name: table[name][order] for name in OPS_COLUMNS}), call_row[codes]
+
+
+def _row_of(owner: np.ndarray, call_row: np.ndarray) -> np.ndarray:
+    """The op-table row of each GPU event's owner (-1: none)."""
+    return np.where(owner >= 0, call_row[np.maximum(owner, 0)], -1) if len(call_row) else owner
+
+
+def _event_bytes(trace: Trace) -> np.ndarray:
+    """Bytes of each GPU event (kernels first: NaN; then copies and sets)."""
+    return np.concatenate(
+        [np.full(len(trace.kernels), np.nan), trace.copies["bytes"].to_numpy(dtype=float)]
+    )
+
+
+def _limits(
+    trace: Trace,
+    gpu: dict[str, np.ndarray],
+    owner: np.ndarray,
+    ops: dict[str, np.ndarray],
+    op_table: pd.DataFrame,
+    call_row: np.ndarray,
+    peaks: Peaks | None,
+) -> dict[str, np.ndarray]:
+    """The op table's regime, reason and why columns (set in place), from its rows' kernels and
+    calls (``limits``); returns the per-row facts they rest on, for the advice."""
+    rows = len(op_table)
+    fraction = op_table["roof_fraction"].to_numpy(dtype=float)
+    category = op_table["category"].to_numpy(dtype=object)
+    # Launch facts only where a reason is looked for: far under the roof, or a convolution
+    # (whose layout transpositions count at any fraction).
+    with np.errstate(invalid="ignore"):
+        wanted = (fraction < limits.LOOKED_AT) | (category == "conv")
+    first_call = np.full(rows, -1, dtype=np.int64)
+    first_call[call_row[::-1]] = np.arange(len(call_row))[::-1]
+    dims = trace.ops["dims"].to_numpy(dtype=object)
+    facts = limits.launch_facts(
+        rows=rows,
+        wanted=wanted,
+        event_row=_row_of(owner, call_row),
+        names=gpu["name"],
+        durations=gpu["dur_s"],
+        is_kernel=gpu["kind"] == "kernel",
+        launch={key: trace.kernels[key].to_numpy(dtype=object) for key in limits.LAUNCH_FIELDS},
+        call_row=call_row,
+        call_seconds=ops["gpu_s"],
+        call_category=ops["category"],
+        call_dims=dims,
+        call_strides=trace.ops["strides"].to_numpy(dtype=object),
+    )
+    facts["dims"] = np.where(first_call >= 0, dims[np.maximum(first_call, 0)], None)
+    table = {column: op_table[column].to_numpy() for column in op_table.columns}
+    table["dims"] = facts["dims"]
+    found = limits.op_limits(table, facts, peaks, limits.Device.from_props(device_props(trace)))
+    for column in ("regime", "reason", "why"):
+        op_table[column] = found[column]
+    facts["wave_efficiency"] = found["wave_efficiency"]
+    return facts
 
 
 def _cpu_lane(trace_ops: pd.DataFrame, ops: dict[str, np.ndarray], origin: float) -> pd.DataFrame:

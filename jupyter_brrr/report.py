@@ -28,6 +28,7 @@ from .schema import (
     CPU_OP_COLUMNS,
     KERNEL_COLUMNS,
     MIME_TYPE,
+    MODULE_COLUMNS,
     OPS_COLUMNS,
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -62,6 +63,8 @@ class Report:
         cpu_ops: top-level host ops, for the timeline.
         steps: a loaded trace's profiler steps, one row each (see ``schema.STEP_COLUMNS``):
             their spans and splits; empty unless the trace marks several.
+        modules: the module tree, one row per ``nn.Module`` path with the time of its subtree
+            (see ``schema.MODULE_COLUMNS``); empty where no op ran in a module.
         notes: caveats that qualify the numbers.
         recommendations: what to try first, biggest share first.
         ab: the A/B comparison, once one has run.
@@ -89,6 +92,7 @@ class Report:
         change: dict | None = None,
         history: list[dict] | None = None,
         target: dict | None = None,
+        modules: pd.DataFrame | None = None,
     ) -> None:
         self.summary = summary
         self.ops = ops
@@ -111,6 +115,11 @@ class Report:
         self.change = change
         self.history = history
         self.target = target
+        self.modules = (
+            modules
+            if modules is not None and len(modules.columns)
+            else pd.DataFrame(columns=list(MODULE_COLUMNS))
+        )
 
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
@@ -122,6 +131,7 @@ class Report:
             notes=result.notes,
             recommendations=result.recommendations,
             steps=result.steps,
+            modules=result.modules,
             **kwargs,
         )
 
@@ -175,6 +185,7 @@ class Report:
             },
             "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
             "steps": _table(self.steps, STEP_COLUMNS),
+            "modules": _table(self.modules, MODULE_COLUMNS),
             "ab": json_safe(self.ab),
             # The re-measure loop (comparison.py, history_store.py, target.py); null when not used.
             "change": json_safe(self.change),
@@ -232,6 +243,7 @@ class Report:
             change=doc.get("change"),
             history=doc.get("history"),
             target=doc.get("target"),
+            modules=_frame(doc.get("modules")),  # absent from older reports
         )
 
     def save(self, path: str | PathLike) -> list[Path]:

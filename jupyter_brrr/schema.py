@@ -16,13 +16,20 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "summary": {...},               # SUMMARY_KEYS below, plus optional extras (TIMING below)
       "notes": ["..."],               # plain-language caveats (first-run costs, profiler overhead)
       "recommendations": [{"bottleneck": "overhead" | "memory" | "compute" | "communication" | "other",
-                           "title": "...", "detail": "...", "share": 0.62}],
+                           "title": "...", "detail": "...", "share": 0.62,
+                           # since the advice module (absent from older reports):
+                           "cause": one of CAUSES, "evidence": "...", "fix": "...",
+                           "ops": [{"name", "shapes", "module", "source", "calls", "time_s"}],
+                           "saving_s": 0.004, "speedup": 2.6, "probably": true}],
+                           # share: the saving's share of the time; ranked by saving_s
       "ops":     {"columns": OPS_COLUMNS, "data": [[...], ...]},
       "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
                   "aggregated": false, "total": 1234},
       "cpu_ops": {"columns": CPU_OP_COLUMNS, "data": [[...], ...]},
       "steps": {"columns": STEP_COLUMNS, "data": [[...], ...]},   # [] unless a loaded trace
                                       # holds several profiler steps (optional: older reports)
+      "modules": {"columns": MODULE_COLUMNS, "data": [[...], ...]},  # the module tree, [] where
+                                      # no op ran in a module (optional: older reports)
       "ab": null | AB,                # the A/B comparison, when one ran (actions/ab.py)
       "change": null | COMPARISON,    # a named run: the change since the previous run
       "history": null | [RUN, ...],   # a named run: the runs of its name, oldest first
@@ -160,6 +167,40 @@ OPS_COLUMNS = (
     "roof_basis",  # how the roof was chosen: one of ROOF_BASES ("" with roof: no figures)
     "roof_flag",  # "" or why roof_fraction is above 105%: a model or peak mismatch, not achieved
     "cost_model",  # how flops and bytes were made: formula, shapes, estimate; "" where none
+    "regime",  # "compute" | "memory": intensity against its roof's ridge ("" without figures)
+    "reason",  # "" or one of REASONS: why an op is far under its roof (limits.py)
+    "why",  # the evidence for the reason, in words, with its numbers
+    "source",  # the line of the user's code that made the calls (--stack), "" otherwise
+)
+
+# What a recommendation is about (advice.py says how each is found and what it saves).
+CAUSES = (
+    "tile quantisation",
+    "wave quantisation",
+    "too little work",
+    "fp32 without tensor cores",
+    "bf16",
+    "strided",
+    "layout",
+    "fusion",
+    "unfused attention",
+    "memory-bound gather",
+    "launch overhead",
+    "synchronisation",
+    "host stall",
+    "host copy",
+)
+
+# Why an op is far under its roof (limits.py says how each is decided).
+REASONS = (
+    "fp32 without tensor cores",
+    "layout",
+    "tile quantisation",
+    "too little work",
+    "wave quantisation",
+    "strided",
+    "host copy",
+    "below roof",
 )
 
 # How an op's roof was chosen: by its dtype; by the names of its kernels (TF32 or plain FP32
@@ -197,6 +238,19 @@ STEP_COLUMNS = (
     "kernels",  # GPU events it launched (kernels, copies, sets)
     "host_s",  # its range on the host (the CPU usually runs ahead of the GPU)
 )
+# The module tree (modules.py): one row per nn.Module path and each path above it.
+MODULE_COLUMNS = (
+    "path",  # model.transformer.h.3.mlp.c_fc; "" for the ops outside any module
+    "parent",  # the path above it ("" at the top)
+    "depth",  # 0 for a root (a variable), -1 for the ops outside any module
+    "calls",  # op calls in this module and below
+    "kernels",  # GPU events those calls own
+    "self_gpu_time_s",  # GPU time of the ops made directly in this module
+    "gpu_time_s",  # ... in this module and below
+    "self_cpu_time_s",  # host self time of the ops made directly in it
+    "cpu_time_s",  # ... in it and below
+)
+
 # "first": set apart (one-time costs land there); "partial": cut short (under half the GPU work
 # of the median step); "steady": the rest, whose median is the report's run.
 STEP_KINDS = ("first", "steady", "partial")

@@ -149,9 +149,11 @@ def test_the_tf32_advice_case_is_held_against_the_roof_that_ran(case: str, roof:
     assert 0.5 < mm["roof_fraction"] <= roofs.ROOF_TOLERANCE  # the fixed one read 562% before
     compute = next(a for a in report.recommendations if a["bottleneck"] == "compute")
     if case == "slow":
+        assert compute["cause"] == "fp32 without tensor cores"
         assert "set_float32_matmul_precision('high')" in compute["detail"]
-        assert "of its fp32 peak" in compute["detail"]
+        assert "of its fp32 roof" in compute["detail"]
     else:
+        assert compute["cause"] == "bf16"
         assert "set_float32_matmul_precision" not in compute["detail"]
         assert "already run on TF32" in compute["detail"]
 

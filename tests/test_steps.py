@@ -171,8 +171,9 @@ def test_a_trace_without_shapes_says_why_its_split_is_all_other(v100: Report) ->
     # rather than calling 99% of the GPU time "kernels without a cost model".
     assert v100.summary["shapes_recorded"] is False
     assert any("record_shapes=True" in note for note in v100.notes)
-    other = next(a for a in v100.recommendations if a["bottleneck"] == "other")
-    assert "record_shapes=True" in other["detail"]
+    # Without costs, no advice rests on an op's roofline: only the host side has evidence.
+    assert all(a["bottleneck"] == "overhead" for a in v100.recommendations)
+    assert not (v100.ops["reason"] != "").any()
     gpt2 = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
     assert gpt2.summary["shapes_recorded"] is True
     assert not any("record_shapes" in note for note in gpt2.notes)
