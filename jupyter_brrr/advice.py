@@ -46,6 +46,7 @@ import pandas as pd
 
 from . import intervals
 from .peaks import Peaks
+from .roofs import ROOF_TOLERANCE
 from .schema import CAUSES
 
 __all__ = ["CAUSES", "Evidence", "recommend"]
@@ -453,6 +454,7 @@ def _bf16(context: _Context) -> list[dict]:
         and op["dtype"] == "fp32"
         and op["roof"] == "tf32"
         and op.get("regime") == "compute"
+        and _number(op["roof_fraction"]) <= ROOF_TOLERANCE
         and _number(op["gpu_time_s"]) > 0
     ]
     if not rows:

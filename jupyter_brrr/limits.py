@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .peaks import Peaks
+from .roofs import ROOF_TOLERANCE
 from .schema import REASONS
 
 __all__ = [
@@ -300,9 +301,11 @@ def _reason(
     dims = op.get("dims")
     dims = dims if isinstance(dims, list) else _parse(str(op.get("shapes") or ""))
 
-    # 1. The units: float32 GEMMs on plain FP32 where TF32 tensor cores exist.
+    # 1. The units: float32 GEMMs on plain FP32 where TF32 tensor cores exist (not where the
+    # figure is above the roof: its roof_flag says why, and no share of it is quoted).
     if (
-        category in ("matmul", "conv")
+        fraction <= ROOF_TOLERANCE
+        and category in ("matmul", "conv")
         and dtype == "fp32"
         and roof == "fp32"
         and peaks.roof_key("tf32") == "tf32"
@@ -398,10 +401,15 @@ def _reason(
                 f"{_percent(efficiency)} ({at}).",
             )
     if not math.isnan(kernel_s) and ideal < _SHORT_KERNEL_S / 2 and kernel_s < 4 * _SHORT_KERNEL_S:
+        launched = (
+            f", a grid of {blocks:,.0f} blocks of {threads:,.0f} threads"
+            if blocks > 0 and threads > 0
+            else ""
+        )
         return (
             "too little work",
             f"probably too little work per launch: {ideal * 1e6:.2g} us of ideal work per call "
-            f"against {kernel_s * 1e6:.2g} us per kernel ({at}).",
+            f"against {kernel_s * 1e6:.2g} us per kernel{launched} ({at}).",
         )
 
     # 5. Tiles that pad a GEMM big enough for it to matter (a small one is too little work).
