@@ -69,6 +69,12 @@ _BOTTLENECK = {
     "host copy": "other",
 }
 
+# The op-table columns the advice reads.
+_ROW_COLUMNS = (
+    *("name", "shapes", "category", "module", "source", "calls", "kernels", "gpu_time_s"),
+    *("total_gpu_time_s", "flops", "bytes", "dtype", "roof", "roof_fraction", "regime"),
+    *("reason", "why"),
+)
 # A stretch of host work without launches this long is a stall, not launch overhead.
 STALL_MIN_S = 50e-6
 # Below this share of the window a recommendation is not worth the reader's time.
@@ -139,7 +145,12 @@ class _Context:
         self.summary = evidence.summary
         self.peaks = evidence.peaks
         self.ops = evidence.ops
-        self.rows = evidence.ops.to_dict("records")
+        table = evidence.ops
+        columns = {c: table[c].to_numpy() for c in _ROW_COLUMNS if c in table}
+        self.rows = [
+            dict(zip(columns, values, strict=True))
+            for values in zip(*columns.values(), strict=True)
+        ]
         for key, values in evidence.facts.items():
             for row, value in zip(self.rows, values, strict=True):
                 row.setdefault(key, value)
@@ -494,35 +505,30 @@ def _fusion(context: _Context) -> list[dict]:
     rows_info = _elementwise_rows(context)
     if not rows_info:
         return []
-    kernel = gpu["kind"] == "kernel"
-    order = np.lexsort((gpu["start_s"], gpu["stream"]))
-    order = order[kernel[order]]
+    kernel = np.flatnonzero(gpu["kind"] == "kernel")
+    order = kernel[np.lexsort((gpu["start_s"][kernel], gpu["stream"][kernel]))]
     rows = gpu["row"][order]
     streams = gpu["stream"][order]
+    numel = np.full(len(context.rows) + 1, -1)  # the last: no row
+    for row, info in rows_info.items():
+        numel[row] = info["numel"]
+    sizes = numel[rows]  # -1 where the kernel is not an elementwise op's
+    eligible = sizes >= 0
+    # A run goes on while the kernels are eligible, on one stream, on tensors of one size.
+    goes_on = (
+        eligible[1:] & eligible[:-1] & (streams[1:] == streams[:-1]) & (sizes[1:] == sizes[:-1])
+    )
+    run = np.r_[0, np.cumsum(~goes_on)]
+    run_length = np.bincount(run)
     chains: dict[tuple[int, ...], list[float]] = {}
-    current: list[int] = []
-    durations: list[float] = []
-
-    def close() -> None:
-        if len(current) >= 2:
-            chains.setdefault(tuple(current), []).append(sum(durations))
-        current.clear()
-        durations.clear()
-
-    previous_stream = None
-    for position, (row, stream) in enumerate(zip(rows.tolist(), streams.tolist(), strict=True)):
-        info = rows_info.get(row)
-        if (
-            info is None
-            or stream != previous_stream
-            or (current and rows_info[current[-1]]["numel"] != info["numel"])
-        ):
-            close()
-        if info is not None:
-            current.append(row)
-            durations.append(float(gpu["dur_s"][order[position]]))
-        previous_stream = stream
-    close()
+    long_runs = np.flatnonzero(run_length >= 2)
+    starts = np.searchsorted(run, long_runs)
+    durations = gpu["dur_s"][order]
+    for start, length in zip(starts.tolist(), run_length[long_runs].tolist(), strict=True):
+        if not eligible[start]:
+            continue
+        signature = tuple(rows[start : start + length].tolist())
+        chains.setdefault(signature, []).append(float(durations[start : start + length].sum()))
     if not chains:
         return []
     saving = 0.0
@@ -731,9 +737,11 @@ def _gather(context: _Context) -> list[dict]:
 
 def _host_copies(context: _Context) -> list[dict]:
     gpu = context.evidence.gpu
-    copies = np.flatnonzero(
-        (gpu["kind"] == "memcpy") & np.array([bool(_HOST_COPY.search(str(n))) for n in gpu["name"]])
-    )
+    memcpy = np.flatnonzero(gpu["kind"] == "memcpy")
+    codes, distinct = pd.factorize(gpu["name"][memcpy])
+    host = np.array([bool(_HOST_COPY.search(str(n))) for n in distinct] + [False], bool)
+    copies = memcpy[host[codes]]
+
     if not len(copies):
         return []
     others = np.setdiff1d(np.arange(len(gpu["start_s"])), copies)
@@ -852,7 +860,7 @@ def _idle(context: _Context) -> list[dict]:
 def _launching_threads(evidence: Evidence) -> list[tuple]:
     """The (pid, tid) of every thread that launched GPU work (a training step's backward runs
     on autograd's own thread)."""
-    launcher = evidence.gpu["op"]
+    launcher = np.unique(evidence.gpu["op"])
     launcher = launcher[launcher >= 0]
     if not len(launcher):
         return []
@@ -909,9 +917,14 @@ def _gaps(context: _Context) -> dict:
     # Synchronising calls on the launching thread that returned within a gap.
     runtime = evidence.runtime
     names = runtime["name"].to_numpy(dtype=object)
-    codes, distinct = pd.factorize(names)
-    is_sync = np.array([bool(_SYNC_CALL.search(str(n))) for n in distinct] + [False], bool)[codes]
-    sync_rows = np.flatnonzero(is_sync & _on_threads(runtime, context.threads))
+    # The pattern once per distinct name, the rows of each synchronising name (a few) found by
+    # one comparison: the runtime calls are most of a trace's events.
+    syncing = [n for n in set(names) if isinstance(n, str) and _SYNC_CALL.search(n)]
+    is_sync = np.zeros(len(names), dtype=bool)
+    for name in syncing:
+        is_sync |= names == name
+    sync_rows = np.flatnonzero(is_sync)
+    sync_rows = sync_rows[_on_threads(runtime.iloc[sync_rows], context.threads)]
     sync_end = runtime["end_s"].to_numpy()[sync_rows]
     sync_dur = runtime["dur_s"].to_numpy()[sync_rows]
     order = np.argsort(sync_end)
@@ -938,13 +951,10 @@ def _gaps(context: _Context) -> dict:
         # Every run needs its first launch (a CUDA graph's too): the host's lead-in counts as a
         # stall or a wait where it was one, never as launch overhead that could go.
         launch_part[0] = 0.0
-    launch_by_row: dict[int, float] = {}
-    unowned = 0.0
-    for row, seconds in zip(next_row.tolist(), launch_part.tolist(), strict=True):
-        if row >= 0:
-            launch_by_row[row] = launch_by_row.get(row, 0.0) + seconds
-        else:
-            unowned += seconds
+    owned = next_row >= 0
+    by_row = np.bincount(next_row[owned], weights=launch_part[owned])
+    launch_by_row = {int(row): float(by_row[row]) for row in np.flatnonzero(by_row)}
+    unowned = float(launch_part[~owned].sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         untraced_share = np.where(host > 0, untraced_time / host, 0.0)
     synced = hi > lo

@@ -47,7 +47,6 @@ an inference, and ``why`` says "probably".
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
@@ -55,6 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .peaks import Peaks
 from .roofs import ROOF_TOLERANCE
@@ -262,20 +262,34 @@ def op_limits(
     result = {"regime": regime, "reason": reason, "why": why, "wave_efficiency": efficiency}
     if peaks is None:
         return result
-    for row in range(n):
-        fraction = _float(table["roof_fraction"][row])
-        intensity = _float(table["intensity"][row])
-        roof = str(table["roof"][row] or "")
-        if math.isnan(fraction) or not roof:
-            continue
-        ridge = peaks.ridge(roof)
-        regime[row] = "compute" if intensity >= ridge else "memory"
+    fraction = np.asarray(table["roof_fraction"], dtype=float)
+    roof = np.asarray(table["roof"], dtype=object)
+    has_figures = ~np.isnan(fraction) & (roof != "") & pd.notna(roof)
+    if not has_figures.any():
+        return result
+    codes, distinct = pd.factorize(roof[has_figures])
+    ridge = np.array([peaks.ridge(key) for key in distinct])[codes]
+    intensity = np.asarray(table["intensity"], dtype=float)[has_figures]
+    regime[has_figures] = np.where(intensity >= ridge, "compute", "memory")
+    category = np.asarray(table["category"], dtype=object)
+    # A reason is looked for under the highest threshold, and for GEMMs at any fraction.
+    with np.errstate(invalid="ignore"):
+        candidates = has_figures & ((fraction < LOOKED_AT) | np.isin(category, ("matmul", "conv")))
+    for row in np.flatnonzero(candidates).tolist():
         launch = {key: values[row] for key, values in launches.items()}
-        found = _reason({key: values[row] for key, values in table.items()}, launch, peaks, device)
+        op = {key: table[key][row] for key in _OP_FIELDS if key in table}
+        found = _reason(op, launch, peaks, device)
         if found is not None:
             reason[row], why[row] = found
             efficiency[row] = launch.get("wave_efficiency", np.nan)
     return result
+
+
+# The op-table columns _reason reads.
+_OP_FIELDS = (
+    *("name", "category", "roof", "dtype", "roof_fraction", "gpu_time_s"),
+    *("calls", "flops", "bytes", "dims", "shapes"),
+)
 
 
 def _float(value: object) -> float:
@@ -499,16 +513,9 @@ def _short(kernel: str, limit: int = 80) -> str:
 
 
 def _without_arguments(name: str) -> str:
-    """``f<T>(int, float)`` -> ``f<T>``: the parenthesis that closes the name, matched back to
-    its opening one (a name may hold parentheses of its own: ``(anonymous namespace)::f``)."""
-    if not name.endswith(")"):
-        return name
-    depth = 0
-    for index in range(len(name) - 1, -1, -1):
-        depth += {")": 1, "(": -1}.get(name[index], 0)
-        if depth == 0:
-            return name[:index] or name
-    return name
+    """``f<T>(int, float)`` -> ``f<T>``: the name up to its argument list (a parenthesis inside
+    the name, ``(anonymous namespace)::f``, does not count)."""
+    return name.replace("(anonymous namespace)::", "").split("(", 1)[0] or name
 
 
 def _parse(shapes: str) -> list | None:
@@ -575,9 +582,8 @@ def launch_facts(
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, list]:
-    index: dict[object, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), np.int64, len(values))
-    return codes, list(index)
+    codes, distinct = pd.factorize(values)
+    return codes, list(distinct)
 
 
 def _main_kernels(
@@ -606,25 +612,19 @@ def _main_kernels(
     main_key = np.full(int(event_row.max()) + 1, -1)
     main_key[key_rows[first]] = unique_keys[first]
     chosen = kernels[keys == main_key[event_row[kernels]]]
-    grid_blocks = _products(launch["grid"][chosen])
-    block_threads = _products(launch["block"][chosen])
-    numbers = {
-        "blocks": grid_blocks,
-        "threads": block_threads,
-        "registers": _numbers(launch["registers"][chosen]),
-        "shared_memory": _numbers(launch["shared_memory"][chosen]),
-        "kernel_s": durations[chosen],
-    }
+    # Its launch of median duration stands for it (one kernel of one op keeps its launch).
     rows_of = event_row[chosen]
-    order = np.argsort(rows_of, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, rows_of[order][1:] != rows_of[order][:-1], True])
-    for begin, stop in itertools.pairwise(bounds):
-        mine = order[begin:stop]
-        row = rows_of[mine[0]]
-        for key, values in numbers.items():
-            finite = values[mine][np.isfinite(values[mine])]
-            facts[key][row] = float(np.median(finite)) if len(finite) else np.nan
-        facts["main_kernel"][row] = str(distinct[main_key[row] % len(distinct)])
+    order = np.lexsort((durations[chosen], rows_of))
+    starts = np.flatnonzero(np.r_[True, rows_of[order][1:] != rows_of[order][:-1]])
+    counts = np.diff(np.r_[starts, len(order)])
+    median = chosen[order[starts + counts // 2]]
+    rows = event_row[median]
+    facts["blocks"][rows] = _products(launch["grid"][median])
+    facts["threads"][rows] = _products(launch["block"][median])
+    facts["registers"][rows] = _numbers(launch["registers"][median])
+    facts["shared_memory"][rows] = _numbers(launch["shared_memory"][median])
+    facts["kernel_s"][rows] = durations[median]
+    facts["main_kernel"][rows] = [str(distinct[k % len(distinct)]) for k in main_key[rows]]
 
 
 def _products(values: np.ndarray) -> np.ndarray:
