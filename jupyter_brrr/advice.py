@@ -227,7 +227,7 @@ class _Context:
             evidence = f"In the profiled run: {evidence[0].lower()}{evidence[1:]}"
         bound = (
             f"At best this saves {_ms(saving)}, {_percent(share)} of the time{qualified}: up to "
-            f"{speedup:.2f}x" + ("." if speedup < 10 else " (the rest of the time bounds it).")
+            f"{speedup:.2f}x."
         )
         ops = [self.op_entry(row) for row in rows or []] + (extra_ops or [])
         return {
@@ -359,7 +359,8 @@ def _per_op_item(
     if reason == "tile quantisation":
         return context.item(
             reason,
-            f"{first['name']} is far under its roof: a dimension the tensor-core tiles do not take",
+            f"Pad {first['name']}'s odd dimension: it runs at "
+            f"{_percent(_number(first['roof_fraction']))} of its roof",
             f"{named}{more}: {why}",
             "Pad that dimension (for a vocabulary: add unused rows to the embedding and output "
             "layer; for channels: pad the first layer's input) to the size named.",

@@ -204,10 +204,22 @@ def _recommendations(report: Report, top: int = 3) -> str:
         bottleneck = str(advice.get("bottleneck", "other"))
         colour = COLOURS.get("idle" if bottleneck == "overhead" else bottleneck, COLOURS["other"])
         share = fmt.number(advice.get("share"))
-        tag = f"{bottleneck} {100 * share:.0f}%" if share is not None else bottleneck
+        cause = str(advice.get("cause") or "")
+        if cause:
+            # Written by the advice module: what it rests on, what to do, what it saves.
+            tag = f"{cause} · up to {100 * share:.0f}%" if share is not None else cause
+            body = (
+                f"<div>{_e(advice.get('evidence', ''))}</div>"
+                f'<div style="font-style:italic">{_e(advice.get("fix", ""))}</div>'
+                f'<div style="{_MUTED}">{_e(_bound_sentence(advice))}</div>'
+            )
+        else:  # an older report: one sentence
+            tag = f"{bottleneck} {100 * share:.0f}%" if share is not None else bottleneck
+            body = f"{_e(advice.get('detail', ''))}"
         items.append(
-            f'<li><span style="background:{colour};color:white;padding:0 4px;border-radius:3px;font-size:11px">'
-            f"{_e(tag)}</span> <b>{_e(advice.get('title', ''))}</b>: {_e(advice.get('detail', ''))}</li>"
+            f'<li style="margin-bottom:4px"><span style="background:{colour};color:white;'
+            f'padding:0 4px;border-radius:3px;font-size:11px">{_e(tag)}</span> '
+            f"<b>{_e(advice.get('title', ''))}</b>{body}</li>"
         )
     if not items:
         return ""
@@ -215,6 +227,13 @@ def _recommendations(report: Report, top: int = 3) -> str:
         _section("What to try first")
         + f'<ul style="margin:2px 0;padding-left:20px">{"".join(items)}</ul>'
     )
+
+
+def _bound_sentence(advice: dict) -> str:
+    """The detail's last sentence: what the recommendation saves at best."""
+    detail = str(advice.get("detail", ""))
+    at = detail.rfind("At best")
+    return detail[at:] if at >= 0 else ""
 
 
 def _notes(report: Report) -> str:
@@ -234,14 +253,22 @@ def _ops_table(report: Report, top: int = 15) -> str:
     total = float(report.summary.get("span_s") or 0.0) if gpu else float(ops[key].sum())
     head = ["op", "shapes", "calls", "GPU time" if gpu else "self CPU time", "share"]
     if gpu:
-        head += ["FLOP/s", "bytes/s", "% of roof", "bound"]
+        head += ["FLOP/s", "bytes/s", "% of roof", "bound", "why under its roof"]
     body: list[list[str] | str] = []
     for r in rows.itertuples():
         seconds = fmt.number(getattr(r, key)) or 0.0
         shapes = str(r.shapes)
         shapes = fmt.short(shapes, 80)
+        module = str(getattr(r, "module", "") or "")
+        source = str(getattr(r, "source", "") or "")
+        where = " · ".join(part for part in (module, source) if part)
+        where_html = (
+            f'<div style="font-size:10px;{_MUTED}">{_e(fmt.short(where, 60))}</div>'
+            if where
+            else ""
+        )
         row = [
-            _name_cell(r.name),
+            _name_cell(r.name) + where_html,
             f'<span style="font-size:11px">{_e(shapes)}</span>',
             _e(r.calls),
             fmt.seconds(seconds),
@@ -259,10 +286,73 @@ def _ops_table(report: Report, top: int = 15) -> str:
                 fmt.rate(fmt.number(r.bytes_per_s), "B/s"),
                 _roof_cell(roof, roof_name, flag),
                 bound_html,
+                _reason_cell(r),
             ]
         body.append(row)
     title = f"Top {len(rows)} of {len(ops):,} ops by {'GPU' if gpu else 'self CPU'} time"
     return _section(_e(title)) + _table(head, body, right={2, 3, 4, 5, 6, 7})
+
+
+def _reason_cell(row: Any) -> str:
+    """The op's regime and, far under its roof, the reason (the evidence as a tooltip)."""
+    regime = str(getattr(row, "regime", "") or "")
+    reason = str(getattr(row, "reason", "") or "")
+    why = str(getattr(row, "why", "") or "")
+    if not reason:
+        return f'<span style="{_MUTED}">{_e(regime + " side") if regime else ""}</span>'
+    return f'<span title="{_e(why)}">{_e(reason)}</span>'
+
+
+def _modules_table(report: Report, top: int = 20) -> str:
+    """The module tree: each module's time with its submodules, indented, largest first among
+    siblings; the first ``top`` rows."""
+    tree = getattr(report, "modules", None)
+    if tree is None or not len(tree):
+        return ""
+    gpu = bool(report.summary.get("gpu"))
+    key = "gpu_time_s" if gpu else "cpu_time_s"
+    total = (
+        float(report.summary.get("span_s") or 0.0)
+        if gpu
+        else float(tree.loc[tree["depth"] == 0, key].sum())
+    )
+    rows = _tree_order(tree, key)[:top]
+    body: list[list[str] | str] = []
+    for r in rows:
+        depth = max(int(r["depth"]), 0)
+        name = str(r["path"]).rsplit(".", 1)[-1] if r["path"] else "(no module)"
+        body.append(
+            [
+                f'<span style="padding-left:{12 * depth}px" title="{_e(r["path"])}">'
+                f"<code>{_e(name)}</code></span>",
+                fmt.seconds(fmt.number(r[key])),
+                fmt.percent(fmt.number(r[key]) or 0.0, total),
+                fmt.seconds(fmt.number(r[f"self_{key}"])),
+                _e(r["calls"]),
+            ]
+        )
+    head = ["module", "GPU time" if gpu else "CPU time", "share", "in itself", "op calls"]
+    more = f" (the first {top} of {len(tree):,})" if len(tree) > top else ""
+    return _section(f"By module{more}") + _table(head, body, right={1, 2, 3, 4})
+
+
+def _tree_order(tree: Any, key: str) -> list[dict]:
+    """Depth first, the larger subtree first among siblings; the ops outside modules last."""
+    rows = tree.to_dict("records")
+    children: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["path"]:
+            children.setdefault(str(r["parent"]), []).append(r)
+    ordered: list[dict] = []
+
+    def visit(parent: str) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: -(fmt.number(r[key]) or 0.0)):
+            ordered.append(r)
+            visit(str(r["path"]))
+
+    visit("")
+    ordered += [r for r in rows if not r["path"]]
+    return ordered
 
 
 def _roof_cell(fraction: float | None, roof: str, flag: str) -> str:
@@ -404,6 +494,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     parts.append(_img(pictures.main, main_alt))
     parts.append(_steps_table(report))
     parts.append(_ops_table(report))
+    parts.append(_modules_table(report))
     parts.append(_notes(report))
     return _wrap(parts)
 

@@ -58,7 +58,14 @@ def summary_lines(report: Report) -> list[str]:
     for note in report.notes:
         lines.append(f"note: {_text(note, 3 * TEXT_LIMIT)}")
     for advice in report.recommendations[:3]:
-        lines.append(f"* {_text(advice['title'])}: {_text(advice['detail'], 3 * TEXT_LIMIT)}")
+        cause = advice.get("cause")
+        share = advice.get("share")
+        tag = (
+            f"[{_text(cause, 40)}, up to {100 * share:.0f}%] "
+            if cause and share is not None
+            else ""
+        )
+        lines.append(f"* {tag}{_text(advice['title'])}: {_text(advice['detail'], 3 * TEXT_LIMIT)}")
     if report.target or report.change:
         from . import change
 
@@ -79,6 +86,11 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
     rows = ops.nlargest(top, key)
     header = (
         f"{'op':<44} {'calls':>6} {'time':>10} {'share':>6} {'FLOP/s':>12} {'B/s':>11} {'bound':>9}"
+        + (
+            "  why under its roof"
+            if gpu and "reason" in ops and (ops["reason"] != "").any()
+            else ""
+        )
     )
     total = report.summary["span_s"] if gpu else max(ops[key].sum(), 1e-12)
     lines = [header, "-" * len(header)]
@@ -88,6 +100,30 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
             f"{name:<44} {r.calls:>6} {fmt.seconds(getattr(r, key)):>10} "
             f"{fmt.percent(getattr(r, key), total):>6} {fmt.rate(r.flops_per_s, 'FLOP/s'):>12} "
             f"{fmt.rate(r.bytes_per_s, 'B/s'):>11} {_text(r.bound, 9):>9}"
+            + (f"  {_text(r.reason, 30)}" if getattr(r, "reason", "") else "")
+        )
+    return lines
+
+
+def modules_lines(report: Report, top: int = 12) -> list[str]:
+    """The module tree, depth first, the larger subtree first: time with submodules, share."""
+    tree = report.modules
+    if not len(tree):
+        return []
+    from .html import _tree_order
+
+    gpu = bool(report.summary.get("gpu"))
+    key = "gpu_time_s" if gpu else "cpu_time_s"
+    total = report.summary["span_s"] if gpu else max(tree.loc[tree["depth"] == 0, key].sum(), 1e-12)
+    header = f"{'module':<48} {'time':>10} {'share':>6} {'itself':>10}"
+    lines = [header, "-" * len(header)]
+    for r in _tree_order(tree, key)[:top]:
+        depth = max(int(r["depth"]), 0)
+        name = str(r["path"]).rsplit(".", 1)[-1] if r["path"] else "(no module)"
+        label = _text("  " * depth + name, 48)
+        lines.append(
+            f"{label:<48} {fmt.seconds(r[key]):>10} {fmt.percent(r[key], total):>6} "
+            f"{fmt.seconds(r[f'self_{key}']):>10}"
         )
     return lines
 
@@ -117,4 +153,6 @@ def render(report: Report, top: int = 10) -> str:
         lines += ["", *steps_table_lines(report)]
     if len(report.ops):
         lines += ["", *ops_lines(report, top)]
+    if len(report.modules):
+        lines += ["", *modules_lines(report)]
     return "\n".join(lines)
