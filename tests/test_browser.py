@@ -385,10 +385,15 @@ def shot(target, artifacts: Path, name: str) -> None:
 
 
 def table_rows(root) -> list[list[str]]:
-    """The operators table's cells, as shown (row by row; the name without its caret)."""
+    """The operators table's cells, as shown (row by row; the name without its caret and the
+    module line under it)."""
     return root.locator('[data-testid="brrr-ops-table"]').evaluate(
         """t => [...t.querySelectorAll('tr[data-testid="brrr-op-row"]')].map(tr =>
-                 [...tr.children].map(td => td.textContent.replace(/^[\\u25b8\\u25be]/, '').trim()))"""
+                 [...tr.children].map(td => {
+                   const c = td.cloneNode(true);
+                   c.querySelectorAll('.jp-brrr-op-where').forEach(e => e.remove());
+                   return c.textContent.replace(/^[\\u25b8\\u25be]/, '').trim();
+                 }))"""
     )
 
 
@@ -430,6 +435,14 @@ def test_gpu_report_views(gpu_page, lab, artifacts):
     parts = bar.locator("[data-part]").evaluate_all("els => els.map(e => e.dataset.part)")
     assert set(parts) == {"compute", "memory", "other", "idle"}, parts
     assert root.locator('[data-testid="brrr-recommendations"]').count() == 1
+    # Each recommendation with its cause, evidence, fix and saving at best.
+    recs = root.locator(".jp-brrr-rec")
+    causes = recs.evaluate_all("els => els.map(e => e.dataset.cause)")
+    assert causes == [r["cause"] for r in doc["recommendations"]]
+    tiles = recs.nth(causes.index("tile quantisation"))
+    assert "50304" in tiles.locator(".jp-brrr-rec-detail").inner_text()
+    assert tiles.locator(".jp-brrr-rec-fix").count() == 1
+    assert "At best this saves" in recs.first.locator(".jp-brrr-rec-saving").inner_text()
     root.scroll_into_view_if_needed()
     shot(root, artifacts, "gpu_1_overview")
 
@@ -437,6 +450,11 @@ def test_gpu_report_views(gpu_page, lab, artifacts):
     open_view(page, root, "operators")
     assert len(table_rows(root)) == min(200, len(doc["ops"]["data"]))
     assert root.locator('[data-testid="brrr-opbars"] canvas').count() >= 1
+    # Why an op is far under its roof: its reason, the evidence in the tooltip.
+    head = root.locator('.jp-brrr-reason[data-reason="tile quantisation"]').first
+    assert "N = 50257" in head.get_attribute("title")
+    # A loaded trace has no module paths: no tree.
+    assert root.locator('[data-testid="brrr-module-tree"]').count() == 0
     shot(root, artifacts, "gpu_2_operators")
 
     # Roofline: one point per op with FLOPs, bytes and GPU time.
@@ -487,6 +505,17 @@ def test_cpu_report_live(cpu_page, server, artifacts):
     rows = table_rows(root)
     names = {r[0] for r in rows}
     assert "aten::addmm" in names and "aten::tanh" in names, names
+    # Each op under the module that ran it; the module tree with the time of each subtree.
+    where = root.locator(".jp-brrr-op-where").all_inner_texts()
+    assert "model.0" in where and "model.3" in where, where
+    tree = root.locator('[data-testid="brrr-module-row"]')
+    assert tree.first.get_attribute("data-path") == "model"
+    assert {"model.0", "model.1", "model.2", "model.3"} <= set(
+        tree.evaluate_all("rows => rows.map(r => r.dataset.path)")
+    )
+    tree.first.click()  # closes the root
+    assert tree.count() == 1 or tree.nth(1).get_attribute("data-path") == ""
+    tree.first.click()
     shot(root, artifacts, "cpu_2_operators")
     # No GPU: the roofline says why it is empty.
     open_view(page, root, "roofline")

@@ -7,10 +7,12 @@ import {
   cpuOpRows,
   ICpuOpRow,
   IKernelRow,
+  IModuleRow,
   IOpRow,
   IReport,
   isCpuOnly,
   kernelRows,
+  moduleRows,
   opRows
 } from './schema';
 
@@ -41,6 +43,11 @@ export class ReportData {
   /** Ops as typed rows. */
   get ops(): IOpRow[] {
     return (this._ops ??= opRows(this.report));
+  }
+
+  /** The module tree as typed rows (empty where no op ran in a module). */
+  get modules(): IModuleRow[] {
+    return (this._modules ??= moduleRows(this.report));
   }
 
   /** Kernels as typed rows. */
@@ -215,6 +222,7 @@ export class ReportData {
   }
 
   private _ops?: IOpRow[];
+  private _modules?: IModuleRow[];
   private _kernels?: IKernelRow[];
   private _cpuOps?: ICpuOpRow[];
   private _byOp?: Map<string, IKernelRow[]>;

@@ -147,16 +147,46 @@ export interface ISummary {
   [extra: string]: unknown;
 }
 
+/** An op a recommendation rests on. */
+export interface IAdviceOp {
+  /** Op name, e.g. aten::mm (or the op that synchronised, e.g. aten::item). */
+  name: string;
+  /** Input shapes as text ("" where not an op row). */
+  shapes: string;
+  /** Its nn.Module path pattern, "" where unknown. */
+  module: string;
+  /** The user's line that made it (--stack), "" where unknown. */
+  source: string;
+  /** Calls. */
+  calls: number | null;
+  /** Its self GPU time. */
+  time_s: number | null;
+}
+
 /** One recommendation: what to try first, and why. */
 export interface IRecommendation {
   /** The bottleneck it addresses: overhead, memory, compute, communication or other. */
   bottleneck: string;
   /** One-line headline. */
   title: string;
-  /** Plain-language explanation. */
+  /** Plain-language explanation: the evidence, the fix and the saving at best. */
   detail: string;
-  /** Share of the span the bottleneck takes (0..1), when known. */
+  /** The saving's share of the time (0..1), when known (older reports: the part's share). */
   share: number | null;
+  /** One of CAUSES ("" in reports written before the advice module). */
+  cause: string;
+  /** The numbers it rests on, in words. */
+  evidence: string;
+  /** What to do. */
+  fix: string;
+  /** The ops it is about. */
+  ops: IAdviceOp[];
+  /** The time it can save at best, in seconds. */
+  saving_s: number | null;
+  /** The speed-up at best: 1 / (1 - share). */
+  speedup: number | null;
+  /** Whether it is an inference ("probably") rather than a measurement. */
+  probably: boolean;
 }
 
 /** The span split of one A/B variant. */
@@ -246,6 +276,9 @@ export interface IReport {
   /** Profiler steps of a loaded trace (columns: STEP_COLUMNS in jupyter_brrr/schema.py);
    * empty unless the trace marks several, and in reports written before steps existed. */
   steps: ITable;
+  /** The module tree (columns: MODULE_COLUMNS); empty where no op ran in a module, and in
+   * reports written before modules were attributed. */
+  modules: ITable;
   /** A/B comparison, when one ran. */
   ab: IAB | null;
   /** A named run: the change since the previous run of its name. */
@@ -411,6 +444,79 @@ export interface IOpRow {
   roof_flag: string;
   /** How flops and bytes were made: formula, shapes, estimate; empty without a model. */
   cost_model: string;
+  /** compute or memory: its intensity against its roof's ridge ("" without figures). */
+  regime: string;
+  /** "" or one of REASONS: why it is far under its roof. */
+  reason: string;
+  /** The evidence for the reason, with its numbers. */
+  why: string;
+  /** The user's line that made the calls (--stack), "" otherwise. */
+  source: string;
+}
+
+/** Why an op is far under its roof (jupyter_brrr/limits.py). */
+export const REASONS = [
+  'fp32 without tensor cores',
+  'layout',
+  'tile quantisation',
+  'too little work',
+  'wave quantisation',
+  'strided',
+  'host copy',
+  'below roof'
+] as const;
+
+/** What a recommendation is about (jupyter_brrr/advice.py). */
+export const CAUSES = [
+  'tile quantisation',
+  'wave quantisation',
+  'too little work',
+  'fp32 without tensor cores',
+  'bf16',
+  'strided',
+  'layout',
+  'fusion',
+  'unfused attention',
+  'memory-bound gather',
+  'launch overhead',
+  'synchronisation',
+  'host stall',
+  'host copy'
+] as const;
+
+/** Columns of the module tree: one row per nn.Module path and each path above it. */
+export const MODULE_COLUMNS = [
+  'path',
+  'parent',
+  'depth',
+  'calls',
+  'kernels',
+  'self_gpu_time_s',
+  'gpu_time_s',
+  'self_cpu_time_s',
+  'cpu_time_s'
+] as const;
+
+/** A row of the module tree. */
+export interface IModuleRow {
+  /** Its path, e.g. model.transformer.h.3.mlp.c_fc; "" for the ops outside any module. */
+  path: string;
+  /** The path above it ("" at the top). */
+  parent: string;
+  /** 0 for a root (a variable), -1 for the ops outside any module. */
+  depth: number;
+  /** Op calls in it and below. */
+  calls: number | null;
+  /** GPU events those calls own. */
+  kernels: number | null;
+  /** GPU time of the ops made directly in it. */
+  self_gpu_time_s: number | null;
+  /** GPU time in it and below. */
+  gpu_time_s: number | null;
+  /** Host self time of the ops made directly in it. */
+  self_cpu_time_s: number | null;
+  /** Host self time in it and below. */
+  cpu_time_s: number | null;
 }
 
 /** A row of the steps table of a loaded trace. */
@@ -624,6 +730,20 @@ function parseSummary(value: unknown): ISummary {
   };
 }
 
+function parseAdviceOp(value: unknown): IAdviceOp | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    name: str(value.name),
+    shapes: str(value.shapes),
+    module: str(value.module),
+    source: str(value.source),
+    calls: num(value.calls),
+    time_s: num(value.time_s)
+  };
+}
+
 function parseRecommendation(value: unknown): IRecommendation | null {
   if (!isObject(value)) {
     return null;
@@ -632,7 +752,16 @@ function parseRecommendation(value: unknown): IRecommendation | null {
     bottleneck: str(value.bottleneck, 'other'),
     title: str(value.title),
     detail: str(value.detail),
-    share: num(value.share)
+    share: num(value.share),
+    cause: str(value.cause),
+    evidence: str(value.evidence),
+    fix: str(value.fix),
+    ops: Array.isArray(value.ops)
+      ? (value.ops.map(parseAdviceOp).filter(o => o) as IAdviceOp[])
+      : [],
+    saving_s: num(value.saving_s),
+    speedup: num(value.speedup),
+    probably: value.probably === true
   };
 }
 
@@ -748,6 +877,7 @@ export function parseReport(data: unknown): IReport {
     kernels,
     cpu_ops: table(doc.cpu_ops, 'cpu_ops'),
     steps: table(doc.steps, 'steps'),
+    modules: table(doc.modules, 'modules'),
     ab: parseAB(doc.ab)
   };
 }
@@ -798,7 +928,26 @@ export function opRows(report: IReport): IOpRow[] {
     roof: str(r.roof, str(r.dtype)),
     roof_basis: str(r.roof_basis),
     roof_flag: str(r.roof_flag),
-    cost_model: str(r.cost_model)
+    cost_model: str(r.cost_model),
+    regime: str(r.regime),
+    reason: str(r.reason),
+    why: str(r.why),
+    source: str(r.source)
+  }));
+}
+
+/** The module tree as typed rows. */
+export function moduleRows(report: IReport): IModuleRow[] {
+  return tableRows<{ [column: string]: Cell }>(report.modules).map(r => ({
+    path: str(r.path),
+    parent: str(r.parent),
+    depth: num(r.depth) ?? 0,
+    calls: num(r.calls),
+    kernels: num(r.kernels),
+    self_gpu_time_s: num(r.self_gpu_time_s),
+    gpu_time_s: num(r.gpu_time_s),
+    self_cpu_time_s: num(r.self_cpu_time_s),
+    cpu_time_s: num(r.cpu_time_s)
   }));
 }
 

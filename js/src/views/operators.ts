@@ -8,7 +8,7 @@ import { boundKey, BOUNDS } from '../colors';
 import { clear, h } from '../dom';
 import { ellipsize, fmtInt, fmtPct, fmtSI, fmtTime, sig } from '../format';
 import { opTime } from '../model';
-import type { IKernelRow, IOpRow } from '../schema';
+import type { IKernelRow, IModuleRow, IOpRow } from '../schema';
 import {
   badge,
   colorLegend,
@@ -65,10 +65,10 @@ function columns(cpuOnly: boolean): IColumn[] {
     {
       key: 'name',
       label: 'op',
-      title: 'Operator name',
+      title: 'Operator name (its module and source line below it)',
       num: false,
       value: o => o.name,
-      cell: o => o.name
+      cell: o => opCell(o)
     },
     {
       key: 'shapes',
@@ -180,7 +180,165 @@ function columns(cpuOnly: boolean): IColumn[] {
     value: o => o.bound,
     cell: o => badge(o.bound)
   });
+  if (!cpuOnly) {
+    cols.push({
+      key: 'reason',
+      label: 'why under roof',
+      title:
+        'Far under its roof: the reason it most likely has (hover for the evidence); ' +
+        'otherwise its side of the roofline',
+      num: false,
+      value: o => o.reason || o.regime,
+      cell: o => reasonCell(o)
+    });
+  }
   return cols;
+}
+
+/** The op's name, and under it its module path and source line where known. */
+function opCell(o: IOpRow): Node {
+  const where = [o.module, o.source].filter(x => x).join(' \u00b7 ');
+  if (!where) {
+    return document.createTextNode(o.name);
+  }
+  const box = h('span', null, o.name);
+  box.appendChild(
+    h('div', { class: 'jp-brrr-op-where jp-brrr-muted' }, ellipsize(where, 60))
+  );
+  return box;
+}
+
+/** An op's reason for being far under its roof (the evidence as a tooltip), or its regime. */
+function reasonCell(o: IOpRow): Node {
+  if (!o.reason) {
+    return h(
+      'span',
+      { class: 'jp-brrr-muted' },
+      o.regime ? `${o.regime} side` : ''
+    );
+  }
+  return h(
+    'span',
+    { class: 'jp-brrr-reason', title: o.why, data: { reason: o.reason } },
+    o.reason
+  );
+}
+
+/**
+ * The module tree: each module's time with its submodules, the larger subtree
+ * first among siblings; a click on a module opens or closes its children.
+ */
+export function moduleTree(
+  modules: IModuleRow[],
+  cpu: boolean,
+  total: number
+): HTMLElement {
+  const time = (m: IModuleRow) => (cpu ? m.cpu_time_s : m.gpu_time_s) ?? 0;
+  const own = (m: IModuleRow) =>
+    (cpu ? m.self_cpu_time_s : m.self_gpu_time_s) ?? 0;
+  const children = new Map<string, IModuleRow[]>();
+  for (const m of modules) {
+    if (!m.path) {
+      continue;
+    }
+    const list = children.get(m.parent) ?? [];
+    list.push(m);
+    children.set(m.parent, list);
+  }
+  for (const list of children.values()) {
+    list.sort((a, b) => time(b) - time(a));
+  }
+  const outside = modules.find(m => !m.path);
+  // The roots and their children open at first.
+  const open = new Set<string>(
+    modules.filter(m => m.path && m.depth === 0).map(m => m.path)
+  );
+  const box = h('div', {
+    class: 'jp-brrr-module-tree',
+    data: { testid: 'brrr-module-tree' }
+  });
+  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
+  table.appendChild(
+    tableHead([
+      ['module'],
+      [cpu ? 'CPU time' : 'GPU time', true],
+      ['share', true],
+      ['in itself', true],
+      ['op calls', true]
+    ])
+  );
+  const tbody = h('tbody');
+  table.appendChild(tbody);
+  box.appendChild(table);
+
+  const line = (m: IModuleRow, name: string, depth: number): HTMLElement => {
+    const kids = children.get(m.path) ?? [];
+    const caret = kids.length ? (open.has(m.path) ? '\u25be' : '\u25b8') : '';
+    const tr = h(
+      'tr',
+      {
+        class: 'jp-brrr-module-row',
+        data: { testid: 'brrr-module-row', path: m.path },
+        attrs: kids.length
+          ? { tabindex: '0', 'aria-expanded': String(open.has(m.path)) }
+          : {}
+      },
+      h(
+        'td',
+        { title: m.path || 'ops outside any module' },
+        h(
+          'span',
+          { style: { paddingLeft: `${12 * depth}px` } },
+          h('span', { class: 'jp-brrr-caret' }, caret),
+          name
+        )
+      ),
+      h('td', { class: 'jp-brrr-num' }, fmtTime(time(m))),
+      h(
+        'td',
+        { class: 'jp-brrr-num' },
+        fmtPct(total > 0 ? time(m) / total : null)
+      ),
+      h('td', { class: 'jp-brrr-num' }, fmtTime(own(m))),
+      h('td', { class: 'jp-brrr-num' }, fmtInt(m.calls))
+    );
+    if (kids.length) {
+      const toggle = () => {
+        if (open.has(m.path)) {
+          open.delete(m.path);
+        } else {
+          open.add(m.path);
+        }
+        draw();
+      };
+      tr.addEventListener('click', toggle);
+      tr.addEventListener('keydown', ev => {
+        if (ev.key === 'Enter') {
+          toggle();
+        }
+      });
+    }
+    return tr;
+  };
+
+  const draw = () => {
+    clear(tbody);
+    const visit = (parent: string, depth: number) => {
+      for (const m of children.get(parent) ?? []) {
+        const name = m.path.slice(parent ? parent.length + 1 : 0);
+        tbody.appendChild(line(m, name, depth));
+        if (open.has(m.path)) {
+          visit(m.path, depth + 1);
+        }
+      }
+    };
+    visit('', 0);
+    if (outside) {
+      tbody.appendChild(line(outside, '(no module)', 0));
+    }
+  };
+  draw();
+  return box;
 }
 
 /** Group op rows by op name, category or module, summing time per bound. */
@@ -381,6 +539,15 @@ export async function renderOperators(
   };
   groupSel.addEventListener('change', () => void drawChart());
 
+  // --- the module tree ---
+  if (data.modules.length) {
+    const treeSec = h('section', { class: 'jp-brrr-section' });
+    treeSec.appendChild(heading('By module'));
+    const total = cpuOnly ? totalTime : (data.span ?? totalTime);
+    treeSec.appendChild(moduleTree(data.modules, cpuOnly, total));
+    panel.appendChild(treeSec);
+  }
+
   // --- table ---
   const cols = columns(cpuOnly);
   let sortKey = cpuOnly ? 'self_cpu_time_s' : 'gpu_time_s';
@@ -395,7 +562,7 @@ export async function renderOperators(
     data: { testid: 'brrr-filter' },
     attrs: {
       type: 'search',
-      placeholder: 'Filter by name, shape, category or module',
+      placeholder: 'Filter by name, shape, category, module or reason',
       'aria-label': 'filter ops'
     }
   });
@@ -476,6 +643,8 @@ export async function renderOperators(
             o.shapes.toLowerCase().includes(f) ||
             o.category.toLowerCase().includes(f) ||
             o.module.toLowerCase().includes(f) ||
+            o.source.toLowerCase().includes(f) ||
+            o.reason.toLowerCase().includes(f) ||
             o.bound.toLowerCase().includes(f)
         )
       : ops.slice();
@@ -527,7 +696,13 @@ export async function renderOperators(
           c.cell(o)
         );
         if (c.key === 'name') {
-          td.title = o.module ? `${o.name}\nmodule: ${o.module}` : o.name;
+          td.title = [
+            o.name,
+            o.module ? `module: ${o.module}` : '',
+            o.source ? `source: ${o.source}` : ''
+          ]
+            .filter(x => x)
+            .join('\n');
           td.insertBefore(
             h(
               'span',

@@ -6,7 +6,7 @@ import { h } from '../dom';
 import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, ellipsize } from '../format';
 import { opTime, SPLIT_KEYS } from '../model';
 import { stepRows } from '../schema';
-import type { IRuns, ISummary } from '../schema';
+import type { IRecommendation, IRuns, ISummary } from '../schema';
 import {
   badge,
   card,
@@ -375,23 +375,26 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
     r.recommendations.forEach((rec, i) => {
       const li = h(
         'li',
-        { class: 'jp-brrr-rec' },
+        { class: 'jp-brrr-rec', data: { cause: rec.cause } },
         h(
           'div',
           { class: 'jp-brrr-rec-head' },
           badge(rec.bottleneck),
+          rec.cause
+            ? h('span', { class: 'jp-brrr-rec-cause' }, rec.cause)
+            : null,
           h('span', { class: 'jp-brrr-rec-title' }, rec.title),
           rec.share !== null
             ? h(
                 'span',
                 { class: 'jp-brrr-rec-share' },
-                `${fmtPct(rec.share, 0)} of the span`
+                rec.cause
+                  ? `saves up to ${fmtPct(rec.share, 0)}`
+                  : `${fmtPct(rec.share, 0)} of the span`
               )
             : null
         ),
-        rec.detail
-          ? h('div', { class: 'jp-brrr-rec-detail' }, rec.detail)
-          : null
+        ...recommendationBody(rec)
       );
       if (i >= SHOWN) {
         li.hidden = true;
@@ -417,4 +420,41 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   if (r.notes.length) {
     panel.appendChild(notesSection(r.notes, 'brrr-notes'));
   }
+}
+
+/** A recommendation's evidence, fix, ops and saving; the one sentence of an older report. */
+function recommendationBody(rec: IRecommendation): (HTMLElement | null)[] {
+  if (!rec.cause) {
+    return [
+      rec.detail ? h('div', { class: 'jp-brrr-rec-detail' }, rec.detail) : null
+    ];
+  }
+  const at = rec.detail.lastIndexOf('At best');
+  const ops = rec.ops.filter(o => o.shapes || o.module);
+  return [
+    h('div', { class: 'jp-brrr-rec-detail' }, rec.evidence),
+    h('div', { class: 'jp-brrr-rec-fix' }, rec.fix),
+    ops.length
+      ? h(
+          'div',
+          { class: 'jp-brrr-rec-ops jp-brrr-muted' },
+          ops
+            .slice(0, 3)
+            .map(
+              o =>
+                `${o.name} ${ellipsize(o.shapes, 60)}` +
+                (o.module ? ` in ${o.module}` : '') +
+                (o.source ? ` (${o.source})` : '')
+            )
+            .join('; ')
+        )
+      : null,
+    at >= 0
+      ? h(
+          'div',
+          { class: 'jp-brrr-rec-saving jp-brrr-muted' },
+          rec.detail.slice(at)
+        )
+      : null
+  ];
 }
