@@ -1,6 +1,6 @@
 """Trace loading and analysis speed and memory, side by side with Holistic Trace Analysis.
 
-    python bench/load_bench.py --hta-python /path/to/hta-venv/bin/python [--repeat 5]
+    python bench/load_bench.py [--hta-python /path/to/hta-venv/bin/python] [--repeat 5]
 
 HTA lives in its own virtual environment (``pip install holistictraceanalysis``), so each tool
 runs in fresh subprocesses of its own interpreter, its imports done before the clock starts.
@@ -77,7 +77,9 @@ def measure(python: str, tool: str, repeat: int, memory: bool = True, **where: s
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--hta-python", required=True, help="python of a venv with holistictraceanalysis"
+        "--hta-python",
+        default=None,
+        help="python of a venv with holistictraceanalysis (without it, jupyter_brrr alone)",
     )
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
@@ -91,9 +93,11 @@ def main() -> None:
         with gzip.open(path) as f:
             raw = f.read()
         count = len(json.loads(raw)["traceEvents"])
-        with tempfile.TemporaryDirectory() as folder:
-            shutil.copy(path, Path(folder) / path.name)  # HTA reads a folder of rank traces
-            hta = measure(args.hta_python, "hta", args.repeat, folder=folder)
+        hta = {"first": float("nan"), "second": float("nan"), "peak": float("nan")}
+        if args.hta_python:
+            with tempfile.TemporaryDirectory() as folder:
+                shutil.copy(path, Path(folder) / path.name)  # HTA reads a folder of rank traces
+                hta = measure(args.hta_python, "hta", args.repeat, folder=folder)
         ours = measure(sys.executable, "ours", args.repeat, path=str(path))
         ours["read"] = measure(sys.executable, "ours-read", args.repeat, False, path=str(path))
         rows.append((label, count, len(raw), ours, hta))
