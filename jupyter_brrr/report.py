@@ -243,7 +243,7 @@ class Report:
             change=doc.get("change"),
             history=doc.get("history"),
             target=doc.get("target"),
-            modules=_frame(doc.get("modules")),  # absent from older reports
+            modules=_frame(doc.get("modules"), MODULE_COLUMNS),  # absent from older reports
         )
 
     def save(self, path: str | PathLike) -> list[Path]:

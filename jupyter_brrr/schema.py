@@ -596,14 +596,32 @@ _SUMMARY = _Object(
         "unmodelled_s": _Nullable(_SECONDS),
     },
 )
+_ADVICE_OP = _Object(
+    {},
+    {
+        **{name: _MAYBE_TEXT for name in ("name", "shapes", "module", "source")},
+        "calls": _MAYBE_COUNT,
+        "time_s": _Nullable(_SECONDS),
+    },
+)
 _RECOMMENDATION = _Object(
     {"title": _TEXT, "detail": _TEXT},
-    {"bottleneck": _MAYBE_TEXT, "share": _NULLABLE_NUMBER},
+    {
+        "bottleneck": _MAYBE_TEXT,
+        "share": _NULLABLE_NUMBER,
+        # Written by the advice module (advice.py); absent from older reports.
+        **{name: _MAYBE_TEXT for name in ("cause", "evidence", "fix")},
+        "ops": _List(_ADVICE_OP),
+        "saving_s": _Nullable(_SECONDS),
+        "speedup": _MAYBE_AMOUNT,
+        "probably": _MAYBE_FLAG,
+    },
 )
 _OPS_CELLS: dict[str, _Type] = {
     "name": _TEXT,
     **{name: _MAYBE_TEXT for name in ("shapes", "dtypes", "category", "module")},
     **{name: _MAYBE_TEXT for name in ("bound", "dtype")},
+    **{name: _MAYBE_TEXT for name in ("regime", "reason", "why", "source")},
     **{name: _MAYBE_COUNT for name in ("calls", "kernels")},
     **{
         name: _MAYBE_AMOUNT
@@ -640,6 +658,16 @@ _STEP_CELLS: dict[str, _Type] = {
             *("span_s", "busy_s", "compute_s", "memory_s", "communication_s", "other_s"),
             *("idle_s", "host_s"),
         )
+    },
+}
+_MODULE_CELLS: dict[str, _Type] = {
+    "path": _TEXT,
+    "parent": _MAYBE_TEXT,
+    "depth": _Number(low=-1, whole=True),
+    **{name: _MAYBE_COUNT for name in ("calls", "kernels")},
+    **{
+        name: _Nullable(_SECONDS)
+        for name in ("self_gpu_time_s", "gpu_time_s", "self_cpu_time_s", "cpu_time_s")
     },
 }
 _VARIANT = _Object(
@@ -687,6 +715,7 @@ REPORT = _Object(
         "recommendations": _List(_RECOMMENDATION),
         "cpu_ops": _Nullable(_Table(_CPU_OP_CELLS)),
         "steps": _Nullable(_Table(_STEP_CELLS)),
+        "modules": _Nullable(_Table(_MODULE_CELLS)),
         "ab": _Nullable(_AB),
         # Checked where they are read (comparison.py, target.py): objects here.
         "change": _Nullable(_Map(_Type())),
