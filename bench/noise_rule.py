@@ -67,7 +67,7 @@ def main() -> None:
     files = sorted(
         [
             *(ROOT / "bench" / "data" / "h200" / "zoo").glob("*.meta.json"),
-            *(ROOT / "tests" / "data" / "advice").glob("*.meta.json"),
+            *(ROOT / "tests" / "data" / "advice").rglob("*.meta.json"),
         ]
     )
     pairs = []

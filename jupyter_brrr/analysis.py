@@ -628,6 +628,7 @@ def _kernel_table(
     columns = {
         "name": names,
         "op": of_owner("name", ""),
+        "module": of_owner("module", ""),
         "category": category,
         "stream": gpu["stream"],
         "device": gpu["device"],

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import analysis
+from .modules import path_pattern
 from .schema import (
     CPU_OP_COLUMNS,
     KERNEL_COLUMNS,
@@ -431,6 +432,7 @@ def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
         dur_s=("dur_s", "sum"),
         count=("count", "sum"),
         bound=("bound", "first"),
+        module=("module", lambda paths: path_pattern(list(paths))),
     )
     sums = kernels.groupby(["name", "op", "stream"], sort=False)[["flops", "bytes"]].sum(
         min_count=1

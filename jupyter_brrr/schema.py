@@ -218,6 +218,8 @@ KERNEL_COLUMNS = (
     "flops",
     "bytes",
     "bound",
+    "module",  # the nn.Module path of the op that owns it ("" where none; a pattern when
+    # aggregated)
 )
 
 CPU_OP_COLUMNS = ("name", "tid", "start_s", "dur_s")
@@ -633,7 +635,7 @@ _OPS_CELLS: dict[str, _Type] = {
 }
 _KERNEL_CELLS: dict[str, _Type] = {
     "name": _TEXT,
-    **{name: _MAYBE_TEXT for name in ("op", "category", "bound")},
+    **{name: _MAYBE_TEXT for name in ("op", "category", "bound", "module")},
     "stream": _Scalar(),  # an id: a number, or text from older writers
     "start_s": _NULLABLE_NUMBER,
     "dur_s": _MAYBE_AMOUNT,

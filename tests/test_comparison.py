@@ -46,7 +46,9 @@ def advice(case: str, version: str) -> Report:
 def step_times() -> dict[str, list[float]]:
     """Every recorded H200 workload's 15 step times (CUDA events), in recording order."""
     times = {}
-    for path in sorted([*ZOO.glob("*.meta.json"), *ADVICE.glob("*.meta.json")]):
+    # The advice cases' recordings, and those of the cases' earlier definitions (superseded/):
+    # each one the same code timed 15 times.
+    for path in sorted([*ZOO.glob("*.meta.json"), *ADVICE.rglob("*.meta.json")]):
         times[path.name] = json.loads(path.read_text())["event_times_s"]
     return times
 
@@ -218,7 +220,7 @@ def test_same_code_twice_is_noise_in_nine_of_ten() -> None:
                 float(np.median(groups[a])), float(np.median(groups[b])), groups[a], groups[b]
             )
             verdicts.append(change.verdict)
-    assert len(verdicts) == 180  # 60 workloads
+    assert len(verdicts) >= 180  # 60 workloads or more
     assert verdicts.count("noise") / len(verdicts) >= 0.9, pd.Series(verdicts).value_counts()
 
 

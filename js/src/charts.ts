@@ -718,6 +718,7 @@ export async function drawTimeline(
         const k = list[i];
         const rows: [string, string][] = [
           ['op', k.op || '\u2014'],
+          ...(k.module ? [['module', k.module] as [string, string]] : []),
           ['stream', k.stream],
           ['start', fmtTime(k.start_s)],
           ['duration', fmtTime(k.dur_s)],

@@ -567,6 +567,8 @@ export interface IKernelRow {
   bytes: number | null;
   /** One of BOUNDS in jupyter_brrr/schema.py. */
   bound: string;
+  /** The nn.Module path of the op that owns it ("" where unknown). */
+  module: string;
 }
 
 /** A row of the CPU ops table as an object. */
@@ -980,7 +982,8 @@ export function kernelRows(report: IReport): IKernelRow[] {
     count: num(r.count),
     flops: num(r.flops),
     bytes: num(r.bytes),
-    bound: str(r.bound, 'other')
+    bound: str(r.bound, 'other'),
+    module: str(r.module)
   }));
 }
 
