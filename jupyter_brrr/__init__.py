@@ -204,7 +204,10 @@ def _whole_trace(
             multiprocessors=props.get("numSms"),
         )
         notes.append(note)
-    return analysis.analyze(trace, peaks, device=trace_device, notes=list(notes)), peaks, notes
+    # The reasons and advice wait: a trace with profiler steps is analysed again, its median
+    # step alone, and only that analysis is reported (Report.from_analysis completes either).
+    whole = analysis.analyze(trace, peaks, device=trace_device, notes=list(notes), advise=False)
+    return whole, peaks, notes
 
 
 def _report_of_trace(

@@ -105,7 +105,7 @@ class Evidence:
     """
 
     summary: Mapping
-    ops: pd.DataFrame
+    ops: Mapping[str, np.ndarray]  # the op table's columns
     facts: Mapping[str, np.ndarray]  # per op-table row: dims, transpose_s, wave_efficiency...
     peaks: Peaks | None
     gpu: Mapping[str, np.ndarray]
@@ -144,16 +144,23 @@ class _Context:
         self.evidence = evidence
         self.summary = evidence.summary
         self.peaks = evidence.peaks
-        self.ops = evidence.ops
         table = evidence.ops
-        columns = {c: table[c].to_numpy() for c in _ROW_COLUMNS if c in table}
-        self.rows = [
-            dict(zip(columns, values, strict=True))
-            for values in zip(*columns.values(), strict=True)
-        ]
-        for key, values in evidence.facts.items():
-            for row, value in zip(self.rows, values, strict=True):
-                row.setdefault(key, value)
+        columns = {c: table[c] for c in _ROW_COLUMNS if c in table}
+        columns |= {key: values for key, values in evidence.facts.items() if key not in columns}
+        self.n_rows = len(table["name"])
+        # Rows as dicts, only those with GPU time (themselves or below): no advice is about
+        # the others, and a big trace has thousands of them.
+        with np.errstate(invalid="ignore"):
+            active = np.flatnonzero(
+                (np.asarray(table["gpu_time_s"], float) > 0)
+                | (np.asarray(table["total_gpu_time_s"], float) > 0)
+            )
+        keys = list(columns)
+        picked = [np.asarray(columns[key], dtype=object)[active] for key in keys]
+        self.rows: dict[int, dict] = {
+            row: dict(zip(keys, values, strict=True))
+            for row, values in zip(active.tolist(), zip(*picked, strict=True), strict=True)
+        }
         gpu = evidence.gpu
         self.first = float(np.min(gpu["start_s"]))
         self.last = float(np.max(gpu["end_s"]))
@@ -285,7 +292,7 @@ def _per_op(context: _Context) -> list[dict]:
     if peaks is None:
         return []
     by_cause: dict[str, list[tuple[int, float]]] = {}
-    for row, op in enumerate(context.rows):
+    for row, op in context.rows.items():
         reason = str(op.get("reason") or "")
         seconds = _number(op["gpu_time_s"])
         if not reason or not seconds > 0:
@@ -449,8 +456,8 @@ def _back_to_back(context: _Context) -> dict[int, float]:
     order = kernel[np.lexsort((gpu["start_s"][kernel], gpu["stream"][kernel]))]
     rows, streams = gpu["row"][order], gpu["stream"][order]
     same = (rows[1:] == rows[:-1]) & (streams[1:] == streams[:-1]) & (rows[:-1] >= 0)
-    followed = np.bincount(rows[:-1][same], minlength=len(context.rows))
-    total = np.bincount(rows[rows >= 0], minlength=len(context.rows))
+    followed = np.bincount(rows[:-1][same], minlength=context.n_rows)
+    total = np.bincount(rows[rows >= 0], minlength=context.n_rows)
     return {row: (followed[row] + 1) / total[row] for row in np.flatnonzero(total).tolist()}
 
 
@@ -461,7 +468,7 @@ def _bf16(context: _Context) -> list[dict]:
         return []
     rows = [
         row
-        for row, op in enumerate(context.rows)
+        for row, op in context.rows.items()
         if op["category"] in ("matmul", "conv")
         and op["dtype"] == "fp32"
         and op["roof"] == "tf32"
@@ -510,7 +517,7 @@ def _fusion(context: _Context) -> list[dict]:
     order = kernel[np.lexsort((gpu["start_s"][kernel], gpu["stream"][kernel]))]
     rows = gpu["row"][order]
     streams = gpu["stream"][order]
-    numel = np.full(len(context.rows) + 1, -1)  # the last: no row
+    numel = np.full(context.n_rows + 1, -1)  # the last: no row
     for row, info in rows_info.items():
         numel[row] = info["numel"]
     sizes = numel[rows]  # -1 where the kernel is not an elementwise op's
@@ -568,7 +575,7 @@ def _fusion(context: _Context) -> list[dict]:
 
 def _elementwise_rows(context: _Context) -> dict[int, dict]:
     info = {}
-    for row, op in enumerate(context.rows):
+    for row, op in context.rows.items():
         if op["category"] not in _ELEMENTWISE or op.get("regime") != "memory":
             continue
         dims = _dims(op)
@@ -596,7 +603,7 @@ def _attention(context: _Context) -> list[dict]:
     if peaks is None:
         return []
     items = []
-    for row, op in enumerate(context.rows):
+    for row, op in context.rows.items():
         if "softmax" not in str(op["name"]) or _number(op["gpu_time_s"]) <= 0:
             continue
         dims = _dims(op)
@@ -606,7 +613,7 @@ def _attention(context: _Context) -> list[dict]:
         batch, length, keys = math.prod(scores[:-2]), scores[-2], scores[-1]
         products = [
             r
-            for r, other in enumerate(context.rows)
+            for r, other in context.rows.items()
             if other["name"] in _GEMM
             and _number(other["gpu_time_s"]) > 0
             and _is_attention_gemm(_dims(other), batch, length, keys)
@@ -615,7 +622,7 @@ def _attention(context: _Context) -> list[dict]:
             continue
         scaled = [
             r
-            for r, other in enumerate(context.rows)
+            for r, other in context.rows.items()
             if other["name"] in _SCALE_OPS
             and (_dims(other) or [None])[0] == scores
             and _number(other["gpu_time_s"]) > 0
@@ -696,7 +703,7 @@ def _gather(context: _Context) -> list[dict]:
     peaks = context.peaks
     if peaks is None:
         return []
-    for row, op in enumerate(context.rows):
+    for row, op in context.rows.items():
         if op["name"] != "aten::embedding":
             continue
         dims = _dims(op)
@@ -705,7 +712,7 @@ def _gather(context: _Context) -> list[dict]:
         out = [*dims[1], dims[0][1]]
         reductions = [
             r
-            for r, other in enumerate(context.rows)
+            for r, other in context.rows.items()
             if other["name"] in _REDUCE_OVER and (_dims(other) or [None])[0] == out
         ]
         if not reductions:
@@ -861,10 +868,11 @@ def _idle(context: _Context) -> list[dict]:
 def _launching_threads(evidence: Evidence) -> list[tuple]:
     """The (pid, tid) of every thread that launched GPU work (a training step's backward runs
     on autograd's own thread)."""
-    launcher = np.unique(evidence.gpu["op"])
-    launcher = launcher[launcher >= 0]
-    if not len(launcher):
+    launched = evidence.gpu["op"]
+    launched = launched[launched >= 0]
+    if not len(launched):
         return []
+    launcher = np.flatnonzero(np.bincount(launched))  # each launching call once, no sort
     pids, tids = evidence.calls["pid"][launcher], evidence.calls["tid"][launcher]
     return list(dict.fromkeys(zip(pids.tolist(), tids.tolist(), strict=True)))
 
@@ -939,9 +947,7 @@ def _gaps(context: _Context) -> dict:
     sync_part = np.minimum(gap, wait)
     rest = gap - sync_part
 
-    launch_time = segments.overlap(g0, g1, 0)
-    cpu_time = segments.overlap(g0, g1, 1)
-    untraced_time = segments.overlap(g0, g1, 2)
+    launch_time, cpu_time, untraced_time = segments.overlaps(g0, g1)
     host = launch_time + cpu_time + untraced_time
     with np.errstate(divide="ignore", invalid="ignore"):
         stall_share = np.where(host > 0, (cpu_time + untraced_time) / host, 0.0)
@@ -997,20 +1003,24 @@ class _Segments:
     end: np.ndarray
     label: np.ndarray
 
-    def overlap(self, g0: np.ndarray, g1: np.ndarray, label: int) -> np.ndarray:
-        """Per interval [g0, g1], its time in stretches of this label."""
-        length = np.where(self.label == label, self.end - self.start, 0.0)
-        before = np.r_[0.0, np.cumsum(length)]
-
-        def covered(t: np.ndarray) -> np.ndarray:
-            index = np.searchsorted(self.start, t, side="right") - 1
-            inside = index >= 0
-            safe = np.maximum(index, 0)
-            partial = np.clip(t - self.start[safe], 0.0, self.end[safe] - self.start[safe])
-            partial = np.where(inside & (self.label[safe] == label), partial, 0.0)
-            return np.where(inside, before[safe] + partial, 0.0)
-
-        return covered(g1) - covered(g0)
+    def overlaps(self, g0: np.ndarray, g1: np.ndarray) -> list[np.ndarray]:
+        """Per interval [g0, g1], its time in stretches of each label (0, 1, 2)."""
+        lengths = self.end - self.start
+        ends = [
+            (t, np.searchsorted(self.start, t, side="right") - 1) for t in (g0, g1)
+        ]  # the stretch each end falls in (-1: before the first)
+        found = []
+        for label in (0, 1, 2):
+            mine = self.label == label
+            before = np.r_[0.0, np.cumsum(np.where(mine, lengths, 0.0))]
+            covered = []
+            for t, index in ends:
+                safe = np.maximum(index, 0)
+                partial = np.clip(t - self.start[safe], 0.0, lengths[safe])
+                partial = np.where(mine[safe], partial, 0.0)
+                covered.append(np.where(index >= 0, before[safe] + partial, 0.0))
+            found.append(covered[1] - covered[0])
+        return found
 
 
 def _host_segments(

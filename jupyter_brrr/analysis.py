@@ -71,6 +71,16 @@ class Analysis:
     recommendations: list[dict] = field(default_factory=list)
     steps: pd.DataFrame | None = None
     modules: pd.DataFrame | None = None
+    # What analyze(..., advise=False) left for later: the op reasons and the advice.
+    pending: Callable[[], None] | None = field(default=None, repr=False)
+
+    def complete(self) -> Analysis:
+        """Fill the op table's reasons and the recommendations where they were left for later
+        (``analyze(..., advise=False)``); nothing otherwise."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending()
+        return self
 
 
 def analyze(
@@ -85,9 +95,12 @@ def analyze(
     device: str | None = None,
     notes: list[str] | None = None,
     math_mode: dict | None = None,
+    advise: bool = True,
 ) -> Analysis:
     """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span;
-    ``math_mode`` (``capture.math_mode()``, None for a loaded trace) is what decided the units."""
+    ``math_mode`` (``capture.math_mode()``, None for a loaded trace) is what decided the units.
+    ``advise=False`` leaves the op reasons and the recommendations to ``Analysis.complete()``
+    (a first look at a trace whose median step is analysed next needs neither)."""
     notes = list(notes or [])
     # The trace's columns are taken once, as arrays, and each output frame is built once: the
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
@@ -157,9 +170,8 @@ def analyze(
     summary |= _coverage(trace, gpu, owner, ops, comm)
     summary["communication"] = comm.summary
 
-    op_table, call_row = _op_table(ops, owner, peaks)
+    op_table, call_row, op_columns = _op_table(ops, owner, peaks)
     notes += _traffic_notes(op_table)
-    row_facts = _limits(trace, gpu, owner, ops, op_table, call_row, peaks)
     summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
     notes += roof_notes
     flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
@@ -207,16 +219,21 @@ def analyze(
             if n_ops
             else "No PyTorch ops were recorded: the code ran no torch operations."
         )
-    return Analysis(
+    result = Analysis(
         summary=summary,
         ops=op_table,
         kernels=frame(kernels),
         cpu_ops=_cpu_lane(trace.ops, ops, origin),
         notes=notes,
-        recommendations=advice.recommend(
+        modules=modules.module_tree(ops, owner),
+    )
+
+    def advise_now() -> None:
+        row_facts = _limits(trace, gpu, owner, ops, op_table, op_columns, call_row, peaks)
+        result.recommendations = advice.recommend(
             advice.Evidence(
                 summary=summary,
-                ops=op_table,
+                ops=op_columns,
                 facts=row_facts,
                 peaks=peaks,
                 gpu={**gpu, "row": _row_of(owner, call_row), "bytes": _event_bytes(trace)},
@@ -229,9 +246,10 @@ def analyze(
                 runtime=trace.runtime,
                 span_given=span_s is not None,
             )
-        ),
-        modules=modules.module_tree(ops, owner),
-    )
+        )
+
+    result.pending = advise_now
+    return result.complete() if advise else result
 
 
 # Runtime calls that launch GPU work (CUDA and HIP names contain these).
@@ -982,8 +1000,10 @@ def _coverage_notes(summary: dict, trace: Trace) -> list[str]:
 
 def _op_table(
     ops: dict[str, np.ndarray], owner: np.ndarray, peaks: Peaks | None
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """One row per op name and input shapes, summed over calls; and each call's row."""
+) -> tuple[pd.DataFrame, np.ndarray, dict[str, np.ndarray]]:
+    """One row per op name and input shapes, summed over calls; each call's row; and the
+    table's columns as arrays (read again by the limits and the advice, for less than the
+    frame's)."""
     codes, first = group_codes(ops["name_code"], ops["shapes"], ops["dtypes"])
     groups = len(first)
 
@@ -1048,7 +1068,8 @@ def _op_table(
         table[column] = np.full(groups, "", dtype=object)
     call_row = np.empty(groups, dtype=np.int64)
     call_row[order] = np.arange(groups)
-    return frame({name: table[name][order] for name in OPS_COLUMNS}), call_row[codes]
+    columns = {name: table[name][order] for name in OPS_COLUMNS}
+    return frame(columns), call_row[codes], columns
 
 
 def _row_of(owner: np.ndarray, call_row: np.ndarray) -> np.ndarray:
@@ -1069,14 +1090,16 @@ def _limits(
     owner: np.ndarray,
     ops: dict[str, np.ndarray],
     op_table: pd.DataFrame,
+    op_columns: dict[str, np.ndarray],
     call_row: np.ndarray,
     peaks: Peaks | None,
 ) -> dict[str, np.ndarray]:
-    """The op table's regime, reason and why columns (set in place), from its rows' kernels and
-    calls (``limits``); returns the per-row facts they rest on, for the advice."""
+    """The op table's regime, reason and why columns (set in place, in the frame and in its
+    columns), from its rows' kernels and calls (``limits``); returns the per-row facts they
+    rest on, for the advice."""
     rows = len(op_table)
-    fraction = op_table["roof_fraction"].to_numpy(dtype=float)
-    category = op_table["category"].to_numpy(dtype=object)
+    fraction = np.asarray(op_columns["roof_fraction"], dtype=float)
+    category = op_columns["category"]
     # Launch facts only where a reason is looked for: far under the roof, or a convolution
     # (whose layout transpositions count at any fraction).
     with np.errstate(invalid="ignore"):
@@ -1099,11 +1122,10 @@ def _limits(
         call_strides=trace.ops["strides"].to_numpy(dtype=object),
     )
     facts["dims"] = np.where(first_call >= 0, dims[np.maximum(first_call, 0)], None)
-    table = {column: op_table[column].to_numpy() for column in op_table.columns}
-    table["dims"] = facts["dims"]
+    table = {**op_columns, "dims": facts["dims"]}
     found = limits.op_limits(table, facts, peaks, limits.Device.from_props(device_props(trace)))
     for column in ("regime", "reason", "why"):
-        op_table[column] = found[column]
+        op_table[column] = op_columns[column] = found[column]
     facts["wave_efficiency"] = found["wave_efficiency"]
     return facts
 

@@ -291,7 +291,14 @@ class _Columns:
                     continue
                 codes_here = code[name][rows]
                 if name == "cat":
-                    parts[name].append(normalised[codes_here])
+                    category = normalised[codes_here]
+                    if kind == "host":
+                        # jupyter_brrr's own ranges (attribution.py) are scopes, not ops: told
+                        # apart by name, once per distinct name.
+                        scope = np.array([*map(_is_attribution_scope, values["name"])], bool)
+                        if scope.any():
+                            category[scope[code["name"][rows]]] = _SCOPE
+                    parts[name].append(category)
                 elif name in _ID_FIELDS:
                     # Converted as _ids converts each event's value, once per distinct value.
                     used = np.flatnonzero(np.bincount(codes_here + 1, minlength=1)) - 1
@@ -334,7 +341,15 @@ class _Columns:
                     values = map(self._codes.categories.__getitem__, values)
                 elif name in _RAW_FIELDS:
                     values = map(bytes, values)  # b"" where missing; hashable, decoded once later
-                parts[name].append(np.fromiter(values, dtype=object, count=len(events)))
+                column = np.fromiter(values, dtype=object, count=len(events))
+                if name == "cat" and kind == "host":
+                    # As _sort_scanned does: jupyter_brrr's own ranges are scopes, not ops.
+                    scope = _name_verdicts(
+                        np.fromiter(map(_NAME, events), dtype=object, count=len(events)),
+                        _is_attribution_scope,
+                    )
+                    column[scope] = _SCOPE
+                parts[name].append(column)
 
     def arrays(self, kind: str) -> dict[str, np.ndarray]:
         """The fields of one kind of event, each as one array over all chunks."""
@@ -370,6 +385,9 @@ def _empty_dtype(field: str) -> type:
 
 
 _PHASE_AND_CATEGORY, _ARGS = attrgetter("ph", "cat"), attrgetter("args")
+_NAME = attrgetter("name")
+# The category given to jupyter_brrr's own module and line ranges (recorded as cpu_op events).
+_SCOPE = "jupyter_brrr_scope"
 _KIND_CODES = {kind: code for code, kind in enumerate(_FIELDS)}
 _OTHER_COMPLETE, _INSTANT, _SKIP = -1, -2, -3
 # Where each field lives in an event.
@@ -1287,12 +1305,12 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     # opens around module calls and torch calls (``attribution``: recorded as cpu_op events,
     # the cheapest kind to record, named by a prefix, and not ops).
     is_frame = category == "python_function"
-    is_named_scope = (category == "user_annotation") | is_frame
-    if is_op.any():
-        op_at = np.flatnonzero(is_op)
-        ours = op_at[_name_verdicts(names[order[op_at]], _is_attribution_scope)]
-        is_op[ours] = False
-        is_named_scope[ours] = True
+    is_annotation = category == "user_annotation"
+    # The reader gave jupyter_brrr's ranges their own category (see _sort_scanned): neither an
+    # op nor a Python frame nor an annotation.
+    is_named_scope = is_annotation | is_frame
+    if not (is_op | is_named_scope).all():
+        is_named_scope |= category == _SCOPE
     is_module = is_named_scope.copy()
     if is_module.any():
         is_module[is_module] = _name_verdicts(
@@ -1333,7 +1351,7 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
             "dtypes": dtypes,
         }
     )
-    rows = order[category == "user_annotation"]
+    rows = order[is_annotation]
     annotations = {name: values[rows] for name, values in host.items()}
     annotations["where"] = np.full(len(rows), "host", dtype=object)
     # Kept for the collectives (comms.py): gloo and NCCL annotations carry the tensor's shape.

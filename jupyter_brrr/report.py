@@ -124,6 +124,7 @@ class Report:
 
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
+        result.complete()
         return cls(
             summary=result.summary,
             ops=result.ops,

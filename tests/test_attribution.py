@@ -184,3 +184,18 @@ def test_stack_gives_the_cell_s_line_and_no_modules_turns_them_off(ip) -> None:
     assert source["aten::sum"] == "cell:3"
     assert (calls["module"] == "").all()
     assert report.modules.empty
+
+
+def test_the_ranges_read_the_same_with_either_reader(monkeypatch) -> None:
+    # The compiled reader sets jupyter_brrr's ranges apart once per distinct name, msgspec's
+    # path per event: the same tables either way.
+    from jupyter_brrr import events
+
+    net, x = model(), torch.randn(8, 32)
+    path = jupyter_brrr.profile(net, x, stack=True).trace_path
+    compiled = read_trace(path)
+    monkeypatch.setattr(events, "_scan", None)
+    reference = read_trace(path)
+    for table in ("ops", "annotations"):
+        assert getattr(compiled, table).equals(getattr(reference, table)), table
+    assert set(compiled.ops["module"]) >= {"Sequential.0.fc", "Sequential.2"}
