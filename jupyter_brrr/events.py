@@ -420,7 +420,14 @@ def _merge_scanned(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[li
     if len(chunks) == 1:
         return codes[0], numbers[0], list(chunks[0][3])
     texts, joined = [], []
+    count = sum(c[0] for c in chunks)
     for index in range(len(_SCANNED_CODED)):
+        if not any(chunk[3][index] for chunk in chunks):
+            # A field no event of these chunks has (shapes in a trace without them, launches
+            # in one without kernels): missing everywhere, nothing to renumber.
+            texts.append([])
+            joined.append(np.full(count, -1, np.int32))
+            continue
         merged: dict[bytes, int] = {}
         renumbered = []
         for chunk, chunk_codes in zip(chunks, codes, strict=True):
