@@ -67,6 +67,7 @@ _BOTTLENECK = {
     "synchronisation": "overhead",
     "host stall": "overhead",
     "host copy": "other",
+    "communication": "communication",
 }
 
 # The op-table columns the advice reads.
@@ -86,6 +87,10 @@ _FUSION_MIN_ELEMENTS = 1 << 16
 _BATCH_MIN_CALLS = 4
 _SYNC_CALL = re.compile(r"Synchronize|^cu(da)?Memcpy$|^cuMemcpyDtoH|^hipMemcpy$")
 _HOST_COPY = re.compile(r"HtoD|DtoH|Host|Pageable|Pinned")
+_COLLECTIVE = re.compile(
+    r"^(c10d::|gloo:|nccl:|record_param_comms)|all_?reduce|all_?gather|reduce_?scatter",
+    re.IGNORECASE,
+)
 _ELEMENTWISE = ("elementwise", "copy")
 _GEMM = ("aten::bmm", "aten::matmul", "aten::baddbmm")
 _LAYER_OPS = ("aten::addmm", "aten::linear", "aten::_addmm_activation", "aten::baddbmm")
@@ -128,6 +133,7 @@ def recommend(evidence: Evidence) -> list[dict]:
         _attention,
         _gather,
         _host_copies,
+        _communication,
         _idle,
     ):
         found += make(context)
@@ -787,6 +793,34 @@ def _host_copies(context: _Context) -> list[dict]:
     ]
 
 
+def _communication(context: _Context) -> list[dict]:
+    """Collectives with no other GPU work beside them (the split's exposed communication)."""
+    summary = context.summary
+    exposed = float(summary.get("communication_s") or 0.0)
+    if exposed <= 0:
+        return []
+    hidden = float(summary.get("communication_hidden_s") or 0.0)
+    backend = (summary.get("communication") or {}).get("backend")
+    fix = (
+        "Overlap them with the backward pass (DDP does it bucket by bucket: try a smaller "
+        "bucket_cap_mb), communicate less often (gradient accumulation under no_sync()), or send "
+        "fewer bytes (bf16 gradients)."
+    )
+    if backend == "gloo":
+        fix += " gloo moves GPU tensors through the host: NCCL uses the GPUs' own links."
+    return [
+        context.item(
+            "communication",
+            "Collectives run with nothing to hide them",
+            f"Collectives ran with no other GPU work beside them for {_ms(exposed)} "
+            f"({_ms(hidden)} more was hidden behind compute).",
+            fix,
+            exposed,
+            probably=False,
+        )
+    ]
+
+
 def _idle(context: _Context) -> list[dict]:
     gaps = context.gaps
     items = []
@@ -947,12 +981,13 @@ def _gaps(context: _Context) -> dict:
     sync_part = np.minimum(gap, wait)
     rest = gap - sync_part
 
-    launch_time, cpu_time, untraced_time = segments.overlaps(g0, g1)
-    host = launch_time + cpu_time + untraced_time
+    launch_time, cpu_time, untraced_time, comm_time = segments.overlaps(g0, g1)
+    host = launch_time + cpu_time + untraced_time + comm_time
     with np.errstate(divide="ignore", invalid="ignore"):
         stall_share = np.where(host > 0, (cpu_time + untraced_time) / host, 0.0)
+        launch_share = np.where(host > 0, launch_time / host, 1.0)
     stall_part = rest * stall_share
-    launch_part = rest - stall_part
+    launch_part = rest * launch_share
 
     if context.lead > 0:
         # Every run needs its first launch (a CUDA graph's too): the host's lead-in counts as a
@@ -1004,13 +1039,13 @@ class _Segments:
     label: np.ndarray
 
     def overlaps(self, g0: np.ndarray, g1: np.ndarray) -> list[np.ndarray]:
-        """Per interval [g0, g1], its time in stretches of each label (0, 1, 2)."""
+        """Per interval [g0, g1], its time in stretches of each label (0 to 3)."""
         lengths = self.end - self.start
         ends = [
             (t, np.searchsorted(self.start, t, side="right") - 1) for t in (g0, g1)
         ]  # the stretch each end falls in (-1: before the first)
         found = []
-        for label in (0, 1, 2):
+        for label in (0, 1, 2, 3):
             mine = self.label == label
             before = np.r_[0.0, np.cumsum(np.where(mine, lengths, 0.0))]
             covered = []
@@ -1032,10 +1067,18 @@ def _host_segments(
     short (Python between launches)."""
     start = calls["start_s"][top]
     end = np.maximum(calls["end_s"][top], start)
-    long_cpu = (calls["total_gpu_s"][top] <= 0) & (end - start >= STALL_MIN_S)
-    launch_start, launch_end = intervals.merge(start[~long_cpu], end[~long_cpu])
+    # Collectives on the host (gloo) wait for other ranks: communication, neither a stall
+    # nor launch overhead (the communication advice is about them).
+    names = calls["name"][top]
+    collective = np.array([bool(_COLLECTIVE.search(str(n))) for n in names], bool)
+    long_cpu = (calls["total_gpu_s"][top] <= 0) & (end - start >= STALL_MIN_S) & ~collective
+    plain = ~long_cpu & ~collective
+    launch_start, launch_end = intervals.merge(start[plain], end[plain])
     cpu_start, cpu_end = intervals.merge(start[long_cpu], end[long_cpu])
-    points = np.unique(np.r_[lo, hi, launch_start, launch_end, cpu_start, cpu_end])
+    comm_start, comm_end = intervals.merge(start[collective], end[collective])
+    points = np.unique(
+        np.r_[lo, hi, launch_start, launch_end, cpu_start, cpu_end, comm_start, comm_end]
+    )
     seg_start, seg_end = points[:-1], points[1:]
     middle = (seg_start + seg_end) / 2
 
@@ -1044,7 +1087,9 @@ def _host_segments(
         return (index >= 0) & (middle < e[np.maximum(index, 0)]) if len(s) else index < -1
 
     label = np.where(
-        inside(launch_start, launch_end), 0, np.where(inside(cpu_start, cpu_end), 1, 2)
+        inside(comm_start, comm_end),
+        3,
+        np.where(inside(launch_start, launch_end), 0, np.where(inside(cpu_start, cpu_end), 1, 2)),
     )
     # Runs of "no torch op" shorter than STALL_MIN_S are Python between launches.
     run = np.r_[0, np.cumsum(label[1:] != label[:-1])] if len(label) else label

@@ -23,6 +23,7 @@ How a number is made:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -959,6 +960,10 @@ def _traffic_notes(op_table: pd.DataFrame) -> list[str]:
 def _replays_graphs(trace: Trace) -> bool:
     names = pd.unique(trace.runtime["name"].to_numpy(dtype=object))
     return any(isinstance(n, str) and _GRAPH_LAUNCH.search(n) for n in names)
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.0f}%"
 
 
 def _coverage_notes(summary: dict, trace: Trace) -> list[str]:

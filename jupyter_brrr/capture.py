@@ -260,6 +260,7 @@ def capture(
             name=name,
             source=source,
             namespace=namespace,
+            attribution=attribution,
         )
 
 
@@ -274,6 +275,7 @@ def _capture(
     name: str,
     source: str,
     namespace: dict | None,
+    attribution: Attribution | None = None,
 ) -> Capture:
     __tracebackhide__ = True
     gpu = torch.cuda.is_available() and not cpu
@@ -319,6 +321,7 @@ def _capture(
                 runs=runs,
                 name=name,
                 source=source,
+                attribution=attribution,
             )
     except ProfilerInUseError:
         if not runs["total"]:
@@ -341,6 +344,7 @@ def _profiled_run(
     runs: dict,
     name: str,
     source: str,
+    attribution: Attribution | None = None,
 ) -> Capture:
     __tracebackhide__ = True
     trace_path = _new_trace_path()

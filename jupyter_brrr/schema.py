@@ -189,6 +189,7 @@ CAUSES = (
     "synchronisation",
     "host stall",
     "host copy",
+    "communication",
 )
 
 # Why an op is far under its roof (limits.py says how each is decided).

@@ -289,7 +289,13 @@ def test_strided_reads_are_told_from_layouts_that_agree() -> None:
 
 def test_causes_map_onto_the_three_bottlenecks() -> None:
     assert set(advice._BOTTLENECK) == set(CAUSES)
-    assert set(advice._BOTTLENECK.values()) <= {"compute", "memory", "overhead", "other"}
+    assert set(advice._BOTTLENECK.values()) <= {
+        "compute",
+        "memory",
+        "overhead",
+        "other",
+        "communication",
+    }
 
 
 def test_shares_are_of_the_report_s_time() -> None:

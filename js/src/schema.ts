@@ -481,7 +481,8 @@ export const CAUSES = [
   'launch overhead',
   'synchronisation',
   'host stall',
-  'host copy'
+  'host copy',
+  'communication'
 ] as const;
 
 /** Columns of the module tree: one row per nn.Module path and each path above it. */
