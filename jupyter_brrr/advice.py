@@ -587,7 +587,7 @@ def _elementwise_rows(context: _Context) -> dict[int, dict]:
         dims = _dims(op)
         if not dims:
             continue
-        numel = max((math.prod(d) for d in dims if isinstance(d, list)), default=0)
+        numel = max((math.prod(d) for d in dims if _is_shape(d)), default=0)
         calls = max(int(op["calls"]), 1)
         size = _dtype_bytes(str(op["dtype"]))
         if numel < _FUSION_MIN_ELEMENTS or not _number(op["bytes"]) > 0:
@@ -613,7 +613,7 @@ def _attention(context: _Context) -> list[dict]:
         if "softmax" not in str(op["name"]) or _number(op["gpu_time_s"]) <= 0:
             continue
         dims = _dims(op)
-        scores = dims[0] if dims and isinstance(dims[0], list) else None
+        scores = dims[0] if dims and _is_shape(dims[0]) else None
         if not scores or len(scores) < 3 or min(scores[-2:]) < 64:
             continue
         batch, length, keys = math.prod(scores[:-2]), scores[-2], scores[-1]
@@ -693,7 +693,7 @@ def _inside_sdpa(context: _Context, row: int) -> bool:
 
 def _is_attention_gemm(dims: list | None, batch: int, length: int, keys: int) -> bool:
     """Q K^T: [.., L, D] x [.., D, S]; P V: [.., L, S] x [.., S, D]."""
-    if not dims or len(dims) < 2 or not all(isinstance(d, list) and len(d) >= 3 for d in dims[:2]):
+    if not dims or len(dims) < 2 or not all(_is_shape(d) and len(d) >= 3 for d in dims[:2]):
         return False
     a, b = dims[0], dims[1]
     if math.prod(a[:-2]) != batch or math.prod(b[:-2]) != batch:
@@ -713,7 +713,9 @@ def _gather(context: _Context) -> list[dict]:
         if op["name"] != "aten::embedding":
             continue
         dims = _dims(op)
-        if not dims or len(dims) < 2 or len(dims[0]) != 2 or len(dims[1]) < 2:
+        if not dims or len(dims) < 2 or not (_is_shape(dims[0]) and _is_shape(dims[1])):
+            continue
+        if len(dims[0]) != 2 or len(dims[1]) < 2:
             continue
         out = [*dims[1], dims[0][1]]
         reductions = [
@@ -1153,6 +1155,11 @@ def _number(value: object) -> float:
     except (TypeError, ValueError):
         return math.nan
     return number
+
+
+def _is_shape(value: object) -> bool:
+    """A tensor's shape: a list of whole numbers (not a list of tensors' shapes, nor empty)."""
+    return isinstance(value, list) and bool(value) and all(type(v) is int for v in value)
 
 
 def _dims(op: Mapping) -> list | None:

@@ -629,20 +629,19 @@ def _kernel_table(
     category[is_comm] = "communication"
     category[host_copy] = "host copy"
     bound[is_comm | host_copy] = "other"
-    # An op's cost is shared among its kernels by their share of its kernel time. A memset or a
-    # copy it launched (cuBLAS zeroing a workspace) does none of its arithmetic: no FLOPs, no
-    # bound of its own ("other").
+    # An op's cost is shared among its kernels and copies by their share of its time. A memset
+    # it launched (cuBLAS zeroing a workspace) does none of its work: no FLOPs, no bytes, no
+    # bound of its own ("other"), category "memset" where its op has a model.
     dur = gpu["dur_s"]
-    is_kernel = gpu["kind"] == "kernel"
-    owned = (owner >= 0) & is_kernel
-    kernel_time = np.bincount(owner[owned], weights=dur[owned], minlength=len(ops["name"]))
+    working = (owner >= 0) & (gpu["kind"] != "memset")
+    work_time = np.bincount(owner[working], weights=dur[working], minlength=len(ops["name"]))
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = dur / np.append(kernel_time, np.nan)[owner]
-        flops = np.where(counted & is_kernel, of_owner("flops", np.nan) * share, np.nan)
-        nbytes = np.where(counted & is_kernel, of_owner("bytes", np.nan) * share, np.nan)
-    not_kernel = ~is_kernel
-    bound[not_kernel] = "other"
-    category[not_kernel & (gpu["kind"] == "memset")] = "memset"
+        share = dur / np.append(work_time, np.nan)[owner]
+        memset = gpu["kind"] == "memset"
+        flops = np.where(counted & ~memset, of_owner("flops", np.nan) * share, np.nan)
+        nbytes = np.where(counted & ~memset, of_owner("bytes", np.nan) * share, np.nan)
+    bound[memset] = "other"
+    category[memset & counted] = "memset"
     start = gpu["start_s"]
     columns = {
         "name": names,
