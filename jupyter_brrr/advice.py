@@ -72,7 +72,7 @@ _BOTTLENECK = {
 
 # The op-table columns the advice reads.
 _ROW_COLUMNS = (
-    *("name", "shapes", "category", "module", "source", "calls", "kernels", "gpu_time_s"),
+    *("name", "shapes", "category", "module", "line", "calls", "kernels", "gpu_time_s"),
     *("total_gpu_time_s", "flops", "bytes", "dtype", "roof", "roof_fraction", "regime"),
     *("reason", "why"),
 )
@@ -263,7 +263,7 @@ class _Context:
             "name": str(op["name"]),
             "shapes": str(op["shapes"]),
             "module": str(op.get("module") or ""),
-            "source": str(op.get("source") or ""),
+            "line": str(op.get("line") or ""),
             "calls": int(op["calls"]),
             "time_s": float(op["gpu_time_s"]),
         }
@@ -272,7 +272,7 @@ class _Context:
         """``aten::mm [[8192, 768], [768, 50257]] in model.lm_head``."""
         op = self.rows[row]
         where = f" in {op['module']}" if op.get("module") else ""
-        line = f" ({op['source']})" if op.get("source") else ""
+        line = f" ({op['line']})" if op.get("line") else ""
         return f"{op['name']} {op['shapes']}{where}{line}".replace("  ", " ")
 
     def ideal_s(self, row: int, roof: str | None = None, bytes_factor: float = 1.0) -> float:

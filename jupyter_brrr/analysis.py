@@ -295,7 +295,7 @@ def _name_tests(names: np.ndarray, *tests: Callable[[str], bool]) -> list[np.nda
 # --- costs and ownership -------------------------------------------------------------------------
 
 # The op-call columns the analysis reads.
-_OP_TEXT = ("name", "shapes", "dtypes", "module", "source")
+_OP_TEXT = ("name", "shapes", "dtypes", "module", "line")
 _OP_NUMBERS = ("parent", "start_s", "end_s", "dur_s", "self_cpu_s")
 
 
@@ -1024,7 +1024,7 @@ def _op_table(
         "category": ops["category"][first],  # "" where no model: never missing
         # The calls' modules as one pattern (model.h.*.mlp.c_fc), and their source lines.
         "module": modules.call_pattern(codes, ops["module"], groups),
-        "source": modules.call_sources(codes, ops["source"], groups),
+        "line": modules.call_sources(codes, ops["line"], groups),
         "calls": np.bincount(codes, minlength=groups),
         "gpu_time_s": total("gpu_s"),
         "total_gpu_time_s": total("total_gpu_s"),

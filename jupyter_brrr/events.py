@@ -1352,7 +1352,7 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
             "top": _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows)),
             "depth": depth[op_rows],
             "module": module,
-            "source": source,
+            "line": source,
             "self_cpu_s": _self_time(host["dur_s"][rows], op_parent),
             "shapes": shapes,
             "dtypes": dtypes,

@@ -123,7 +123,7 @@ class BrrrMagics(Magics):
         "--stack",
         action="store_true",
         help=(
-            "record the line of your code that made each torch call (the op table's source "
+            "record the line of your code that made each torch call (the op table's line "
             "column); slows the profiled run's host side"
         ),
     )

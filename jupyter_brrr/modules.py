@@ -5,7 +5,7 @@ Each op call carries the path of the module that ran it (``events``: from the ra
 ``attribution`` opens, or a trace's Python stacks). An op-table row groups calls of one name and
 shapes, often from many modules (the same ``addmm`` in each of 12 layers): its ``module`` is their
 paths as one pattern, the parts where they differ replaced by ``*`` (``model.h.*.mlp.c_fc``), or
-their common start followed by ``.*`` where they differ in depth. Its ``source``: the line the
+their common start followed by ``.*`` where they differ in depth. Its ``line``: the line the
 calls came from, or the line of the most calls and how many others.
 
 The tree (``module_tree``): one row per module path and every path above it, with the op calls

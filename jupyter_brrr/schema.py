@@ -19,7 +19,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
                            "title": "...", "detail": "...", "share": 0.62,
                            # since the advice module (absent from older reports):
                            "cause": one of CAUSES, "evidence": "...", "fix": "...",
-                           "ops": [{"name", "shapes", "module", "source", "calls", "time_s"}],
+                           "ops": [{"name", "shapes", "module", "line", "calls", "time_s"}],
                            "saving_s": 0.004, "speedup": 2.6, "probably": true}],
                            # share: the saving's share of the time; ranked by saving_s
       "ops":     {"columns": OPS_COLUMNS, "data": [[...], ...]},
@@ -170,7 +170,7 @@ OPS_COLUMNS = (
     "regime",  # "compute" | "memory": intensity against its roof's ridge ("" without figures)
     "reason",  # "" or one of REASONS: why an op is far under its roof (limits.py)
     "why",  # the evidence for the reason, in words, with its numbers
-    "source",  # the line of the user's code that made the calls (--stack), "" otherwise
+    "line",  # the line of the user's code that made the calls (--stack), "" otherwise
 )
 
 # What a recommendation is about (advice.py says how each is found and what it saves).
@@ -602,7 +602,7 @@ _SUMMARY = _Object(
 _ADVICE_OP = _Object(
     {},
     {
-        **{name: _MAYBE_TEXT for name in ("name", "shapes", "module", "source")},
+        **{name: _MAYBE_TEXT for name in ("name", "shapes", "module", "line")},
         "calls": _MAYBE_COUNT,
         "time_s": _Nullable(_SECONDS),
     },
@@ -624,7 +624,7 @@ _OPS_CELLS: dict[str, _Type] = {
     "name": _TEXT,
     **{name: _MAYBE_TEXT for name in ("shapes", "dtypes", "category", "module")},
     **{name: _MAYBE_TEXT for name in ("bound", "dtype")},
-    **{name: _MAYBE_TEXT for name in ("regime", "reason", "why", "source")},
+    **{name: _MAYBE_TEXT for name in ("regime", "reason", "why", "line")},
     **{name: _MAYBE_COUNT for name in ("calls", "kernels")},
     **{
         name: _MAYBE_AMOUNT

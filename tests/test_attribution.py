@@ -141,9 +141,9 @@ def test_stack_marks_the_user_s_line() -> None:
     calls = read_trace(report.trace_path).ops
     line = Block.forward.__code__.co_firstlineno + 1  # the forward's one line
     add = calls[calls["name"] == "aten::add"]
-    assert set(add["source"]) == {f"test_attribution.py:{line}"}
+    assert set(add["line"]) == {f"test_attribution.py:{line}"}
     table = report.ops[report.ops["name"] == "aten::add"]
-    assert table["source"].iloc[0] == f"test_attribution.py:{line}"
+    assert table["line"].iloc[0] == f"test_attribution.py:{line}"
     assert not calls["name"].str.startswith(attribution.LINE_PREFIX).any()
 
 
@@ -178,7 +178,7 @@ def test_the_magic_attributes_ops_to_the_cell_s_modules(ip) -> None:
 def test_stack_gives_the_cell_s_line_and_no_modules_turns_them_off(ip) -> None:
     report = brrr(ip, "a = x * 2\nb = net(a)\nc = b.sum()", "--quiet --stack --no-modules")
     calls = read_trace(report.trace_path).ops
-    source = dict(zip(calls["name"], calls["source"], strict=False))
+    source = dict(zip(calls["name"], calls["line"], strict=False))
     assert source["aten::mul"] == "cell:1"
     assert source["aten::addmm"] == "cell:2"  # the call into the model, from the cell
     assert source["aten::sum"] == "cell:3"

@@ -156,7 +156,7 @@ export interface IAdviceOp {
   /** Its nn.Module path pattern, "" where unknown. */
   module: string;
   /** The user's line that made it (--stack), "" where unknown. */
-  source: string;
+  line: string;
   /** Calls. */
   calls: number | null;
   /** Its self GPU time. */
@@ -451,7 +451,7 @@ export interface IOpRow {
   /** The evidence for the reason, with its numbers. */
   why: string;
   /** The user's line that made the calls (--stack), "" otherwise. */
-  source: string;
+  line: string;
 }
 
 /** Why an op is far under its roof (jupyter_brrr/limits.py). */
@@ -741,7 +741,7 @@ function parseAdviceOp(value: unknown): IAdviceOp | null {
     name: str(value.name),
     shapes: str(value.shapes),
     module: str(value.module),
-    source: str(value.source),
+    line: str(value.line),
     calls: num(value.calls),
     time_s: num(value.time_s)
   };
@@ -935,7 +935,7 @@ export function opRows(report: IReport): IOpRow[] {
     regime: str(r.regime),
     reason: str(r.reason),
     why: str(r.why),
-    source: str(r.source)
+    line: str(r.line)
   }));
 }
 

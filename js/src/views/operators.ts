@@ -197,7 +197,7 @@ function columns(cpuOnly: boolean): IColumn[] {
 
 /** The op's name, and under it its module path and source line where known. */
 function opCell(o: IOpRow): Node {
-  const where = [o.module, o.source].filter(x => x).join(' \u00b7 ');
+  const where = [o.module, o.line].filter(x => x).join(' \u00b7 ');
   if (!where) {
     return document.createTextNode(o.name);
   }
@@ -643,7 +643,7 @@ export async function renderOperators(
             o.shapes.toLowerCase().includes(f) ||
             o.category.toLowerCase().includes(f) ||
             o.module.toLowerCase().includes(f) ||
-            o.source.toLowerCase().includes(f) ||
+            o.line.toLowerCase().includes(f) ||
             o.reason.toLowerCase().includes(f) ||
             o.bound.toLowerCase().includes(f)
         )
@@ -699,7 +699,7 @@ export async function renderOperators(
           td.title = [
             o.name,
             o.module ? `module: ${o.module}` : '',
-            o.source ? `source: ${o.source}` : ''
+            o.line ? `line: ${o.line}` : ''
           ]
             .filter(x => x)
             .join('\n');

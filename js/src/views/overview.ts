@@ -444,7 +444,7 @@ function recommendationBody(rec: IRecommendation): (HTMLElement | null)[] {
               o =>
                 `${o.name} ${ellipsize(o.shapes, 60)}` +
                 (o.module ? ` in ${o.module}` : '') +
-                (o.source ? ` (${o.source})` : '')
+                (o.line ? ` (${o.line})` : '')
             )
             .join('; ')
         )
