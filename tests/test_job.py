@@ -33,7 +33,7 @@ from jupyter_brrr.schema import (
 DATA = Path(__file__).parent / "data"
 JOBS = Path(__file__).parent / "jobs"
 SLOW_RANK = 2
-DELAY_S = 0.025  # per layer, 4 layers: 0.1 s a step
+DELAY_S = 0.05  # per layer, 4 layers: 0.2 s a step, well above a loaded machine's jitter
 STEP_DELAY_S = 4 * DELAY_S
 WORLD = 4
 
@@ -93,7 +93,10 @@ def test_ranks_read_in_processes_give_what_one_process_gives(recorded: Path, job
 def test_the_slowed_rank_is_named_the_straggler(job: JobReport) -> None:
     straggler = job.summary["straggler"]
     assert straggler["rank"] == SLOW_RANK
-    assert straggler["share"] >= 0.75
+    # Last at the 4 bucket all-reduces of each step, not at the 1 MB all-reduce after the
+    # optimizer step (nobody is held back there: on a loaded machine any rank can come last by
+    # a little): at most 12 of 15. Chance alone, among 4 ranks, would give about 0.25.
+    assert straggler["share"] >= 0.6
     # Held back by about its sleep per step (the rest of its backward pass comes on top).
     assert 0.7 * STEP_DELAY_S < straggler["lateness_per_step_s"] < 2.0 * STEP_DELAY_S
     assert "straggler: rank 2 arrives last" in repr(job)
