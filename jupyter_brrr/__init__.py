@@ -13,6 +13,7 @@ Public API::
     jupyter_brrr.history("attention") -> History       # the runs of %%brrr --name attention
     jupyter_brrr.run_job("train.py", *args, nproc=2) -> JobReport  # torchrun, every rank profiled
     %brrr_job train.py             # the same from a notebook, with progress and Cancel
+    jupyter_brrr.sweep(fn, sizes, ...) -> SweepResult   # fn(size) runs one step; time against size
     jupyter_brrr.ProfilerInUseError   # raised where torch's profilers would nest
 """
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .actions.ab import ABResult, compare
+    from .actions.sweep import SweepResult, sweep
     from .analysis import Analysis
     from .capture import ProfilerInUseError
     from .comparison import Comparison, diff
@@ -51,6 +53,8 @@ _LAZY = {
     "measure_peaks": "peaks",
     "Report": "report",
     "SchemaError": "report",
+    "SweepResult": "actions.sweep",
+    "sweep": "actions.sweep",
 }
 
 
@@ -71,6 +75,7 @@ __all__ = [
     "ProfilerInUseError",
     "Report",
     "SchemaError",
+    "SweepResult",
     "TraceError",
     "compare",
     "diff",
@@ -80,6 +85,7 @@ __all__ = [
     "measure_peaks",
     "profile",
     "run_job",
+    "sweep",
 ]
 __version__ = "0.1.0"
 

@@ -1,0 +1,690 @@
+"""The batch-doubling sweep: run the same step at growing sizes, and read the bottleneck off
+how its time grows.
+
+Each point is measured the way a report is (``capture.capture``: warm-up, timed runs with CUDA
+events, or the host clock on a CPU, without the profiler, then one profiled run) and keeps its
+own report. From the points:
+
+- **per doubling** the time ratio, normalised to a doubling when the sizes are not doublings
+  (``ratio ** (log 2 / log(size_b / size_a))``, the log-log slope as a ratio). Near 1 (below
+  ``OVERHEAD_RATIO``) the GPU waits on the host: **overhead**. Near 2 (from ``BOUND_RATIO``)
+  each item costs the same: the GPU is saturated, and the larger point's split says whether by
+  **compute** or **memory** (on a CPU there is no split: **saturated**). In between, the
+  **transition**; above ``SUPERLINEAR_RATIO``, **superlinear** (an item costs more at larger
+  sizes: a cache no longer holds the working set, or the algorithm grows faster than the size).
+- **the knee**: the smallest size whose throughput (items per second) is within ``KNEE_SHARE`` of
+  the best measured; doubling past it buys little throughput and costs memory and latency.
+- **the best size that fits**: the measured size of the highest throughput.
+- **capacity**: on a GPU the allocator's peak during each profiled run (``peak_memory_bytes``:
+  what was already allocated plus the step's need) is fitted against the size (least squares,
+  linear; quadratic when there are four points or more and the line misses by more than
+  ``FIT_TOLERANCE``), and the fit gives the largest size that fits this GPU (what this process's
+  allocator may reach: its memory fraction of the device, and no more than it holds plus what is
+  free) and the GPUs of the peak table (their nominal memory). When the sweep ended at an
+  out-of-memory error, the predicted largest size is run once to confirm it.
+
+The sweep stops cleanly at a CUDA out-of-memory error (the failed frames are released, the
+allocator's cache emptied, "OOM at N" recorded), at its time budget (before a point that would
+end past it, estimated from the previous point's time and ratio), on ``cancel`` and on Ctrl-C.
+Any other error of the step at a later size stops the sweep with the error recorded; at the
+first size it is raised, as it is a bug of the step rather than a limit of the GPU.
+
+The step runs ``warmup + repeat + 1`` times per point at least (more in a sustained GPU
+warm-up). A step that changes state (trains) changes it at every run: ``reset`` (the magic passes
+the snapshot's) puts the state back before each point.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..report import json_safe
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..report import Report
+
+SWEEP_SCHEMA = "jupyter_brrr.sweep"
+SWEEP_VERSION = 1
+DEFAULT_BUDGET_S = 60.0
+OVERHEAD_RATIO = 1.3
+BOUND_RATIO = 1.7
+SUPERLINEAR_RATIO = 2.4
+KNEE_SHARE = 0.9
+FIT_TOLERANCE = 0.03
+VERDICTS = ("overhead", "transition", "compute", "memory", "saturated", "superlinear")
+STATUSES = ("ok", "oom", "error", "budget", "cancelled")
+POINT_COLUMNS = (
+    "size",
+    "status",
+    "span_s",
+    "q1_s",
+    "q3_s",
+    "busy_s",
+    "compute_s",
+    "memory_s",
+    "communication_s",
+    "other_s",
+    "idle_s",
+    "flops_per_s",
+    "bytes_per_s",
+    "peak_memory_bytes",
+    "memory_increase_bytes",
+    "items",
+    "items_per_s",
+    "runs",
+    "error",
+)
+DOUBLING_COLUMNS = ("from_size", "to_size", "time_ratio", "per_doubling", "verdict", "why")
+CAPACITY_COLUMNS = ("device", "capacity_bytes", "largest_size", "this_gpu")
+
+
+class _Stop(Exception):
+    pass
+
+
+@dataclass
+class SweepProgress:
+    """Where a sweep is: point ``k`` of ``n`` (1-based) at ``size``; ``message`` in words."""
+
+    k: int
+    n: int
+    size: int
+    fraction: float
+    message: str
+
+
+@dataclass
+class SweepPoint:
+    """One size: its numbers (``row``, the table's columns) and its report (None when it failed)."""
+
+    size: int
+    status: str
+    row: dict
+    report: Report | None = None
+
+
+@dataclass
+class SweepResult:
+    """The sweep: ``table`` (one row per size), ``doublings`` (one row per step between sizes,
+    with its verdict), ``knee``, ``best``, ``oom_at``, ``capacity`` (the largest size that fits
+    each GPU), ``lines`` (the findings in words), ``to_dict()`` (its JSON form)."""
+
+    variable: str
+    points: list[SweepPoint]
+    device: str = "CPU"
+    gpu: bool = False
+    stopped: str = "done"  # done, oom, budget, cancelled, error
+    oom_at: int | None = None
+    knee: int | None = None
+    best: int | None = None
+    fit: dict | None = None
+    capacities: list[dict] = field(default_factory=list)
+    confirmation: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    runs_total: int = 0
+    doubling_rows: list[dict] = field(default_factory=list)
+
+    @property
+    def reports(self) -> dict[int, Report]:
+        """The report of each measured size."""
+        return {p.size: p.report for p in self.points if p.report is not None}
+
+    @property
+    def table(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame([p.row for p in self.points], columns=list(POINT_COLUMNS)).set_index(
+            "size"
+        )
+
+    @property
+    def doublings(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.doubling_rows, columns=list(DOUBLING_COLUMNS))
+
+    @property
+    def capacity(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.capacities, columns=list(CAPACITY_COLUMNS))
+
+    @property
+    def lines(self) -> list[str]:
+        return summary_lines(self.to_dict())
+
+    def to_dict(self) -> dict:
+        """The JSON-safe form (``Report.sweep`` for the magic; no NaN)."""
+        return json_safe(
+            {
+                "schema": SWEEP_SCHEMA,
+                "version": SWEEP_VERSION,
+                "variable": self.variable,
+                "device": self.device,
+                "gpu": self.gpu,
+                "stopped": self.stopped,
+                "oom_at": self.oom_at,
+                "knee": self.knee,
+                "best": self.best,
+                "fit": self.fit,
+                "confirmation": self.confirmation,
+                "elapsed_s": self.elapsed_s,
+                "runs_total": self.runs_total,
+                "points": {
+                    "columns": list(POINT_COLUMNS),
+                    "data": [[p.row.get(c) for c in POINT_COLUMNS] for p in self.points],
+                },
+                "doublings": {
+                    "columns": list(DOUBLING_COLUMNS),
+                    "data": [[d.get(c) for c in DOUBLING_COLUMNS] for d in self.doubling_rows],
+                },
+                "capacity": {
+                    "columns": list(CAPACITY_COLUMNS),
+                    "data": [[c.get(k) for k in CAPACITY_COLUMNS] for c in self.capacities],
+                },
+                "notes": list(self.notes),
+            }
+        )
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def parse_sizes(text: str) -> tuple[str, list[int]]:
+    """``"batch=8,16,32"`` or ``"batch=8..512"`` (doublings from 8 to 512) -> name and sizes.
+    Raises ValueError with what is wrong."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise ValueError(
+            f"expected NAME=SIZES, like batch=8,16,32 or batch=8..512 (doublings); got {text!r}"
+        )
+    values = values.strip()
+    try:
+        if ".." in values:
+            low_text, high_text = values.split("..", 1)
+            low, high = int(low_text), int(high_text)
+            if low < 1 or high < low:
+                raise ValueError
+            sizes = []
+            size = low
+            while size <= high:
+                sizes.append(size)
+                size *= 2
+        else:
+            sizes = [int(v) for v in values.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(
+            f"{name}: sizes are whole numbers from 1, like 8,16,32 or 8..512; got {values!r}"
+        ) from None
+    check_sizes(sizes)
+    return name, sizes
+
+
+def check_sizes(sizes: Sequence[int]) -> list[int]:
+    sizes = list(sizes)
+    if len(sizes) < 2:
+        raise ValueError(f"a sweep needs at least two sizes (got {sizes}).")
+    if any(not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in sizes):
+        raise ValueError(f"sizes are whole numbers from 1 (got {sizes}).")
+    if any(b <= a for a, b in itertools.pairwise(sizes)):
+        raise ValueError(f"sizes must grow (got {sizes}).")
+    return sizes
+
+
+def sweep(
+    fn: Callable[[int], Any],
+    sizes: Sequence[int],
+    *,
+    warmup: int = 1,
+    repeat: int = 5,
+    items: Callable[[int], float] | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
+    cpu: bool = False,
+    burst: bool = False,
+    confirm: bool = True,
+    variable: str = "size",
+    cancel: threading.Event | None = None,
+    progress: Callable[[SweepProgress], None] | None = None,
+    reset: Callable[[], Any] | None = None,
+    namespace: dict | None = None,
+    name: str = "",
+) -> SweepResult:
+    """Measure ``fn(size)`` (one step) at each of ``sizes``, growing; see the module docstring.
+
+    ``items``: the items one step at ``size`` processes (default: ``size`` itself, a batch);
+    ``budget_s``: no point is started that would end past it; ``burst``: warm up exactly
+    ``warmup`` runs per point on a GPU instead of a sustained warm-up; ``confirm``: after an
+    out-of-memory error, run the predicted largest size once; ``cancel``: set it to stop
+    between points. ``reset`` is called before each point (a stateful step's state put back);
+    ``namespace``: where the step binds names (a cell's), set back before each profiled run.
+    """
+    import torch
+
+    from ..capture import ProfilerInUseError, capture, check_can_profile
+
+    sizes = check_sizes(sizes)
+    if budget_s <= 0 or not math.isfinite(budget_s):
+        raise ValueError(f"budget_s must be a positive number of seconds (got {budget_s}).")
+    if warmup < 0 or repeat < 1:
+        raise ValueError(f"warmup must be >= 0 and repeat >= 1 (got {warmup}, {repeat}).")
+    check_can_profile()
+    gpu = torch.cuda.is_available() and not cpu
+    device = torch.cuda.get_device_name() if gpu else "CPU"
+    count = items or (lambda size: float(size))
+    result = SweepResult(variable=variable, points=[], device=device, gpu=gpu)
+    started = time.perf_counter()
+    last_elapsed = 0.0
+    for k, size in enumerate(sizes, start=1):
+        elapsed = time.perf_counter() - started
+        if cancel is not None and cancel.is_set():
+            result.stopped = "cancelled"
+            break
+        estimate = last_elapsed * _next_ratio(result.points)
+        if result.points and elapsed + estimate > budget_s:
+            result.stopped = "budget"
+            result.notes.append(
+                f"Stopped before {variable}={size}: the {budget_s:g} s budget would be passed "
+                f"(the last size took {last_elapsed:.2g} s; the next about {estimate:.2g} s)."
+            )
+            break
+        if progress is not None:
+            progress(SweepProgress(k, len(sizes), size, (k - 1) / len(sizes), f"{variable}={size}"))
+        if reset is not None:
+            reset()
+        point_started = time.perf_counter()
+        try:
+            captured = capture(
+                lambda size=size: fn(size),
+                warmup=warmup,
+                repeat=repeat,
+                cpu=cpu,
+                burst=burst and gpu and (warmup > 0 or repeat > 1),
+                name=f"{name or 'sweep'} {variable}={size}",
+                source="sweep",
+                namespace=namespace,
+            )
+        except ProfilerInUseError:
+            if not result.points:
+                raise
+            result.stopped = "error"
+            result.notes.append(f"Stopped at {variable}={size}: a profiler started meanwhile.")
+            break
+        last_elapsed = time.perf_counter() - point_started
+        captured.value = None  # the step's output: not held across points
+        error = captured.error
+        if error is not None:
+            point = _failed_point(size, error, captured, gpu)
+            result.runs_total += point.row["runs"] or 0
+            del captured, error
+            _free(gpu)
+            result.points.append(point)
+            if point.status == "oom":
+                result.stopped, result.oom_at = "oom", size
+                break
+            if point.status == "cancelled":
+                result.stopped = "cancelled"
+                break
+            if len(result.points) == 1:
+                raise RuntimeError(
+                    f"the step failed at the first size, {variable}={size}: {point.row['error']}"
+                ) from None
+            result.stopped = "error"
+            result.notes.append(f"Stopped at {variable}={size}: {point.row['error']}")
+            break
+        if captured.report is None:
+            result.stopped = "error"
+            result.notes.append(f"No report at {variable}={size}: {captured.no_report}")
+            break
+        point = _point(size, captured.report, count(size))
+        result.runs_total += point.row["runs"] or 0
+        result.points.append(point)
+    result.elapsed_s = time.perf_counter() - started
+    _analyse(result)
+    if confirm and gpu and result.oom_at is not None and result.fit is not None:
+        _confirm(result, fn, reset, torch)
+        _free(gpu)
+    if reset is not None and result.points:
+        reset()
+    return result
+
+
+def _next_ratio(points: list[SweepPoint]) -> float:
+    """How much longer the next point takes than the last: its step's time ratio, at least 1."""
+    ok = [p for p in points if p.status == "ok" and p.row["span_s"]]
+    if len(ok) < 2:
+        return 2.0
+    return max(ok[-1].row["span_s"] / ok[-2].row["span_s"], 1.0)
+
+
+def _point(size: int, report: Report, items: float) -> SweepPoint:
+    s = report.summary
+    timing = s.get("timing") or {}
+    span = s.get("span_s")
+    row = {
+        "size": size,
+        "status": "ok",
+        "span_s": span,
+        "q1_s": timing.get("q1_s"),
+        "q3_s": timing.get("q3_s"),
+        **{
+            key: s.get(key)
+            for key in (
+                "busy_s",
+                "compute_s",
+                "memory_s",
+                "communication_s",
+                "other_s",
+                "idle_s",
+                "peak_memory_bytes",
+                "memory_increase_bytes",
+            )
+        },
+        "flops_per_s": s.get("achieved_flops_per_s"),
+        "bytes_per_s": s.get("achieved_bytes_per_s"),
+        "items": items,
+        "items_per_s": items / span if span else None,
+        "runs": (s.get("runs") or {}).get("total"),
+        "error": None,
+    }
+    return SweepPoint(size, "ok", row, report)
+
+
+def _failed_point(size: int, error: BaseException, captured: Any, gpu: bool) -> SweepPoint:
+    if is_out_of_memory(error):
+        status = "oom"
+        text = str(error).split("\n")[0][:300]
+    elif isinstance(error, KeyboardInterrupt):
+        status, text = "cancelled", "interrupted (Ctrl-C)"
+    else:
+        status, text = "error", f"{type(error).__name__}: {error}"[:300]
+    row = {c: None for c in POINT_COLUMNS}
+    report = captured.report
+    row.update(size=size, status=status, error=text)
+    if report is not None:
+        row["runs"] = (report.summary.get("runs") or {}).get("total")
+    return SweepPoint(size, status, row, None)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """A CUDA out-of-memory error, or the CPU allocator's refusal (a RuntimeError there)."""
+    import torch
+
+    return isinstance(error, torch.OutOfMemoryError) or (
+        isinstance(error, RuntimeError)
+        and "DefaultCPUAllocator: can't allocate memory" in str(error)
+    )
+
+
+def _free(gpu: bool) -> None:
+    gc.collect()
+    if gpu:
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+# --- reading the points ------------------------------------------------------------------------
+
+
+def per_doubling(time_ratio: float, size_ratio: float) -> float:
+    """A time ratio between two sizes, as the ratio one doubling would give (log-log slope)."""
+    return time_ratio ** (math.log(2) / math.log(size_ratio))
+
+
+def verdict(ratio: float, row: dict, gpu: bool) -> tuple[str, str]:
+    """The verdict of one doubling whose time grew ``ratio`` times, with the larger point's
+    ``row`` (its split decides compute against memory), and why in words."""
+    if ratio < OVERHEAD_RATIO:
+        return "overhead", (
+            f"time x{ratio:.2f} per doubling: the work grew, the time barely did (the GPU waits "
+            "on the host: launches, Python)"
+            if gpu
+            else f"time x{ratio:.2f} per doubling: fixed costs per step dominate"
+        )
+    if ratio > SUPERLINEAR_RATIO:
+        return "superlinear", (
+            f"time x{ratio:.2f} per doubling: each item costs more at this size (a cache no longer "
+            "holds the working set, or the work grows faster than the size)"
+        )
+    if ratio < BOUND_RATIO:
+        return "transition", (
+            f"time x{ratio:.2f} per doubling: part fixed cost, part work that grows with the size"
+        )
+    compute, memory = row.get("compute_s") or 0.0, row.get("memory_s") or 0.0
+    if not gpu or compute + memory <= 0:
+        return "saturated", (
+            f"time x{ratio:.2f} per doubling: each item costs the same"
+            + ("" if gpu else " (on the CPU the split into compute and memory is not measured)")
+        )
+    kind = "compute" if compute >= memory else "memory"
+    share = max(compute, memory) / (row.get("busy_s") or compute + memory)
+    return kind, (
+        f"time x{ratio:.2f} per doubling: the GPU is saturated, {share:.0%} of its busy time "
+        f"in {kind}-bound kernels"
+    )
+
+
+def _analyse(result: SweepResult) -> None:
+    ok = [p for p in result.points if p.status == "ok" and p.row["span_s"]]
+    result.doubling_rows = []
+    for a, b in itertools.pairwise(ok):
+        time_ratio = b.row["span_s"] / a.row["span_s"]
+        ratio = per_doubling(time_ratio, b.size / a.size)
+        kind, why = verdict(ratio, b.row, result.gpu)
+        result.doubling_rows.append(
+            {
+                "from_size": a.size,
+                "to_size": b.size,
+                "time_ratio": time_ratio,
+                "per_doubling": ratio,
+                "verdict": kind,
+                "why": why,
+            }
+        )
+    rates = [(p.size, p.row["items_per_s"]) for p in ok if p.row["items_per_s"]]
+    if rates:
+        top = max(rate for _, rate in rates)
+        result.best = max(rates, key=lambda r: r[1])[0]
+        result.knee = next(size for size, rate in rates if rate >= KNEE_SHARE * top)
+    if not result.gpu:
+        result.notes.append(
+            "On the CPU: times from the host clock, and memory is not measured (no CUDA "
+            "allocator), so there is no capacity prediction."
+        )
+        return
+    _fit_memory(result, ok)
+
+
+def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
+    import numpy as np
+
+    points = [(p.size, p.row["peak_memory_bytes"]) for p in ok if p.row["peak_memory_bytes"]]
+    if len({size for size, _ in points}) < 2:
+        return
+    x = np.array([float(s) for s, _ in points])
+    y = np.array([float(m) for _, m in points])
+    coef = np.polyfit(x, y, 1)
+    kind = "linear"
+    miss = float(np.max(np.abs(np.polyval(coef, x) - y) / y))
+    if len(points) >= 4 and miss > FIT_TOLERANCE:
+        quad = np.polyfit(x, y, 2)
+        if quad[0] > 0:
+            coef, kind = quad, "quadratic"
+            miss = float(np.max(np.abs(np.polyval(coef, x) - y) / y))
+    coef = [float(c) for c in coef]
+    result.fit = {
+        "kind": kind,
+        "coefficients": coef,  # highest power first, bytes
+        "per_item_bytes": coef[-2],
+        "fixed_bytes": coef[-1],
+        "max_miss": miss,
+        "capacity_bytes": _this_gpu_capacity(),
+        "predicted_largest": None,
+    }
+    capacity = result.fit["capacity_bytes"]
+    from ..peaks import KNOWN_GPUS
+
+    rows = []
+    if capacity:
+        largest = largest_size(coef, capacity)
+        result.fit["predicted_largest"] = largest
+        rows.append(
+            {
+                "device": f"{result.device} (this GPU)",
+                "capacity_bytes": capacity,
+                "largest_size": largest,
+                "this_gpu": True,
+            }
+        )
+    seen = set()
+    for gpu in sorted(KNOWN_GPUS, key=lambda g: g.memory_bytes or 0):
+        if not gpu.memory_bytes or gpu.memory_bytes in seen:
+            continue
+        seen.add(gpu.memory_bytes)
+        rows.append(
+            {
+                "device": gpu.device,
+                "capacity_bytes": gpu.memory_bytes,
+                "largest_size": largest_size(coef, gpu.memory_bytes),
+                "this_gpu": False,
+            }
+        )
+    result.capacities = rows
+
+
+def largest_size(coefficients: Sequence[float], capacity: float) -> int | None:
+    """The largest whole size whose fitted peak stays within ``capacity``: None when none fits
+    (the fixed part alone exceeds it) or the peak does not grow with the size."""
+    *head, fixed = coefficients
+    if fixed > capacity:
+        return 0
+    if len(head) == 1:
+        slope = head[0]
+        if slope <= 0:
+            return None
+        return int((capacity - fixed) / slope)
+    a, b = head
+    c = fixed - capacity
+    disc = b * b - 4 * a * c
+    if a <= 0 or disc < 0:
+        return None
+    return int((-b + math.sqrt(disc)) / (2 * a))
+
+
+def _this_gpu_capacity() -> float | None:
+    """What this process's allocator may reach: its memory fraction of the device, and no more
+    than it holds now plus what is free (the CUDA context and other processes hold the rest)."""
+    import torch
+
+    try:
+        device = torch.cuda.current_device()
+        total = float(torch.cuda.get_device_properties(device).total_memory)
+        fraction = 1.0
+        if hasattr(torch.cuda, "get_per_process_memory_fraction"):
+            fraction = float(torch.cuda.get_per_process_memory_fraction(device))
+        free, _ = torch.cuda.mem_get_info(device)
+        reachable = float(torch.cuda.memory_reserved(device)) + float(free)
+        return min(total * fraction, reachable)
+    except Exception:
+        return None
+
+
+def _confirm(
+    result: SweepResult, fn: Callable[[int], Any], reset: Callable[[], Any] | None, torch: Any
+) -> None:
+    """Run the predicted largest size once: does it fit, and what was its peak."""
+    largest = (result.fit or {}).get("predicted_largest")
+    last_ok = max((p.size for p in result.points if p.status == "ok"), default=None)
+    if not largest or last_ok is None or largest <= last_ok or largest >= (result.oom_at or 0):
+        return
+    if reset is not None:
+        reset()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    predicted = sum(c * largest**i for i, c in enumerate(reversed(result.fit["coefficients"])))
+    confirmation = {"size": largest, "predicted_peak_bytes": predicted}
+    try:
+        value = fn(largest)
+        torch.cuda.synchronize()
+        del value
+        confirmation.update(fits=True, peak_bytes=float(torch.cuda.max_memory_allocated()))
+    except torch.OutOfMemoryError as error:
+        import traceback
+
+        traceback.clear_frames(error.__traceback__)
+        confirmation.update(fits=False, peak_bytes=None)
+    result.runs_total += 1
+    result.confirmation = confirmation
+
+
+# --- words ----------------------------------------------------------------------------------
+
+
+def summary_lines(doc: dict) -> list[str]:
+    """The sweep's findings in words, from its JSON form."""
+    from ..views import format as fmt
+
+    var = doc.get("variable") or "size"
+    points = _rows(doc.get("points"))
+    ok = [p for p in points if p.get("status") == "ok"]
+    lines = [
+        f"Sweep of {var} on {doc.get('device')}: {len(ok)} size{'s' if len(ok) != 1 else ''} "
+        f"measured in {doc.get('elapsed_s') or 0:.1f} s ({doc.get('runs_total') or 0:,} runs)"
+        + {
+            "oom": f", stopped by OOM at {var}={doc.get('oom_at')}",
+            "budget": ", stopped at the time budget",
+            "cancelled": ", cancelled",
+            "error": ", stopped by an error",
+        }.get(doc.get("stopped") or "", "")
+        + "."
+    ]
+    for d in _rows(doc.get("doublings")):
+        lines.append(f"{var} {d['from_size']} -> {d['to_size']}: {d['verdict']}: {d['why']}.")
+    if doc.get("knee") is not None:
+        best = next((p for p in ok if p["size"] == doc.get("best")), None)
+        rate = f" ({best['items_per_s']:.4g} items/s)" if best and best.get("items_per_s") else ""
+        lines.append(
+            f"Knee at {var}={doc['knee']}: throughput within {KNEE_SHARE:.0%} of the best; "
+            f"best measured {var}={doc.get('best')}{rate}."
+        )
+    fit = doc.get("fit")
+    if fit:
+        lines.append(
+            f"Peak memory ~ {fmt.size(fit['fixed_bytes'])} + {fmt.size(fit['per_item_bytes'])} "
+            f"per {var} ({fit['kind']} fit, within {fit['max_miss']:.1%} of the measured peaks)."
+        )
+        for row in _rows(doc.get("capacity")):
+            if row.get("this_gpu") and row.get("largest_size") is not None:
+                lines.append(
+                    f"Largest {var} that fits this GPU ({fmt.size(row['capacity_bytes'])} "
+                    f"reachable): about {row['largest_size']:,}."
+                )
+    confirmation = doc.get("confirmation")
+    if confirmation:
+        size = confirmation["size"]
+        if confirmation.get("fits"):
+            lines.append(
+                f"Confirmed: {var}={size} fits (peak {fmt.size(confirmation['peak_bytes'])}, "
+                f"predicted {fmt.size(confirmation['predicted_peak_bytes'])})."
+            )
+        else:
+            lines.append(f"Not confirmed: {var}={size} ran out of memory.")
+    lines.extend(doc.get("notes") or [])
+    return lines
+
+
+def _rows(table: dict | None) -> list[dict]:
+    if not table:
+        return []
+    return [dict(zip(table["columns"], row, strict=False)) for row in table["data"]]

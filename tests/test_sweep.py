@@ -1,0 +1,178 @@
+"""The size sweep (jupyter_brrr/actions/sweep.py), run for real on the CPU: torch steps and sleeps whose
+time is known, the CPU allocator's refusal as the out-of-memory stop."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+import torch
+
+import jupyter_brrr
+from jupyter_brrr.actions import sweep as sweeps
+
+
+def test_parse_sizes_reads_lists_and_doublings() -> None:
+    assert sweeps.parse_sizes("batch=8,16,32") == ("batch", [8, 16, 32])
+    assert sweeps.parse_sizes("n=8..512") == ("n", [8, 16, 32, 64, 128, 256, 512])
+    assert sweeps.parse_sizes(" seq = 3..20") == ("seq", [3, 6, 12])
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("batch", "NAME=SIZES"),
+        ("1x=8,16", "NAME=SIZES"),
+        ("batch=8,x", "whole numbers"),
+        ("batch=0..8", "whole numbers"),
+        ("batch=8", "at least two"),
+        ("batch=16,8", "must grow"),
+    ],
+)
+def test_bad_sizes_get_a_clear_error(text: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        sweeps.parse_sizes(text)
+
+
+def test_a_doubling_s_ratio_is_normalised_to_a_doubling() -> None:
+    assert sweeps.per_doubling(4.0, 4.0) == pytest.approx(2.0)
+    assert sweeps.per_doubling(2.0, 2.0) == pytest.approx(2.0)
+    assert sweeps.per_doubling(1.0, 8.0) == pytest.approx(1.0)
+
+
+def test_the_verdict_follows_the_ratio_and_the_split() -> None:
+    assert sweeps.verdict(1.05, {}, gpu=True)[0] == "overhead"
+    assert sweeps.verdict(1.5, {}, gpu=True)[0] == "transition"
+    compute = {"compute_s": 3.0, "memory_s": 1.0, "busy_s": 4.0}
+    memory = {"compute_s": 1.0, "memory_s": 3.0, "busy_s": 4.0}
+    assert sweeps.verdict(1.95, compute, gpu=True)[0] == "compute"
+    assert sweeps.verdict(1.95, memory, gpu=True)[0] == "memory"
+    assert sweeps.verdict(1.95, compute, gpu=False)[0] == "saturated"
+    assert sweeps.verdict(3.0, compute, gpu=True)[0] == "superlinear"
+
+
+def test_largest_size_solves_the_fit() -> None:
+    assert sweeps.largest_size([10.0, 100.0], 1100.0) == 100
+    assert sweeps.largest_size([1.0, 0.0, 0.0], 100.0) == 10  # quadratic: s**2 <= 100
+    assert sweeps.largest_size([10.0, 2000.0], 1000.0) == 0  # the fixed part alone does not fit
+    assert sweeps.largest_size([0.0, 100.0], 1000.0) is None  # no growth: no limit
+
+
+def test_fixed_time_is_overhead_and_time_per_item_is_saturated() -> None:
+    # Sleeps of known length: a fixed 20 ms per step, then 3 ms per item.
+    fixed = jupyter_brrr.sweep(lambda n: time.sleep(0.02), [1, 2, 4], warmup=0, repeat=3)
+    assert set(fixed.doublings["verdict"]) == {"overhead"}
+    per_item = jupyter_brrr.sweep(lambda n: time.sleep(0.003 * n), [4, 8, 16], warmup=0, repeat=3)
+    assert list(per_item.doublings["per_doubling"]) == pytest.approx([2.0, 2.0], rel=0.2)
+    assert set(per_item.doublings["verdict"]) == {"saturated"}
+    # Throughput grows until the fixed cost no longer matters: fixed cost has no knee past 4.
+    assert fixed.best == 4 and fixed.knee == 4
+
+
+def test_a_torch_step_keeps_a_report_per_size_and_a_tidy_table() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+
+    def step(batch: int) -> torch.Tensor:
+        return model(torch.randn(batch, 32))
+
+    result = jupyter_brrr.sweep(step, [8, 16, 32], warmup=1, repeat=3, variable="batch")
+    table = result.table
+    assert list(table.index) == [8, 16, 32]
+    assert set(table["status"]) == {"ok"}
+    assert (table["items"] == [8.0, 16.0, 32.0]).all()
+    assert (table["items_per_s"] == table["items"] / table["span_s"]).all()
+    assert table["peak_memory_bytes"].isna().all()  # the CPU: not measured, and said so
+    assert any("memory is not measured" in note for note in result.notes)
+    assert result.runs_total == 3 * (1 + 3 + 1)
+    assert set(result.reports) == {8, 16, 32}
+    mm = result.reports[32].ops
+    assert mm["name"].str.contains("addmm").any()  # each point's own report, profiled
+    assert len(result.doublings) == 2
+    assert result.knee in (8, 16, 32) and result.best in (8, 16, 32)
+    doc = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert doc["schema"] == "jupyter_brrr.sweep" and doc["variable"] == "batch"
+    assert doc["points"]["columns"] == list(sweeps.POINT_COLUMNS)
+    assert "Sweep of batch on CPU" in repr(result)
+
+
+def test_items_count_what_a_step_processes() -> None:
+    result = jupyter_brrr.sweep(
+        lambda n: torch.ones(n).sum(), [2, 4], warmup=0, repeat=2, items=lambda n: 10 * n
+    )
+    assert list(result.table["items"]) == [20.0, 40.0]
+
+
+def test_the_sweep_stops_cleanly_where_memory_runs_out() -> None:
+    # The CPU allocator refuses a petabyte: the sweep records it as its out-of-memory stop.
+    def step(n: int) -> torch.Tensor:
+        return torch.empty(n, dtype=torch.uint8)
+
+    result = jupyter_brrr.sweep(step, [1024, 2048, 2**50, 2**51], warmup=0, repeat=2)
+    assert result.stopped == "oom" and result.oom_at == 2**50
+    assert list(result.table["status"]) == ["ok", "ok", "oom"]
+    assert "OOM at size=1125899906842624" in repr(result)
+    assert torch.ones(3).sum().item() == 3.0  # still usable
+
+
+def test_the_time_budget_stops_before_a_point_that_would_pass_it() -> None:
+    result = jupyter_brrr.sweep(
+        lambda n: time.sleep(0.01 * n), [4, 8, 16, 32], warmup=0, repeat=2, budget_s=0.5
+    )
+    assert result.stopped == "budget"
+    assert len(result.points) < 4
+    assert any("budget" in note for note in result.notes)
+
+
+def test_cancel_stops_between_points() -> None:
+    cancel = threading.Event()
+    seen = []
+
+    def progress(step: sweeps.SweepProgress) -> None:
+        seen.append(step.size)
+        if step.k == 2:
+            cancel.set()
+
+    result = jupyter_brrr.sweep(
+        lambda n: torch.ones(n), [1, 2, 4], warmup=0, repeat=1, cancel=cancel, progress=progress
+    )
+    assert seen == [1, 2]
+    assert result.stopped == "cancelled" and list(result.table.index) == [1, 2]
+
+
+def test_an_error_at_the_first_size_is_raised_and_a_later_one_recorded() -> None:
+    with pytest.raises(RuntimeError, match="first size, size=1: ZeroDivisionError"):
+        jupyter_brrr.sweep(lambda n: 1 / 0, [1, 2], warmup=0, repeat=1)
+
+    def step(n: int) -> torch.Tensor:
+        if n > 2:
+            raise ValueError("too big for this step")
+        return torch.ones(n)
+
+    result = jupyter_brrr.sweep(step, [1, 2, 4, 8], warmup=0, repeat=1)
+    assert result.stopped == "error"
+    assert list(result.table["status"]) == ["ok", "ok", "error"]
+    assert "too big" in result.table["error"].iloc[-1]
+
+
+def test_reset_puts_state_back_before_each_point() -> None:
+    log: list[int] = []
+    resets = []
+
+    def reset() -> None:
+        resets.append(len(log))
+        log.clear()
+
+    jupyter_brrr.sweep(lambda n: log.append(n), [1, 2], warmup=1, repeat=2, reset=reset)
+    # Each point starts from an empty log (4 runs per point were appended before each reset).
+    assert resets == [0, 4, 4] and log == []
+
+
+def test_bad_arguments_are_refused_before_running() -> None:
+    ran = []
+    with pytest.raises(ValueError, match="budget_s"):
+        jupyter_brrr.sweep(ran.append, [1, 2], budget_s=0)
+    with pytest.raises(ValueError, match="must grow"):
+        jupyter_brrr.sweep(ran.append, [2, 1])
+    assert ran == []
