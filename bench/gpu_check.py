@@ -1735,6 +1735,36 @@ def _fits(step: Callable[[int], object], size: int) -> bool:
         torch.cuda.empty_cache()
 
 
+def _breakdown_row() -> None:
+    """A training step's peak (a 12-layer MLP of width 2048 with Adam, batch 4096): the parts
+    from torch's memory profiler add up to the allocator's peak within 2%."""
+    from jupyter_brrr.memory import memory_breakdown
+
+    model = nn.Sequential(*[m for _ in range(12) for m in (nn.Linear(2048, 2048), nn.GELU())])
+    model = model.cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    x = torch.randn(4096, 2048, device="cuda")
+
+    def train_step() -> None:
+        model(x).square().mean().backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    result = memory_breakdown(train_step, warmup=2)
+    allocator = result.allocator_peak_bytes or float("nan")
+    parts = sum(result.at_peak.values())
+    row(
+        "memory: a training step's breakdown against the allocator's peak",
+        parts / MIB,
+        allocator / MIB,
+        "MiB",
+        abs(parts - allocator) <= 0.02 * allocator
+        and abs(result.peak_bytes - allocator) <= 0.001 * allocator,
+        "; ".join(f"{k} {v / MIB:.0f}" for k, v in result.at_peak.items() if v > 0)
+        + f"; unattributed {result.unattributed_bytes / MIB:.1f} MiB; top {result.largest_rows[:2]}",
+    )
+
+
 def check_capacity() -> None:
     """Issue 12: where OOM starts. A training step (forward and backward of 16 Linear(1024, 1024)
     with ReLU, fp32) whose activations grow with the batch, under a 2.5 GiB memory fraction (so
@@ -1743,6 +1773,7 @@ def check_capacity() -> None:
     from jupyter_brrr.actions.sweep import sweep
 
     print("capacity", flush=True)
+    _breakdown_row()  # its model and optimizer are gone when it returns
     gc.collect()
     torch.cuda.empty_cache()
     total = torch.cuda.get_device_properties(0).total_memory

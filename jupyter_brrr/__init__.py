@@ -14,6 +14,7 @@ Public API::
     jupyter_brrr.run_job("train.py", *args, nproc=2) -> JobReport  # torchrun, every rank profiled
     %brrr_job train.py             # the same from a notebook, with progress and Cancel
     jupyter_brrr.sweep(fn, sizes, ...) -> SweepResult   # fn(size) runs one step; time against size
+    jupyter_brrr.memory_breakdown(fn, *args) -> MemoryBreakdown   # what holds the peak memory
     jupyter_brrr.ProfilerInUseError   # raised where torch's profilers would nest
 """
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .history_store import History, history
     from .job import JobReport
     from .launch import run_job
+    from .memory import MemoryBreakdown, memory_breakdown
     from .peaks import Peaks, measure_peaks
     from .report import Report, SchemaError
 
@@ -54,6 +56,8 @@ _LAZY = {
     "Report": "report",
     "SchemaError": "report",
     "SweepResult": "actions.sweep",
+    "MemoryBreakdown": "memory",
+    "memory_breakdown": "memory",
     "sweep": "actions.sweep",
 }
 
@@ -71,6 +75,7 @@ __all__ = [
     "Comparison",
     "History",
     "JobReport",
+    "MemoryBreakdown",
     "Peaks",
     "ProfilerInUseError",
     "Report",
@@ -83,6 +88,7 @@ __all__ = [
     "load",
     "load_ipython_extension",
     "measure_peaks",
+    "memory_breakdown",
     "profile",
     "run_job",
     "sweep",
