@@ -161,6 +161,43 @@ class BrrrMagics(Magics):
             "stay written); 'keep' leaves what the runs did"
         ),
     )
+    @argument(
+        "--sweep",
+        default=None,
+        metavar="NAME=SIZES",
+        help=(
+            "measure the cell at growing sizes: before each run NAME is set in the namespace "
+            "(the cell builds its inputs from it). SIZES: 8,16,32 or 8..512 (doublings). Each "
+            "size runs the warm-up, timed runs (--warmup/--repeat, at least 1 and 5) and one "
+            "profiled run; the report gets the verdict per doubling, the knee and where memory "
+            "runs out (the Sweep tab)"
+        ),
+    )
+    @argument(
+        "--sweep-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --sweep: no size is started that would end past this time (default 60)",
+    )
+    @argument(
+        "--sweep-stateful",
+        default=None,
+        choices=("restore", "keep"),
+        help=(
+            "with --sweep, for a cell that looks stateful: 'restore' copies its state and puts "
+            "it back before each size and at the end; 'keep' lets the runs change it"
+        ),
+    )
+    @argument(
+        "--memory",
+        action="store_true",
+        help=(
+            "run the cell once more under the memory profiler and add what holds the peak "
+            "(parameters, gradients, optimizer state, activations...) to the report (the "
+            "Memory tab); with --sweep, at the best size"
+        ),
+    )
     @line_cell_magic
     def brrr(self, line: str, cell: str | None = None) -> Any:
         """Profile the GPU work of this cell and show where the time went.
@@ -203,8 +240,12 @@ class BrrrMagics(Magics):
         if not cell.strip():
             print("%%brrr: the cell is empty: there is nothing to profile.")
             return None
-        run_cell, show = cell_function(self.shell, cell)
         name = args.name or f"cell [{_prompt_number(self.shell)}]"
+        if args.sweep is not None:
+            from .sweep_cell import run_sweep
+
+            return run_sweep(self.shell, cell, args, name)
+        run_cell, show = cell_function(self.shell, cell)
         try:
             result = capture(
                 run_cell,
@@ -229,6 +270,10 @@ class BrrrMagics(Magics):
         handle = None
         if report is not None and result.error is None:
             self._remeasure(report, args, cell)
+            if args.memory and not report.empty:
+                from .sweep_cell import run_memory
+
+                run_memory(self.shell, cell, args, report)
         if report is not None:
             self.shell.user_ns["_brrr"] = report
             if not args.quiet:
@@ -499,6 +544,25 @@ class BrrrMagics(Magics):
             )
         if args.ab_budget is not None and not args.ab_budget > 0:
             raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
+        if args.sweep is not None:
+            from .actions.sweep import DEFAULT_BUDGET_S, parse_sizes
+
+            try:
+                args.sweep_variable, args.sweep_sizes = parse_sizes(args.sweep)
+            except ValueError as error:
+                raise UsageError(f"--sweep: {error}\n\n{_usage()}") from None
+            if args.ab is not None:
+                raise UsageError(f"--sweep and --ab are separate runs: use one.\n\n{_usage()}")
+            if args.sweep_budget is None:
+                args.sweep_budget = DEFAULT_BUDGET_S
+        if args.sweep_budget is not None and not args.sweep_budget > 0:
+            raise UsageError(f"--sweep-budget must be a positive number of seconds.\n\n{_usage()}")
+        for flag, value in (
+            ("--sweep-budget", args.sweep_budget),
+            ("--sweep-stateful", args.sweep_stateful),
+        ):
+            if value is not None and args.sweep is None:
+                raise UsageError(f"{flag} goes with --sweep.\n\n{_usage()}")
         args.goal = None
         if args.items is not None and args.target is None:
             raise UsageError(f"--items goes with --target RATE/s.\n\n{_usage()}")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .report import json_safe
+from .schema import MEMORY_CATEGORIES, MEMORY_LARGEST_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,17 +45,7 @@ if TYPE_CHECKING:
 MEMORY_SCHEMA = "jupyter_brrr.memory"
 MEMORY_VERSION = 1
 # The categories, in the order they stack (what lasts longest at the bottom).
-CATEGORIES = (
-    "parameters",
-    "gradients",
-    "optimizer_state",
-    "activations",
-    "temporaries",
-    "inputs",
-    "autograd_detail",
-    "unknown",
-    "held_before",
-)
+CATEGORIES = MEMORY_CATEGORIES
 _TORCH_CATEGORY = {
     "PARAMETER": "parameters",
     "GRADIENT": "gradients",
@@ -64,7 +55,7 @@ _TORCH_CATEGORY = {
     "INPUT": "inputs",
     "AUTOGRAD_DETAIL": "autograd_detail",
 }
-LARGEST_COLUMNS = ("bytes", "category", "op", "line", "time_s")
+LARGEST_COLUMNS = MEMORY_LARGEST_COLUMNS
 TIMELINE_POINTS = 2000  # the JSON's timeline is thinned to about this many moments
 
 
@@ -437,7 +428,9 @@ def advice(result: MemoryBreakdown) -> list[str]:
     per_item = sum(parts.get(c, 0.0) for c in ("activations", "temporaries", "autograd_detail"))
     largest = max(parts, key=lambda c: parts[c]) if parts else None
     lines = []
-    if capacity:
+    if not capacity:
+        lines.append("Capacity is not measured here (no GPU). If the run must fit in less memory:")
+    else:
         if peak > capacity:
             lines.append(
                 f"Capacity, not speed: the peak ({_size(peak)}) exceeds this GPU's "

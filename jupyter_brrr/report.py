@@ -73,6 +73,8 @@ class Report:
             (``Comparison.to_dict()``), or None.
         history: a named run's history, one dict per run of its name (``History.rows()``).
         target: the plan for a target (``target.plan``), when one was given.
+        sweep: a size sweep of the same code (``SweepResult.to_dict()``), when one ran.
+        memory: what held the peak memory (``MemoryBreakdown.to_dict()``), when asked for.
     """
 
     def __init__(
@@ -94,6 +96,8 @@ class Report:
         history: list[dict] | None = None,
         target: dict | None = None,
         modules: pd.DataFrame | None = None,
+        sweep: dict | None = None,
+        memory: dict | None = None,
     ) -> None:
         self.summary = summary
         self.ops = ops
@@ -116,6 +120,8 @@ class Report:
         self.change = change
         self.history = history
         self.target = target
+        self.sweep = sweep
+        self.memory = memory
         self.modules = (
             modules
             if modules is not None and len(modules.columns)
@@ -193,6 +199,9 @@ class Report:
             "change": json_safe(self.change),
             "history": json_safe(self.history),
             "target": json_safe(self.target),
+            # The size sweep and the memory breakdown (actions/sweep.py, memory.py).
+            "sweep": json_safe(self.sweep),
+            "memory": json_safe(self.memory),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -246,6 +255,8 @@ class Report:
             history=doc.get("history"),
             target=doc.get("target"),
             modules=_frame(doc.get("modules"), MODULE_COLUMNS),  # absent from older reports
+            sweep=doc.get("sweep"),  # absent from older reports
+            memory=doc.get("memory"),
         )
 
     def save(self, path: str | PathLike) -> list[Path]:

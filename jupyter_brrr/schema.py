@@ -33,8 +33,25 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "ab": null | AB,                # the A/B comparison, when one ran (actions/ab.py)
       "change": null | COMPARISON,    # a named run: the change since the previous run
       "history": null | [RUN, ...],   # a named run: the runs of its name, oldest first
-      "target": null | TARGET         # the plan for a --target (target.py)
+      "target": null | TARGET,        # the plan for a --target (target.py)
+      "sweep": null | SWEEP,          # a size sweep (actions/sweep.py; absent from older reports)
+      "memory": null | MEMORY         # what held the peak memory (memory.py; likewise)
     }
+
+    SWEEP = {"schema": "jupyter_brrr.sweep", "version": 1, "variable", "device", "gpu",
+             "stopped" ("done" | "oom" | "budget" | "cancelled" | "error"), "oom_at", "knee",
+             "best", "fit": null | {"kind", "coefficients", "per_item_bytes", "fixed_bytes",
+             "max_miss", "capacity_bytes", "predicted_largest"}, "confirmation",
+             "elapsed_s", "runs_total", "notes",
+             "points": table (SWEEP_POINT_COLUMNS), "doublings": table (SWEEP_DOUBLING_COLUMNS),
+             "capacity": table (SWEEP_CAPACITY_COLUMNS),
+             "guides": {"flat": [[size, s], [size, s]], "linear": [...]}}  # the chart's guides
+    MEMORY = {"schema": "jupyter_brrr.memory", "version": 1, "device", "gpu", "peak_bytes",
+              "peak_time_s", "allocator_peak_bytes", "before_bytes", "capacity_bytes",
+              "at_peak": {MEMORY_CATEGORIES: bytes}, "unattributed_bytes",
+              "timeline": {"times_s": [...], "categories": [...], "bytes": [[...] per category],
+                           "allocated": [...]},
+              "largest": table (MEMORY_LARGEST_COLUMNS), "advice": [...], "notes": [...]}
 
     AB = {"baseline": "eager", "runs_total": 1234, "notes": ["..."],
           "fused_ops": {variant: [op names eager ran that the variant fused away]},
@@ -673,6 +690,41 @@ _MODULE_CELLS: dict[str, _Type] = {
         for name in ("self_gpu_time_s", "gpu_time_s", "self_cpu_time_s", "cpu_time_s")
     },
 }
+SWEEP_POINT_COLUMNS = (
+    *("size", "status", "span_s", "q1_s", "q3_s", "busy_s", "compute_s", "memory_s"),
+    *("communication_s", "other_s", "idle_s", "flops_per_s", "bytes_per_s"),
+    *("peak_memory_bytes", "memory_increase_bytes", "items", "items_per_s", "runs", "error"),
+)
+SWEEP_DOUBLING_COLUMNS = ("from_size", "to_size", "time_ratio", "per_doubling", "verdict", "why")
+SWEEP_CAPACITY_COLUMNS = ("device", "capacity_bytes", "largest_size", "this_gpu")
+SWEEP_VERDICTS = ("overhead", "transition", "compute", "memory", "saturated", "superlinear")
+MEMORY_CATEGORIES = (
+    *("parameters", "gradients", "optimizer_state", "activations", "temporaries", "inputs"),
+    *("autograd_detail", "unknown", "held_before"),
+)
+MEMORY_LARGEST_COLUMNS = ("bytes", "category", "op", "line", "time_s")
+_SWEEP_POINT_CELLS: dict[str, _Type] = {
+    "size": _Number(low=1, whole=True),
+    **{name: _MAYBE_TEXT for name in ("status", "error")},
+    "runs": _MAYBE_COUNT,
+    **{name: _MAYBE_AMOUNT for name in SWEEP_POINT_COLUMNS[2:17]},
+}
+_SWEEP_DOUBLING_CELLS: dict[str, _Type] = {
+    **{name: _Number(low=1, whole=True) for name in ("from_size", "to_size")},
+    **{name: _MAYBE_AMOUNT for name in ("time_ratio", "per_doubling")},
+    **{name: _MAYBE_TEXT for name in ("verdict", "why")},
+}
+_SWEEP_CAPACITY_CELLS: dict[str, _Type] = {
+    "device": _TEXT,
+    "capacity_bytes": _MAYBE_AMOUNT,
+    "largest_size": _MAYBE_COUNT,
+    "this_gpu": _MAYBE_FLAG,
+}
+_MEMORY_LARGEST_CELLS: dict[str, _Type] = {
+    "bytes": _MAYBE_AMOUNT,
+    **{name: _MAYBE_TEXT for name in ("category", "op", "line")},
+    "time_s": _NULLABLE_NUMBER,
+}
 _VARIANT = _Object(
     {"name": _TEXT},
     {
@@ -702,6 +754,40 @@ _AB = _Object(
         "runs_total": _MAYBE_COUNT,
     },
 )
+_SWEEP = _Object(
+    {"points": _Table(_SWEEP_POINT_CELLS)},
+    {
+        **{name: _MAYBE_TEXT for name in ("schema", "variable", "device", "stopped")},
+        "version": _MAYBE_COUNT,
+        "gpu": _MAYBE_FLAG,
+        **{name: _MAYBE_COUNT for name in ("oom_at", "knee", "best", "runs_total")},
+        "elapsed_s": _MAYBE_AMOUNT,
+        "fit": _Nullable(_Map(_Type())),
+        "confirmation": _Nullable(_Map(_Type())),
+        "doublings": _Nullable(_Table(_SWEEP_DOUBLING_CELLS)),
+        "capacity": _Nullable(_Table(_SWEEP_CAPACITY_CELLS)),
+        "guides": _Nullable(_Map(_List(_List(_NULLABLE_NUMBER)))),
+        "notes": _List(_TEXT),
+    },
+)
+_MEMORY = _Object(
+    {"peak_bytes": _MAYBE_AMOUNT},
+    {
+        **{name: _MAYBE_TEXT for name in ("schema", "device")},
+        "version": _MAYBE_COUNT,
+        "gpu": _MAYBE_FLAG,
+        **{
+            name: _MAYBE_AMOUNT
+            for name in ("peak_time_s", "allocator_peak_bytes", "before_bytes", "capacity_bytes")
+        },
+        "unattributed_bytes": _NULLABLE_NUMBER,
+        "at_peak": _Map(_NULLABLE_NUMBER),
+        "timeline": _Nullable(_Map(_Type())),
+        "largest": _Nullable(_Table(_MEMORY_LARGEST_CELLS)),
+        "advice": _List(_TEXT),
+        "notes": _List(_TEXT),
+    },
+)
 REPORT = _Object(
     {
         "schema": _TEXT,
@@ -724,6 +810,8 @@ REPORT = _Object(
         "change": _Nullable(_Map(_Type())),
         "history": _Nullable(_List(_Map(_Type()))),
         "target": _Nullable(_Map(_Type())),
+        "sweep": _Nullable(_SWEEP),
+        "memory": _Nullable(_MEMORY),
     },
 )
 

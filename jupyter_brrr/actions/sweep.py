@@ -27,7 +27,8 @@ The sweep stops cleanly at a CUDA out-of-memory error (the failed frames are rel
 allocator's cache emptied, "OOM at N" recorded), at its time budget (before a point that would
 end past it, estimated from the previous point's time and ratio), on ``cancel`` and on Ctrl-C.
 Any other error of the step at a later size stops the sweep with the error recorded; at the
-first size it is raised, as it is a bug of the step rather than a limit of the GPU.
+first size it is raised (the step's own error, with a note), as it is a bug of the step rather
+than a limit of the GPU.
 
 The step runs ``warmup + repeat + 1`` times per point at least (more in a sustained GPU
 warm-up). A step that changes state (trains) changes it at every run: ``reset`` (the magic passes
@@ -46,6 +47,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..report import json_safe
+from ..schema import (
+    SWEEP_CAPACITY_COLUMNS,
+    SWEEP_DOUBLING_COLUMNS,
+    SWEEP_POINT_COLUMNS,
+    SWEEP_VERDICTS,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,35 +67,11 @@ BOUND_RATIO = 1.7
 SUPERLINEAR_RATIO = 2.4
 KNEE_SHARE = 0.9
 FIT_TOLERANCE = 0.03
-VERDICTS = ("overhead", "transition", "compute", "memory", "saturated", "superlinear")
+VERDICTS = SWEEP_VERDICTS
 STATUSES = ("ok", "oom", "error", "budget", "cancelled")
-POINT_COLUMNS = (
-    "size",
-    "status",
-    "span_s",
-    "q1_s",
-    "q3_s",
-    "busy_s",
-    "compute_s",
-    "memory_s",
-    "communication_s",
-    "other_s",
-    "idle_s",
-    "flops_per_s",
-    "bytes_per_s",
-    "peak_memory_bytes",
-    "memory_increase_bytes",
-    "items",
-    "items_per_s",
-    "runs",
-    "error",
-)
-DOUBLING_COLUMNS = ("from_size", "to_size", "time_ratio", "per_doubling", "verdict", "why")
-CAPACITY_COLUMNS = ("device", "capacity_bytes", "largest_size", "this_gpu")
-
-
-class _Stop(Exception):
-    pass
+POINT_COLUMNS = SWEEP_POINT_COLUMNS
+DOUBLING_COLUMNS = SWEEP_DOUBLING_COLUMNS
+CAPACITY_COLUMNS = SWEEP_CAPACITY_COLUMNS
 
 
 @dataclass
@@ -193,11 +176,24 @@ class SweepResult:
                     "data": [[c.get(k) for k in CAPACITY_COLUMNS] for c in self.capacities],
                 },
                 "notes": list(self.notes),
+                # The chart's geometry, so every renderer draws the same guides.
+                "guides": guides([p.row for p in self.points]),
             }
         )
 
     def __repr__(self) -> str:
         return "\n".join(self.lines)
+
+
+def guides(points: list[dict]) -> dict:
+    """The flat (overhead) and slope-1 (saturated) guides of the time-against-size chart,
+    through the first measured point to the last size: ``{"flat": [[x, y], [x, y]], ...}``."""
+    ok = [p for p in points if p.get("status") == "ok" and p.get("span_s")]
+    if len(ok) < 2:
+        return {}
+    first, last = ok[0], ok[-1]
+    x0, y0, x1 = first["size"], first["span_s"], last["size"]
+    return {"flat": [[x0, y0], [x1, y0]], "linear": [[x0, y0], [x1, y0 * x1 / x0]]}
 
 
 def parse_sizes(text: str) -> tuple[str, list[int]]:
@@ -326,7 +322,15 @@ def sweep(
         if error is not None:
             point = _failed_point(size, error, captured, gpu)
             result.runs_total += point.row["runs"] or 0
-            del captured, error
+            del captured
+            if point.status == "error" and not result.points:
+                # A bug of the step, not a limit of the GPU: its own error, with where it was.
+                error.__notes__ = [
+                    *getattr(error, "__notes__", []),
+                    f"(jupyter_brrr.sweep: the step failed at the first size, {variable}={size})",
+                ]
+                raise error
+            del error
             _free(gpu)
             result.points.append(point)
             if point.status == "oom":
@@ -335,10 +339,6 @@ def sweep(
             if point.status == "cancelled":
                 result.stopped = "cancelled"
                 break
-            if len(result.points) == 1:
-                raise RuntimeError(
-                    f"the step failed at the first size, {variable}={size}: {point.row['error']}"
-                ) from None
             result.stopped = "error"
             result.notes.append(f"Stopped at {variable}={size}: {point.row['error']}")
             break

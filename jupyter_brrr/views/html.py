@@ -490,6 +490,13 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     parts.append(_remeasure(report))
     if report.ab:
         parts.append(_ab_table(report.ab))
+    if report.sweep or report.memory:
+        from . import sweep as sweep_view
+
+        if report.sweep:
+            parts.append(sweep_view.sweep_html(report.sweep))
+        if report.memory:
+            parts.append(sweep_view.memory_html(report.memory))
     main_alt = "roofline of the ops on this GPU" if s.get("gpu") else "top ops by self CPU time"
     parts.append(_img(pictures.main, main_alt))
     parts.append(_steps_table(report))

@@ -149,6 +149,16 @@ def steps_table_lines(report: Report) -> list[str]:
 
 def render(report: Report, top: int = 10) -> str:
     lines = summary_lines(report)
+    if report.sweep or report.memory:
+        from . import sweep as sweep_view
+
+        if report.sweep:
+            lines += ["", *(_text(x, 3 * TEXT_LIMIT) for x in sweep_view.sweep_lines(report.sweep))]
+        if report.memory:
+            lines += [
+                "",
+                *(_text(x, 3 * TEXT_LIMIT) for x in sweep_view.memory_lines(report.memory)),
+            ]
     if len(report.steps):
         lines += ["", *steps_table_lines(report)]
     if len(report.ops):

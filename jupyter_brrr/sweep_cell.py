@@ -1,0 +1,197 @@
+"""``%%brrr --sweep batch=8..512`` and ``%%brrr --memory``: the IPython glue of the size sweep
+(``actions/sweep.py``) and the memory breakdown (``memory.py``).
+
+The sweep sets the variable in the user's namespace before each run of the cell, which builds
+its inputs from it; each size is measured like a report (``--warmup``/``--repeat``, at least 1
+and 5). The report shown is that of the size with the best throughput, with the sweep in it (its
+``sweep`` key: the Sweep tab, and the static tables and picture in the saved notebook).
+Progress is printed, one line per size; the kernel's interrupt (Ctrl-C, the stop button)
+stops the sweep between runs and keeps what was measured.
+
+A cell that looks stateful (trains, updates tensors in place, appends, writes files) is not
+re-run without a yes, as the A/B treats it: ``--sweep-stateful restore`` copies the state the cell
+can change, puts it back before each size (each size starts from the same state) and when the
+sweep ends (the namespace as it was before the cell); ``keep`` lets the runs change it.
+``--memory`` runs the cell once more under the memory profiler (at the sweep's best size with
+``--sweep``), with a stateful cell's state copied and put back after that run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.display import display
+
+SWEEP_WARMUP, SWEEP_REPEAT = 1, 5
+
+
+def sweep_runs(args: Any) -> tuple[int, int]:
+    """The warm-up and timed runs per size: the flags', at least 1 and 5."""
+    return max(args.warmup, SWEEP_WARMUP), args.repeat if args.repeat > 1 else SWEEP_REPEAT
+
+
+def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
+    """``--sweep NAME=SIZES`` (with ``--memory``, the breakdown at the best size)."""
+    __tracebackhide__ = True
+    from .actions.snapshot import Snapshot, hidden_names, names_used, survey
+    from .actions.stateful import cannot_undo, notebook_findings
+    from .actions.sweep import sweep
+    from .capture import ProfilerInUseError
+    from .magic import cell_function, stateful_refusal
+
+    say = (
+        (lambda text: None)
+        if args.quiet
+        else (lambda text: print(f"%%brrr --sweep: {text}", flush=True))
+    )
+
+    def tell(text: str) -> None:  # what concerns the user's data: printed even with --quiet
+        print(f"%%brrr --sweep: {text}", flush=True)
+
+    var, sizes = args.sweep_variable, args.sweep_sizes
+    warmup, repeat = sweep_runs(args)
+    runs = len(sizes) * (warmup + repeat + 1)
+    namespace = shell.user_ns
+    run_cell, _show = cell_function(shell, cell)
+    source = shell.transform_cell(cell)
+    findings = notebook_findings(namespace, source)
+    names = names_used(namespace, source, hidden=hidden_names(shell))
+    undoable = cannot_undo(findings)
+    if findings and args.sweep_stateful is None:
+        refusal = stateful_refusal(
+            findings, survey(namespace, names), runs, undoable, flag="--sweep-stateful"
+        )
+        tell(
+            refusal.replace("the A/B would run it", "the sweep would run it")
+            + "\nThe cell did not run."
+        )
+        return None
+    snapshot = None
+    if findings and args.sweep_stateful == "restore":
+        snapshot = Snapshot.take(namespace, [*names, var])
+        if not snapshot.complete:
+            tell(
+                f"not run: the state this cell can change cannot be copied ({snapshot.survey.limit}). "
+                "Use --sweep-stateful keep to let the runs change it."
+            )
+            return None
+        say(f"copied {snapshot.survey.describe()}: put back before each size and at the end.")
+    for finding in undoable:
+        tell(f"cannot be undone: {finding}: each of the runs does it again.")
+    say(
+        f"{var} = {', '.join(map(str, sizes))}: the cell runs at least {runs:,} times "
+        f"({warmup} warm-up, {repeat} timed, 1 profiled per size; budget {args.sweep_budget:g} s)."
+    )
+
+    def step(size: int) -> Any:
+        namespace[var] = size
+        return run_cell()
+
+    def progress(point: Any) -> None:
+        say(f"{var}={point.size} ({point.k}/{point.n})")
+
+    reset = snapshot.reset if snapshot is not None else None
+    try:
+        result = sweep(
+            step,
+            sizes,
+            warmup=warmup,
+            repeat=repeat,
+            budget_s=args.sweep_budget,
+            cpu=args.cpu,
+            burst=args.burst,
+            variable=var,
+            progress=progress,
+            reset=reset,
+            namespace=namespace,
+            name=name,
+        )
+    except ProfilerInUseError as error:
+        tell(f"not run: {error}")
+        return None
+    except BaseException:  # the cell failed at the first size: its own error, state put back
+        if snapshot is not None:
+            snapshot.restore()
+        raise
+    best = result.best if result.best is not None else None
+    report = result.reports.get(best) if best is not None else None
+    memory = None
+    if args.memory and report is not None:
+        memory = _memory_at(shell, step, best, reset, args, None)
+    if snapshot is not None:
+        restored = snapshot.restore()
+        snapshot.release()
+        if restored.changed:
+            tell(f"put back as it was before the cell: {restored.describe()}.")
+    elif best is not None:
+        namespace[var] = result.points[-1].size if result.points else best
+    shell.user_ns["_brrr_sweep"] = result
+    for line in result.lines:
+        say(line)
+    if report is None:
+        tell("no size was measured: no report.")
+        return None
+    report.sweep = result.to_dict()
+    report.notes.insert(0, f"This report is the sweep's best size, {var}={best}.")
+    if memory is not None:
+        report.memory = memory.to_dict()
+    shell.user_ns["_brrr"] = report
+    if not args.quiet:
+        display(report, display_id=True)
+    return None
+
+
+def run_memory(shell: Any, cell: str, args: Any, report: Any) -> None:
+    """``--memory`` without a sweep: the cell once more under the memory profiler; the report
+    gets the breakdown."""
+    from .magic import cell_function
+
+    run_cell, _show = cell_function(shell, cell)
+    memory = _memory_at(
+        shell, lambda _size: run_cell(), None, None, args, shell.transform_cell(cell)
+    )
+    if memory is not None:
+        report.memory = memory.to_dict()
+
+
+def _memory_at(
+    shell: Any, step: Any, size: int | None, reset: Any, args: Any, source: str | None
+) -> Any:
+    """The memory breakdown of one more run (at ``size``). ``reset``: the sweep's, called first;
+    else, for a cell (``source``) that looks stateful, its state is copied and put back after
+    the run, and a cell whose state cannot be copied is not run again."""
+    from .actions.snapshot import Snapshot, hidden_names, names_used
+    from .actions.stateful import notebook_findings
+    from .memory import memory_breakdown
+
+    def say(text: str) -> None:
+        print(f"%%brrr --memory: {text}", flush=True)
+
+    namespace = shell.user_ns
+    snapshot = None
+    if reset is not None:
+        reset()
+    elif source is not None and notebook_findings(namespace, source):
+        names = names_used(namespace, source, hidden=hidden_names(shell))
+        snapshot = Snapshot.take(namespace, names)
+        if not snapshot.complete:
+            say(
+                "no breakdown: the cell looks stateful and its state cannot be copied "
+                f"({snapshot.survey.limit}), so it is not run again."
+            )
+            return None
+        say(f"the cell looks stateful: {snapshot.survey.describe()} copied, put back after.")
+    say(
+        "one more run under the memory profiler" + (f" at {size}" if size is not None else "") + "."
+    )
+    try:
+        memory = memory_breakdown(step, size, warmup=0, cpu=args.cpu)
+    except Exception as error:  # the breakdown is an extra: the report stands without it
+        say(f"no breakdown ({type(error).__name__}: {error}).")
+        return None
+    finally:
+        if snapshot is not None:
+            snapshot.restore()
+            snapshot.release()
+    shell.user_ns["_brrr_memory"] = memory
+    return memory
