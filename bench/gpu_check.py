@@ -14,6 +14,7 @@ import gc
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -460,6 +461,11 @@ def check_remeasure() -> None:
         torch.cuda.empty_cache()
 
 
+def _median_clock(report: jupyter_brrr.Report) -> float:
+    readings = [c for c in (report.summary.get("timing") or {}).get("sm_clock_mhz") or [] if c]
+    return statistics.median(readings) if readings else float("nan")
+
+
 def _remeasure_same_code() -> None:
     print("re-measure: the same code twice", flush=True)
     for name, make, launch_bound in (
@@ -468,7 +474,7 @@ def _remeasure_same_code() -> None:
     ):
         fn = make()
         warm_for(fn, seconds=1.0)
-        verdicts, changes, drift_notes = [], [], 0
+        verdicts, changes, drift_notes, clocks = [], [], 0, []
         for _ in range(10):
             first = jupyter_brrr.profile(fn, warmup=1, repeat=5)
             second = jupyter_brrr.profile(fn, warmup=1, repeat=5)
@@ -476,10 +482,17 @@ def _remeasure_same_code() -> None:
             verdicts.append(comparison.verdict)
             changes.append(comparison.span.change)
             drift_notes += any("host's speed itself drifts" in n for n in comparison.notes)
+            if comparison.verdict != "noise":
+                # What the clocks did meanwhile: each side's median SM clock of its timed runs.
+                clocks.append(
+                    f"{comparison.span.change:+.1%}: "
+                    + " -> ".join(f"{_median_clock(r):.0f}" for r in (first, second))
+                    + " MHz"
+                )
         noise = verdicts.count("noise")
         detail = (
             f"verdicts {dict((v, verdicts.count(v)) for v in sorted(set(verdicts)))}; changes "
-            f"[{', '.join(f'{c:+.1%}' for c in changes)}]"
+            f"[{', '.join(f'{c:+.1%}' for c in changes)}]; clocks where not noise {clocks}"
         )
         if launch_bound:
             # A launch-bound span moves with the host's speed (bench/RESULTS.md): a change that
@@ -632,6 +645,20 @@ def _remeasure_target() -> None:
         f"{scale.get('gpus')} GPUs for a third of the span; " + " ".join(target["lines"][-2:]),
     )
 
+
+_THREADED_CHILD = """
+import threading, torch, jupyter_brrr
+a = torch.randn(2048, 2048, device="cuda")
+def threaded():
+    worker = threading.Thread(target=lambda: [a @ a for _ in range(5)])
+    worker.start()
+    worker.join()
+    return a.cos()
+report = jupyter_brrr.profile(threaded, warmup=1, repeat=3)
+mm = report.ops[report.ops["name"] == "aten::mm"]
+note = [n for n in report.notes if "thread" in n]
+print(int(mm["calls"].sum()), int(mm["kernels"].sum()), (note or [""])[0][:120], sep="|")
+"""
 
 MIB = 2**20
 
@@ -837,7 +864,9 @@ def check_ranks() -> None:
         script = Path(folder, "ranks_job.py")
         script.write_text(RANKS_SCRIPT)
         reference = Path(folder, "reference.json")
-        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        # The repository first, and whatever the caller's path held (packages installed beside).
+        paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
         t0 = time.perf_counter()
         job = run_job(
             script,
@@ -1122,7 +1151,6 @@ def check_nesting() -> None:
     """Issue 11: profilers that would nest, and work in other threads, on the GPU, against
     kernel counts made by hand with a plain torch profiler. The inner case runs in a child
     process (before the fix it crashed the process: exit 139)."""
-    import subprocess
     import threading
 
     from jupyter_brrr.capture import ProfilerInUseError
@@ -1169,6 +1197,22 @@ def check_nesting() -> None:
         f"refused: {refused}",
     )
 
+    # A fresh process (no compiled code yet: every thread is recorded) and this one (after the
+    # A/B's torch.compile: only the code's thread, so that Triton kernels keep their inputs).
+    child = subprocess.run(
+        [sys.executable, "-c", _THREADED_CHILD], capture_output=True, text=True, timeout=120
+    )
+    calls, linked, note = (child.stdout.strip().splitlines() or ["-1", "-1", ""])[-1].split("|")
+    row(
+        "ops of a worker thread recorded, kernels linked (fresh process)",
+        int(linked),
+        5 * per_mm,
+        "kernels launched by aten::mm",
+        int(calls) == 5 and int(linked) == 5 * per_mm and "besides" in note,
+        note[:120] or child.stderr[-200:],
+    )
+    compiled = "torch._inductor.runtime.triton_heuristics" in sys.modules
+
     def threaded() -> object:
         worker = threading.Thread(target=lambda: [a @ a for _ in range(5)])
         worker.start()
@@ -1177,15 +1221,15 @@ def check_nesting() -> None:
 
     report = capture(threaded, warmup=1, repeat=3).report
     mm = report.ops[report.ops["name"] == "aten::mm"]
-    linked = int(mm["kernels"].sum()) if len(mm) else 0
     note = [n for n in report.notes if "thread" in n]
+    told = bool(note) and "Triton kernels ran in this process" in note[0]
     row(
-        "ops of a worker thread recorded, kernels linked",
-        linked,
-        5 * per_mm,
-        "kernels launched by aten::mm",
-        int(mm["calls"].sum()) == 5 and linked == 5 * per_mm and bool(note),
-        note[0][:120] if note else "no thread note",
+        "worker thread after torch.compile: not recorded, the note says why",
+        int(mm["calls"].sum()) if len(mm) else 0,
+        0,
+        "aten::mm calls recorded",
+        compiled and len(mm) == 0 and told,
+        f"compiled code in this process: {compiled}; " + (note[0][-160:] if note else "no note"),
     )
     # The backward of CUDA tensors runs on torch's own pt_autograd_0 thread: not a worker.
     model = nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024)).cuda()
@@ -1407,7 +1451,6 @@ dist.destroy_process_group()
 def check_comms() -> None:
     """A 2-rank gloo DDP job sharing this GPU (rank 1 does twice the work): communication is its
     own part of the split, and the collectives' sizes add up to the parameters' bytes."""
-    import subprocess
     import tempfile
 
     print("comms: 2-rank gloo DDP", flush=True)

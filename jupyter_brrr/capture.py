@@ -420,7 +420,13 @@ def _profiled_run(
             source=source,
             failed=error is not None,
             threads=_ThreadFacts(
-                threading.get_native_id(), all_threads is not None, new_threads, thread_names
+                threading.get_native_id(),
+                all_threads is not None,
+                new_threads,
+                thread_names,
+                COMPILED_THREADS_REASON
+                if all_threads is None and _TRITON_RUNTIME in sys.modules
+                else None,
             ),
         )
         if attribution is not None:
@@ -547,9 +553,25 @@ class _Memory:
         }
 
 
+# Loaded once torch.compile has made Triton kernels in this process (they launch through it).
+_TRITON_RUNTIME = "torch._inductor.runtime.triton_heuristics"
+# Why ops of other threads are not recorded though this torch could record them.
+COMPILED_THREADS_REASON = (
+    "torch.compile's Triton kernels ran in this process, and PyTorch's all-threads recording "
+    "drops the tensors they are launched with (their costs), so only the code's own thread "
+    "is recorded"
+)
+
+
 def _all_threads_config(torch: Any) -> Any:
     """The profiler setting that records ops of every thread, not only the one that started
-    it (torch 2.7 and later); None where this torch has no such setting."""
+    it (torch 2.7 and later); None where this torch has no such setting, or once compiled
+    Triton kernels may run: in that mode PyTorch drops the inputs of ops recorded from Python
+    (``_RecordFunctionFast``), which is how a Triton kernel's tensors reach the trace (seen on
+    the H200 with torch 2.11, bench/RESULTS.md), and without them no compiled kernel has a
+    cost. Compiled code is common in a notebook; ops in threads the code starts are rare."""
+    if _TRITON_RUNTIME in sys.modules:
+        return None
     try:
         return torch.profiler._ExperimentalConfig(profile_all_threads=True)
     except (AttributeError, TypeError):
@@ -566,6 +588,8 @@ class _ThreadFacts:
     all_recorded: bool
     started: int
     names: dict[int, str]
+    # Why other threads were not recorded where this torch could have (None: it could not).
+    not_recorded_reason: str | None = None
 
 
 def _live_thread_names() -> dict[int, str]:
@@ -620,9 +644,14 @@ def _thread_note(trace: Any, facts: _ThreadFacts) -> str | None:
         return None
     return (
         f"The code ran work on {count} other thread{'s' if count > 1 else ''} (worker threads). "
-        "This torch records the ops of the profiling thread only: ops run in other threads are "
-        "missing from the op table (their GPU kernels are recorded, without the op that "
-        "launched them). torch 2.7 and later record them."
+        "Ops run in other threads are missing from the op table (their GPU kernels are "
+        "recorded, without the op that launched them): "
+        + (
+            f"{facts.not_recorded_reason}."
+            if facts.not_recorded_reason
+            else "this torch records the ops of the profiling thread only; torch 2.7 and later "
+            "record them."
+        )
     )
 
 

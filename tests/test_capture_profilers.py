@@ -206,6 +206,41 @@ def test_thread_note_where_torch_cannot_record_other_threads() -> None:
     assert _thread_note(trace, _ThreadFacts(own, False, 0, {})) is None
 
 
+COMPILED_THEN_THREAD = """
+import threading, torch, jupyter_brrr
+import torch._inductor.runtime.triton_heuristics  # as after torch.compile made Triton kernels
+x = torch.randn(64, 64)
+
+done, release = threading.Event(), threading.Event()
+
+def work():
+    [torch.mm(x, x) for _ in range(3)]
+    done.set()
+    release.wait()  # still alive when the capture ends: a thread the code left running
+
+def cell():
+    threading.Thread(target=work).start()
+    done.wait()
+    return x.cos()
+
+report = jupyter_brrr.profile(cell)
+release.set()
+print("mm" if "aten::mm" in set(report.ops["name"]) else "no mm")
+print([n for n in report.notes if "thread" in n][0])
+"""
+
+
+def test_after_torch_compile_only_the_codes_thread_is_recorded_and_the_note_says_why() -> None:
+    # PyTorch's all-threads recording drops the tensors of Triton kernel launches (no costs for
+    # compiled code), so once Triton kernels may run only the code's thread is recorded.
+    out = subprocess.run(
+        [sys.executable, "-c", COMPILED_THEN_THREAD], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0] == "no mm"
+    assert out[1].startswith("The code ran work on 1 other thread")
+    assert "torch.compile's Triton kernels ran in this process" in out[1]
+
+
 def test_torchs_own_autograd_thread_is_not_a_worker_thread() -> None:
     """On a GPU the backward runs on torch's autograd thread (pt_autograd_0): its ops are the
     code's own, recorded as always, not a thread the code started."""

@@ -49,7 +49,7 @@ def step_times() -> dict[str, list[float]]:
     # The advice cases' recordings, and those of the cases' earlier definitions (superseded/):
     # each one the same code timed 15 times.
     for path in sorted([*ZOO.glob("*.meta.json"), *ADVICE.rglob("*.meta.json")]):
-        times[path.name] = json.loads(path.read_text())["event_times_s"]
+        times[str(path)] = json.loads(path.read_text())["event_times_s"]  # names repeat
     return times
 
 
@@ -226,8 +226,9 @@ def test_same_code_twice_is_noise_in_nine_of_ten() -> None:
 
 def test_a_real_ten_percent_gain_is_found_where_the_runs_agree() -> None:
     """The same pairs with the later measurement 10% faster: found wherever each side's runs
-    agree within 6% (min to max), as a GPU-bound step's do; within the noise of wilder ones,
-    it is not claimed."""
+    agree within 6% (min to max), as a GPU-bound step's do, unless the host drifted between the
+    two measurements enough to eat the gain below 5% (item_sync's recording: its second five
+    runs 6% slower than its first); within the noise of wilder ones, it is not claimed."""
     found, stable = [], []
     for times in step_times().values():
         groups = [times[0:5], times[5:10], times[10:15]]
@@ -237,7 +238,8 @@ def test_a_real_ten_percent_gain_is_found_where_the_runs_agree() -> None:
                 float(np.median(groups[a])), float(np.median(faster)), groups[a], faster
             )
             spread = max((max(g) - min(g)) / np.median(g) for g in (groups[a], groups[b]))
-            (stable if spread < 0.06 else found).append(change.verdict)
+            net = np.median(groups[a]) / np.median(faster)
+            (stable if spread < 0.06 and net > 1.05 else found).append(change.verdict)
     assert len(stable) >= 40
     assert stable.count("faster") == len(stable)
     assert "slower" not in found
