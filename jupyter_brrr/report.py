@@ -293,18 +293,34 @@ class Report:
     # --- display --------------------------------------------------------------------------------
 
     def figure(self, kind: str = "roofline") -> Any:
-        """A bokeh figure (or layout) of one view, to restyle or embed: ``"split"``, ``"ops"``,
-        ``"roofline"``, ``"timeline"`` or ``"whatif"``. Needs bokeh."""
+        """Deprecated: a bokeh figure (or layout) of one view (``"split"``, ``"ops"``,
+        ``"roofline"``, ``"timeline"`` or ``"whatif"``). Needs bokeh.
+
+        The report's interactive views are drawn by one app, in JupyterLab, Notebook 7 and
+        ``save_html``; these bokeh figures are a separate drawing that is no longer kept in step
+        with it, and will be removed. Use ``save_html`` for a shareable interactive report, and
+        the frames (``ops``, ``kernels``, ``summary``) to draw your own.
+        """
+        import warnings
+
         from .views import figures
 
+        warnings.warn(
+            "Report.figure() is deprecated and will be removed: the interactive report is drawn "
+            "by one app (JupyterLab, Notebook 7 and Report.save_html); draw your own figures "
+            "from report.ops, report.kernels and report.summary.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return figures.figure(self, kind)
 
     def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
-        """Write the report as one self-contained interactive HTML file (BokehJS inlined: it
-        opens offline). Needs bokeh. Returns the path."""
-        from .views import figures
+        """Write the report as one self-contained interactive HTML file: the same app that draws
+        it in JupyterLab, with BokehJS, inlined next to the report JSON (it opens offline).
+        Returns the path."""
+        from .views import standalone
 
-        return figures.save_html(self, path, title=title)
+        return standalone.save_html(self, path, title=title)
 
     def __repr__(self) -> str:
         from .views import text

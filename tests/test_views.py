@@ -1,5 +1,5 @@
-"""The views of a report: PNG pictures, static HTML, the output bundle, bokeh figures and the
-standalone HTML export, on real H200 traces, a CPU-only trace, a live CPU report, the A/B example
+"""The views of a report: PNG pictures, static HTML, the output bundle, the standalone HTML
+file and the deprecated bokeh figures, on real H200 traces, a CPU-only trace, a live CPU report, the A/B example
 and a report whose names are XSS payloads."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 import jupyter_brrr
 from jupyter_brrr.report import Report
 from jupyter_brrr.schema import MIME_TYPE
-from jupyter_brrr.views import bundle, figures, html, pictures
+from jupyter_brrr.views import bundle, figures, html, pictures, standalone
 
 DATA = Path(__file__).parent / "data"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -391,7 +391,79 @@ def test_empty_report(cpu_trace: Report) -> None:
         figures.figure(empty, kind)
 
 
-# --- bokeh figures and the standalone export -----------------------------------------------------
+# --- the standalone HTML file -------------------------------------------------------------------
+
+# A script or stylesheet that the page would fetch: an http(s) URL, or a protocol-relative one.
+REMOTE = re.compile(
+    r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE
+)
+
+
+def page_data(page: str) -> dict:
+    """The report JSON that a standalone page carries."""
+    (block,) = re.findall(
+        r'<script type="application/json" id="jupyter-brrr-report">(.*?)</script>', page, re.S
+    )
+    return json.loads(block)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cpu_live", "ab"])
+def test_save_html_is_one_offline_file_with_the_app_and_the_report(
+    name: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    report = request.getfixturevalue(name)
+    path = report.save_html(tmp_path / "report.html")
+    page = path.read_text(encoding="utf-8")
+    assert not REMOTE.search(page), "the page loads something from elsewhere"
+    assert not re.search(r"@import|url\(\s*[\"']?(?:https?:)?//", page), "a style from elsewhere"
+    # The app (with BokehJS in it) and its styles are inlined, the same for every report.
+    script, styles = standalone.app()
+    assert script in page and styles in page
+    assert "jp-brrr" in styles and "Bokeh" in script
+    # The page carries the whole report, as to_json writes it.
+    assert page_data(page) == json.loads(report.to_json())
+    assert Report.from_json(page_data(page)).to_dict() == report.to_dict()
+    # Exactly two script blocks: the data (never run) and the app.
+    assert len(re.findall(r"<script\b", page)) == 2
+
+
+def test_save_html_escapes_xss(gpt2: Report, tmp_path: Path) -> None:
+    report = xss_report(gpt2)
+    page = report.save_html(tmp_path / "xss.html").read_text(encoding="utf-8")
+    for raw in (*RAW, *XSS):
+        assert raw not in page
+    # The data block ends at its own "</script>", not at a payload's: up to there it is the
+    # whole report.
+    assert page_data(page) == json.loads(report.to_json())
+    assert page_data(page)["name"] == XSS[1]
+    assert "&lt;script&gt;" in page.split("<style>")[0]  # the title, escaped
+
+
+def test_save_html_without_a_built_app_says_how_to_build_it(
+    gpt2: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(standalone, "BUILT", tmp_path / "nowhere")
+    standalone.app.cache_clear()
+    try:
+        with pytest.raises(standalone.AppNotBuilt, match="jlpm build"):
+            gpt2.save_html(tmp_path / "report.html")
+    finally:
+        standalone.app.cache_clear()
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_standalone_html_size_stays_small(gpt2: Report, tmp_path: Path) -> None:
+    # BokehJS without MathJax and WebGL (see js/standalone-stub.js): the bokeh export this
+    # replaces was 2.2 MB for a small report (bench/RESULTS.md).
+    script, styles = standalone.app()
+    app_bytes = len(script.encode()) + len(styles.encode())
+    assert app_bytes < 1_600_000
+    page = gpt2.save_html(tmp_path / "report.html")
+    # The page is the app and the report (its "<", ">" and "&" written as \u003c and so on).
+    assert page.stat().st_size < app_bytes + 1.1 * len(gpt2.to_json().encode()) + 10_000
+
+
+# --- deprecated bokeh figures --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["gpt2", "resnet", "cpu_trace", "cpu_live", "ab"])
@@ -401,61 +473,43 @@ def test_figures_build(name: str, kind: str, request: pytest.FixtureRequest) -> 
     from bokeh.model import Model
 
     report = request.getfixturevalue(name)
-    fig = report.figure(kind)
+    fig = figures.figure(report, kind)
     assert isinstance(fig, Model)
     json_item(fig)  # it serialises: every model and property is valid
+
+
+def test_report_figure_is_deprecated(gpt2: Report) -> None:
+    from bokeh.plotting import figure as bokeh_figure
+
+    with pytest.warns(DeprecationWarning, match="save_html"):
+        roofline = gpt2.figure("roofline")
+    assert isinstance(roofline, type(bokeh_figure()))
 
 
 def test_figure_kinds_and_restyling(gpt2: Report) -> None:
     from bokeh.models import HoverTool
     from bokeh.plotting import figure as bokeh_figure
 
-    roofline = gpt2.figure("roofline")
+    roofline = figures.figure(gpt2, "roofline")
     assert isinstance(roofline, type(bokeh_figure()))
     roofline.title.text = "mine"  # a user can restyle it
     tooltips = dict(roofline.select_one(HoverTool).tooltips)
     assert {"op", "shapes", "GPU time", "FLOP/s", "bytes/s", "% of roof"} <= set(tooltips)
-    timeline = gpt2.figure("timeline")
+    timeline = figures.figure(gpt2, "timeline")
     lanes = list(timeline.y_range.factors)
     assert lanes[-1].startswith("CPU") and any(lane.startswith("GPU stream") for lane in lanes)
     assert timeline.select_one(HoverTool) is not None
     with pytest.raises(ValueError, match="roofline"):
-        gpt2.figure("pie")
+        figures.figure(gpt2, "pie")
 
 
 def test_whatif_slider_has_a_callback(gpt2: Report) -> None:
     from bokeh.models import CustomJS, Slider
 
-    layout = gpt2.figure("whatif")
+    layout = figures.figure(gpt2, "whatif")
     slider = layout.select_one({"type": Slider})
     callbacks = slider.js_property_callbacks["change:value"]
     assert isinstance(callbacks[0], CustomJS)
-
-
-@pytest.mark.parametrize("name", ["gpt2", "cpu_live", "ab"])
-def test_save_html_is_self_contained(
-    name: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    import bokeh
-
-    report = request.getfixturevalue(name)
-    path = report.save_html(tmp_path / "report.html")
-    page = path.read_text(encoding="utf-8")
-    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.IGNORECASE), (
-        "a script is loaded from elsewhere"
-    )
-    assert not re.search(r"<link[^>]*\bhref\s*=\s*[\"']?https?:", page, re.IGNORECASE)
-    assert "cdn.bokeh.org" not in page
-    assert f'"version":"{bokeh.__version__}"' in page.replace(" ", "") or bokeh.__version__ in page
-    assert len(page) > 1_000_000  # BokehJS itself is inlined
-    for tab in ("Overview", "Operators", "Timeline", "What-if"):
-        assert f'"title":"{tab}"' in page.replace(" ", "")
-
-
-def test_save_html_escapes_xss(gpt2: Report, tmp_path: Path) -> None:
-    page = xss_report(gpt2).save_html(tmp_path / "xss.html").read_text(encoding="utf-8")
-    for raw in RAW:
-        assert raw not in page
 
 
 def test_figures_of_large_aggregated_report(
@@ -467,7 +521,7 @@ def test_figures_of_large_aggregated_report(
     monkeypatch.setattr(report_module, "KERNEL_LIMIT", 100)
     back = Report.from_json(resnet.to_json())
     assert len(back.kernels) < len(resnet.kernels)
-    timeline = back.figure("timeline")
+    timeline = figures.figure(back, "timeline")
     assert "aggregated" in timeline.title.text
     assert isinstance(back.kernels, pd.DataFrame)
 

@@ -3,6 +3,8 @@
 - ``text``: plain text (the CLI, ``repr``, ``text/plain``).
 - ``html``: static HTML tables and pictures (nbconvert, GitHub: no script).
 - ``pictures``: PNG pictures (matplotlib) of the span split and the roofline, for the HTML.
-- ``figures``: bokeh figures (``report.figure(kind)``) and the standalone HTML export.
+- ``standalone``: the standalone HTML file (``report.save_html``): the TypeScript report app of
+  the JupyterLab renderer, built into ``jupyter_brrr/standalone/``, with the report JSON.
+- ``figures``: deprecated bokeh figures (``report.figure(kind)``).
 - ``bundle``: the notebook output bundle (the renderer's MIME data plus the static fallbacks).
 """

@@ -1,4 +1,8 @@
-"""Interactive bokeh figures of a report, and the standalone HTML export.
+"""Deprecated: bokeh figures of a report (``report.figure(kind)``, which warns).
+
+The interactive report is drawn by one app, the TypeScript renderer in ``js/src`` (JupyterLab,
+Notebook 7, and the standalone HTML file of ``views/standalone.py``); these figures are kept
+for the users of ``report.figure()`` until it is removed.
 
 ``figure(report, kind)`` returns a bokeh model that a user can restyle (``report.figure(...)``):
 
@@ -15,9 +19,6 @@
   (computed in the browser by a CustomJS callback: this is the user's own export, not the
   notebook's safe renderer).
 
-``save_html(report, path)`` writes all of them, in tabs under the key figures, into ONE HTML
-file with BokehJS inlined: it opens offline, from anywhere.
-
 Strings from the report reach the page only as data (tooltips, table cells, select options and
 canvas text, which bokeh escapes or draws as text) or through ``html.escape`` (the header).
 """
@@ -26,8 +27,6 @@ from __future__ import annotations
 
 import math
 from html import escape
-from os import PathLike
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,8 +35,7 @@ import pandas as pd
 from ..analysis import amdahl
 from ..schema import SPLIT_PARTS
 from . import format as fmt
-from .html import AB_COLUMNS, COLOURS, LABELS, ab_rows
-from .html import header as header_html
+from .html import COLOURS, LABELS
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -71,43 +69,6 @@ def figure(report: Report, kind: str = "roofline") -> Any:
     if kind not in builders:
         raise ValueError(f"Unknown figure kind {kind!r}: choose one of {', '.join(KINDS)}.")
     return builders[kind](report)
-
-
-def save_html(report: Report, path: str | PathLike, title: str | None = None) -> Path:
-    """Write the report as one self-contained interactive HTML file (BokehJS inlined, no CDN)."""
-    from bokeh.embed import file_html
-    from bokeh.resources import INLINE
-
-    path = Path(path)
-    title = title or f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
-    html = file_html(document(report), resources=INLINE, title=title)
-    path.write_text(html, encoding="utf-8")
-    return path
-
-
-def document(report: Report) -> Any:
-    """The whole report as one bokeh layout: a header with the key figures, then a tab per view."""
-    from bokeh.layouts import column
-    from bokeh.models import Div, TabPanel, Tabs
-
-    header = Div(text=header_html(report), width=WIDTH)
-    if report.empty:
-        return column(header)
-    overview = [split_figure(report)]
-    if report.ab:
-        overview.append(_ab_table(report.ab))
-    tabs = [
-        TabPanel(child=column(*overview), title="Overview"),
-        TabPanel(child=ops_figure(report), title="Operators"),
-    ]
-    if report.summary.get("gpu"):
-        # Without GPU work the roofline figure falls back to the top CPU ops: the Operators tab.
-        tabs.append(TabPanel(child=roofline_figure(report), title="Roofline"))
-    tabs += [
-        TabPanel(child=timeline_figure(report), title="Timeline"),
-        TabPanel(child=whatif_figure(report), title="What-if"),
-    ]
-    return column(header, Tabs(tabs=tabs))
 
 
 # --- shared helpers ----------------------------------------------------------------------------
@@ -917,23 +878,7 @@ def whatif_figure(report: Report, factor: float = 2.0) -> Any:
     return column(select, slider, div, fig)
 
 
-# --- header and A/B ----------------------------------------------------------------------------
-
-
-def _ab_table(ab: dict) -> Any:
-    from bokeh.models import ColumnDataSource, DataTable, StringFormatter, TableColumn
-
-    rows = ab_rows(ab)
-    data = {key: [row[key] for row in rows] for key, _title in AB_COLUMNS}
-    text = StringFormatter()
-    columns = [TableColumn(field=key, title=title, formatter=text) for key, title in AB_COLUMNS]
-    return DataTable(
-        source=ColumnDataSource(data),
-        columns=columns,
-        width=WIDTH,
-        height=40 + 28 * len(rows),
-        index_position=None,
-    )
+# --- messages ----------------------------------------------------------------------------
 
 
 def _message(text: str) -> Any:

@@ -1,0 +1,239 @@
+"""The standalone HTML file (``report.save_html``) in Chromium, opened from disk with every
+request that is not a file refused: the report app draws every view, offline, from the report in
+the page, as it does in JupyterLab (test_browser.py checks the same figures there).
+
+Each test writes its own file and opens its own page: no test depends on another, or on their
+order. No jupyter server is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from browser.lab import CHROMIUM, REPO, app_errors, launch_chromium
+
+pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+
+if not Path(CHROMIUM).exists() and os.environ.get("BRRR_REQUIRE_BROWSER"):
+    raise RuntimeError(f"no Chromium at {CHROMIUM}: install Debian's chromium or set BRRR_CHROMIUM")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+]
+
+DATA = REPO / "tests" / "data"
+ARTIFACTS = REPO / "tests" / "artifacts" / "browser"
+GPU_TRACE = DATA / "gpt2_fwd_bf16_b8_s1024.json.gz"
+VIEWS = ["overview", "operators", "roofline", "timeline", "whatif"]
+DONE = '.jp-brrr[data-state="done"], .jp-brrr[data-state="error"]'
+T_VIEW = 60_000
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def gpu_report():
+    import jupyter_brrr
+
+    return jupyter_brrr.load(GPU_TRACE)
+
+
+class Opened:
+    """A standalone page, with what it asked the network for and the errors it logged."""
+
+    def __init__(self, page, remote: list[str], errors: list[str]) -> None:
+        self.page, self.remote, self.errors = page, remote, errors
+        self.root = page.locator(".jp-brrr").first
+
+
+@pytest.fixture
+def open_file(browser, tmp_path):
+    """Write a report with save_html and open the file in a fresh page (offline)."""
+    contexts = []
+
+    def open_(report) -> Opened:
+        path = report.save_html(tmp_path / f"report{len(contexts)}.html")
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        contexts.append(context)
+        remote: list[str] = []
+        errors: list[str] = []
+
+        def refuse(route) -> None:
+            remote.append(route.request.url)
+            route.abort()
+
+        context.route(re.compile(r"^(?!file:).*"), refuse)
+        context.add_init_script(
+            """
+            window.__brrrInjected = [];
+            new MutationObserver(list => {
+              for (const m of list) for (const n of m.addedNodes) {
+                if (!(n instanceof Element)) continue;
+                for (const e of [n, ...n.querySelectorAll('img,script,iframe,object,embed')])
+                  if (/^(IMG|SCRIPT|IFRAME|OBJECT|EMBED)$/.test(e.tagName) && e.closest('.jp-brrr'))
+                    window.__brrrInjected.push(e.outerHTML.slice(0, 200));
+              }
+            }).observe(document, {childList: true, subtree: true});
+            """
+        )
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"brrr page error: {e}"))
+        page.goto(path.as_uri())
+        page.wait_for_selector(DONE, timeout=T_VIEW)
+        return Opened(page, remote, errors)
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def open_view(opened: Opened, view: str) -> None:
+    root = opened.root
+    root.locator(f'[data-testid="brrr-tab-{view}"]').click()
+    panel = root.locator(f'[data-panel="{view}"]')
+    opened.page.wait_for_function(
+        "el => el.dataset.state === 'done' || el.dataset.state === 'error'",
+        arg=panel.element_handle(),
+        timeout=T_VIEW,
+    )
+    assert panel.get_attribute("data-state") == "done", panel.inner_text()
+    opened.page.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
+
+
+def rows_of(table: dict) -> list[dict]:
+    return [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+
+
+def test_every_view_draws_offline_from_the_report_in_the_file(open_file, gpu_report):
+    doc = json.loads(gpu_report.to_json())
+    opened = open_file(gpu_report)
+    root = opened.root
+    assert root.get_attribute("data-state") == "done"
+    tabs = root.locator(".jp-brrr-tab").evaluate_all("els => els.map(e => e.dataset.tab)")
+    assert tabs == VIEWS  # the notebook view's tabs (no A/B in this report)
+    header = root.locator(".jp-brrr-header").inner_text()
+    assert "NVIDIA H200" in header and "span" in header and "GPU busy" in header
+    parts = root.locator('[data-testid="brrr-split"] [data-part]').evaluate_all(
+        "els => els.map(e => e.dataset.part)"
+    )
+    assert set(parts) == {"compute", "memory", "other", "idle"}
+    causes = root.locator(".jp-brrr-rec").evaluate_all("els => els.map(e => e.dataset.cause)")
+    assert causes == [r["cause"] for r in doc["recommendations"]]
+
+    open_view(opened, "operators")
+    assert root.locator('tr[data-testid="brrr-op-row"]').count() == min(
+        200, len(doc["ops"]["data"])
+    )
+    assert root.locator('[data-testid="brrr-opbars"] canvas').count() >= 1
+
+    open_view(opened, "roofline")
+    chart = root.locator('[data-testid="brrr-roofline"]')
+    n_points = sum(
+        1
+        for o in rows_of(doc["ops"])
+        if (o["flops"] or 0) > 0 and (o["bytes"] or 0) > 0 and (o["gpu_time_s"] or 0) > 0
+    )
+    assert n_points > 10
+    assert len(chart.evaluate("el => el.jupyterBrrrPoints()")) == n_points
+
+    open_view(opened, "timeline")
+    caption = root.locator('[data-panel="timeline"] .jp-brrr-caption').inner_text()
+    assert f"{len(doc['kernels']['data']):,} kernels" in caption
+
+    open_view(opened, "whatif")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    root.screenshot(path=str(ARTIFACTS / "standalone_whatif.png"))
+    assert opened.remote == [], f"the page asked the network for {opened.remote}"
+    assert app_errors(opened.errors) == []
+
+
+def test_roofline_tooltip_in_the_file(open_file, gpu_report):
+    opened = open_file(gpu_report)
+    page, root = opened.page, opened.root
+    open_view(opened, "roofline")
+    chart = root.locator('[data-testid="brrr-roofline"]')
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    points = [
+        p
+        for p in chart.evaluate("el => el.jupyterBrrrPoints()")
+        if box["x"] + 12 < p["x"] < box["x"] + box["width"] - 60
+        and box["y"] + 12 < p["y"] < box["y"] + box["height"] - 40
+    ]
+
+    def gap(p: dict) -> float:
+        return min(
+            (math.dist((p["x"], p["y"]), (q["x"], q["y"])) for q in points if q is not p),
+            default=1e9,
+        )
+
+    point = max(points, key=gap)
+    page.mouse.move(box["x"] - 30, box["y"] - 30)
+    page.mouse.move(point["x"], point["y"], steps=4)
+    tip = page.locator(".jp-brrr-tip").filter(
+        has=page.locator(".jp-brrr-tip-title", has_text=point["name"])
+    )
+    tip.first.wait_for(state="visible", timeout=15_000)
+    text = tip.first.inner_text()
+    for label in ("shapes", "GPU time", "FLOP/s", "bytes/s", "% of roof", "bound"):
+        assert label in text, text
+    assert app_errors(opened.errors) == []
+
+
+def test_whatif_slider_in_the_file(open_file, gpu_report):
+    s = gpu_report.summary
+    span, p = s["span_s"], s["idle_s"] / s["span_s"]
+    opened = open_file(gpu_report)
+    root = opened.root
+    open_view(opened, "whatif")
+    root.locator('[data-testid="brrr-whatif-target"]').select_option("part:idle")
+    root.locator('[data-testid="brrr-whatif-slider"]').fill("1")
+    want = span * (1 - p) + span * p / 10
+    shown = float(root.locator('[data-testid="brrr-whatif-span"]').get_attribute("data-seconds"))
+    assert shown == pytest.approx(want, rel=1e-9)
+
+
+def test_names_with_markup_stay_text_in_the_file(open_file, gpu_report):
+    payload = '<img src=x onerror="window.__xss=1"></script><script>window.__xss=2</script>'
+    report = type(gpu_report).from_json(gpu_report.to_json())
+    report.name = payload
+    report.ops = report.ops.assign(name=[f"{payload} #{i}" for i in range(len(report.ops))])
+    opened = open_file(report)
+    for view in VIEWS[1:]:
+        open_view(opened, view)
+    assert opened.root.locator(".jp-brrr-title").inner_text() == payload
+    assert opened.page.evaluate("() => window.__xss") is None
+    assert opened.page.evaluate("() => window.__brrrInjected") == []
+    assert opened.remote == []
+
+
+def test_a_report_of_a_newer_version_says_so_in_the_file(open_file, gpu_report, monkeypatch):
+    from jupyter_brrr import report as report_module
+
+    monkeypatch.setattr(report_module, "SCHEMA_VERSION", 99)
+    opened = open_file(gpu_report)
+    assert opened.root.get_attribute("data-state") == "error"
+    assert "newer jupyter_brrr" in opened.root.locator('[data-testid="brrr-error"]').inner_text()
