@@ -1,9 +1,11 @@
 """Fixtures shared by the test modules: one real IPython shell, one Inductor cache, the
-environment of a real kernel, and the GPT-2 report."""
+environment of a real kernel, Chromium for the browser tests, and the GPT-2 report; and
+``--reverse``, which runs the tests backwards (no test may depend on another's state)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,36 @@ def kernel_env(inductor_cache) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reverse",
+        action="store_true",
+        help="run the collected tests in reverse order (each must set up its own state)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--reverse"):
+        items.reverse()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Chromium (tests/browser/lab.py), one for the session: Playwright's sync API allows one
+    driver per thread, so the browser test modules share it."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser.lab import launch_chromium
+
+    with sync_playwright() as p:
+        chromium = launch_chromium(p)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,6 @@ from browser.lab import (
     LabServer,
     app_errors,
     kernel_status,
-    launch_chromium,
     open_notebook,
     report_bundle,
     write_notebook,
@@ -239,18 +238,6 @@ def lab(tmp_path_factory):
 @pytest.fixture(scope="session")
 def server(lab) -> LabServer:
     return lab[0]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="session")

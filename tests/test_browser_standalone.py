@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser.lab import CHROMIUM, REPO, app_errors, launch_chromium
+from browser.lab import CHROMIUM, REPO, app_errors
 
 pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
 
@@ -37,18 +37,6 @@ GPU_TRACE = DATA / "gpt2_fwd_bf16_b8_s1024.json.gz"
 VIEWS = ["overview", "operators", "roofline", "timeline", "whatif"]
 DONE = '.jp-brrr[data-state="done"], .jp-brrr[data-state="error"]'
 T_VIEW = 60_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="module")
