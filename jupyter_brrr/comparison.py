@@ -28,6 +28,11 @@ profiler traces) and returns a :class:`Comparison`. How each number is made:
   the summed op time on a CPU). Ops found on one side only "appeared" or "vanished" (fused into
   generated kernels, replaced by another op, or run with other shapes). Only ops that took time
   on at least one side are listed.
+- **Each part, op and op category** gets a verdict of its own: "faster" (less time), "slower"
+  or "noise". Each is timed in one profiled run per side, so it has no spread of its own: its
+  change is noise when it is under ``DRIFT`` of its larger time (as the span's), or under
+  ``PART_FLOOR`` (1%) of the span, a slice of the run too thin to tell apart from scheduling
+  and clock jitter.
 - **The bottleneck shift** names the op (by name, all its shapes together) and the split part
   with the largest share before and after.
 - **The Amdahl check** reads the earlier report's what-if at the speed-up each part actually got:
@@ -68,6 +73,8 @@ COMPARISON_MIME_TYPE = "application/vnd.jupyter-brrr.comparison+json"
 DRIFT = 0.05
 # Each median's interval covers it with at least this probability (order statistics).
 MEDIAN_COVERAGE = 0.9
+# A part's or op's change smaller than this share of the span is noise (see the docstring).
+PART_FLOOR = 0.01
 # Rows kept in the JSON form (the frames keep every row).
 JSON_OPS_LIMIT = 200
 JSON_KERNELS_LIMIT = 100
@@ -288,11 +295,13 @@ class Comparison:
     """Two measurements side by side. Frames (all times in seconds per run):
 
     - ``split``: one row per part (compute, memory, other, idle, then span): ``before_s``,
-      ``after_s``, ``delta_s``, ``before_share``, ``after_share``.
+      ``after_s``, ``delta_s``, ``before_share``, ``after_share``, ``verdict``.
     - ``ops``: one row per (name, shapes, dtypes) that took time on either side: ``calls_*``,
       ``time_*_s``, ``share_*``, ``delta_s`` (after - before), ``status``
-      ("both", "appeared", "vanished"), biggest time first.
+      ("both", "appeared", "vanished"), ``verdict`` ("faster", "slower", "noise"), biggest
+      time first.
     - ``by_name``: the same summed over shapes, one row per op name.
+    - ``by_category``: the same summed per op category, with the number of ``ops`` rows.
     - ``kernels``: one row per kernel name: launches and time per run, ``status``.
     - ``counts``: kernels, launches, copies per run, before and after.
     - ``amdahl``: for each part (split part or op) that got faster: its share before, its own
@@ -312,6 +321,7 @@ class Comparison:
     warnings: list[str]
     notes: list[str] = field(default_factory=list)
     gpu: bool = True
+    by_category: pd.DataFrame = field(default_factory=lambda: _by_category(_no_ops()))
     created: str = field(
         default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
     )
@@ -354,6 +364,7 @@ class Comparison:
             "split": _table(self.split.reset_index()),
             "ops": {**_table(ops), "total": len(self.ops)},
             "by_name": _table(self.by_name.head(JSON_OPS_LIMIT)),
+            "by_category": _table(self.by_category),
             "kernels": {
                 **_table(self.kernels.head(JSON_KERNELS_LIMIT)),
                 "total": len(self.kernels),
@@ -380,6 +391,7 @@ class Comparison:
             split=_frame(doc["split"]).set_index("part"),
             ops=_frame(doc["ops"]),
             by_name=_frame(doc.get("by_name")),
+            by_category=_frame(doc.get("by_category")),  # absent from older comparisons
             kernels=_frame(doc.get("kernels")),
             counts=_frame(doc["counts"]).set_index("what"),
             amdahl=_frame(doc.get("amdahl")),
@@ -490,6 +502,16 @@ def compare_reports(
     split = _split_table(b, a)
     ops = _ops_table(b, a, gpu)
     by_name = _by_name(ops)
+    by_category = _by_category(ops)
+    scale = max(b.span, a.span)
+    for table in (split, ops, by_name, by_category):
+        table["verdict"] = part_verdicts(
+            table["time_before_s" if "time_before_s" in table else "before_s"],
+            table["time_after_s" if "time_after_s" in table else "after_s"],
+            scale,
+            drift=drift,
+        )
+    split.loc["span", "verdict"] = span.verdict
     comparison = Comparison(
         before=b.side(labels[0], runs[0]),
         after=a.side(labels[1], runs[1]),
@@ -497,6 +519,7 @@ def compare_reports(
         split=split,
         ops=ops,
         by_name=by_name,
+        by_category=by_category,
         kernels=_kernels_table(b, a),
         counts=_counts(b, a),
         amdahl=_amdahl(b, a, split, by_name),
@@ -761,6 +784,52 @@ def _by_name(ops: pd.DataFrame) -> pd.DataFrame:
     grouped = ops.groupby("name", sort=False)[columns].sum().reset_index()
     order = np.maximum(grouped["time_before_s"], grouped["time_after_s"])
     return grouped.iloc[np.argsort(-order.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+_SUMMED = [
+    "calls_before",
+    "calls_after",
+    "time_before_s",
+    "time_after_s",
+    "share_before",
+    "share_after",
+    "delta_s",
+]
+
+
+def _no_ops() -> pd.DataFrame:
+    return pd.DataFrame(columns=["name", "category", *_SUMMED, "status"])
+
+
+def _by_category(ops: pd.DataFrame) -> pd.DataFrame:
+    """The op table summed per op category (matmul, attention, elementwise, ...; "" where an op
+    has none), with the number of op rows in each; largest time first."""
+    if not len(ops):
+        return pd.DataFrame(columns=["category", "ops", *_SUMMED])
+    grouped = ops.assign(category=ops["category"].fillna("").astype(str)).groupby(
+        "category", sort=False
+    )
+    table = grouped[_SUMMED].sum()
+    table.insert(0, "ops", grouped.size())
+    table = table.reset_index()
+    order = np.maximum(table["time_before_s"], table["time_after_s"])
+    return table.iloc[np.argsort(-order.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def part_verdicts(
+    before_s: Any, after_s: Any, span_s: float, *, drift: float = DRIFT
+) -> np.ndarray:
+    """The verdict of each part's or op's change from ``before_s`` to ``after_s`` (seconds per
+    run): "faster", "slower", or "noise" when the change is under ``drift`` of its larger time
+    or under ``PART_FLOOR`` of ``span_s`` (see the module docstring)."""
+    before = np.nan_to_num(np.asarray(before_s, dtype=float))
+    after = np.nan_to_num(np.asarray(after_s, dtype=float))
+    delta = after - before
+    beyond = (np.abs(delta) >= drift * np.maximum(before, after)) & (
+        np.abs(delta) >= PART_FLOOR * span_s
+    )
+    beyond &= delta != 0
+    return np.where(beyond, np.where(delta < 0, "faster", "slower"), "noise").astype(object)
 
 
 def _kernels_table(b: _Figures, a: _Figures) -> pd.DataFrame:

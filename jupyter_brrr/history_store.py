@@ -137,6 +137,7 @@ class History:
                 "verdict": None,
                 "speedup": None,
                 "code_changed": None,
+                "settings": run_settings(entry),
             }
             if previous is not None:
                 before = _Figures(previous.report)
@@ -176,6 +177,28 @@ class History:
             f'<div style="font-weight:bold;font-size:14px">{escape(title)}</div>{table}</div>'
         )
         return {"text/html": html, "text/plain": change.history_text(rows, self.name)}
+
+
+def run_settings(entry: Run) -> str:
+    """How a run was measured, in words: "1 warm-up, 5 timed, 1 profiled (burst), target 30ms"
+    (a loaded trace: its source), for the history's table and chart."""
+    s = entry.report.summary
+    runs = s.get("runs") if isinstance(s.get("runs"), Mapping) else {}
+    counts = [
+        f"{int(runs[key])} {word}"
+        for key, word in (("warmup", "warm-up"), ("timed", "timed"), ("profiled", "profiled"))
+        if isinstance(runs.get(key), int | float) and runs[key]
+    ]
+    text = ", ".join(counts) or str(entry.report.source or "")
+    timing = s.get("timing") if isinstance(s.get("timing"), Mapping) else {}
+    if timing.get("protocol") and timing["protocol"] != "single":
+        text += f" ({timing['protocol']})"
+    if s.get("warm") is False:
+        text += ", first run"
+    if entry.target and entry.target.get("text"):
+        items = entry.target.get("items")
+        text += f", target {entry.target['text']}" + (f" of {items} items" if items else "")
+    return text
 
 
 def _per_run(value: Any, per_run: int) -> float | None:

@@ -70,17 +70,21 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
          "span": {"before_s", "after_s", "speedup", "low", "high", "verdict" ("faster" |
                   "slower" | "noise" | "uncertain"), "reason", "runs_before", "runs_after",
                   "drift", "change"},
-         "split": table (part, before_s, after_s, delta_s, before_share, after_share),
+         "split": table (part, before_s, after_s, delta_s, before_share, after_share,
+                  verdict "faster" | "slower" | "noise"; the span row: the span's verdict),
          "ops": table (name, shapes, dtypes, category, calls_*, time_*_s, share_*, delta_s,
-                status "both" | "appeared" | "vanished") + "total",
-         "by_name": table, "kernels": table + "total", "counts": table (what, before, after),
+                status "both" | "appeared" | "vanished", verdict) + "total",
+         "by_name": table, "by_category": table (category, ops, calls_*, time_*_s, share_*,
+                delta_s, verdict; absent from older comparisons), "kernels": table + "total",
+         "counts": table (what, before, after),
          "amdahl": table (kind, part, share_before, time_before_s, time_after_s, part_speedup,
                    predicted_speedup, predicted_span_s, measured_speedup, limit),
          "shift": ["..."], "warnings": ["..."], "notes": ["..."]}
 
-    RUN = {"run", "created", "span_s", "compute_s", "memory_s", "other_s", "idle_s",
-           "kernel_count", "launch_count", "warm", "device", "verdict" (against the run before:
-           as COMPARISON's, null for the first), "speedup", "code_changed" (bool | null)}
+    RUN = {"run", "created", "span_s", "compute_s", "memory_s", "communication_s", "other_s",
+           "idle_s", "kernel_count", "launch_count", "warm", "device", "verdict" (against the
+           run before: as COMPARISON's, null for the first), "speedup", "code_changed" (bool |
+           null), "settings" (how it was measured, in words; absent from older reports)}
 
     TARGET = {"goal": {"text", "kind" ("time" | "throughput"), "value", "items", "unit",
               "span_s"}, "span_s", "rate", "met", "gap_s", "speedup_needed",

@@ -22,6 +22,7 @@ from jupyter_brrr.comparison import (
     COMPARISON_SCHEMA,
     Comparison,
     median_interval,
+    part_verdicts,
     span_change,
 )
 from jupyter_brrr.report import Report, SchemaError
@@ -412,3 +413,30 @@ def test_comparison_json_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(doc["ops"]["data"]) == 50 and doc["ops"]["total"] == total
     assert len(doc["kernels"]["data"]) == doc["kernels"]["total"] == len(comparison.kernels)
     assert math.isclose(comparison.span.speedup, 1.0)
+
+
+# --- verdicts per part, op and category -------------------------------------------------------------
+
+
+def test_each_part_op_and_category_gets_its_own_noise_verdict() -> None:
+    # Attention 60 -> 20 ms is a real change; the MLP moving 30.0 -> 30.6 ms (2%) is noise.
+    before, after = article_report(0.060), article_report(0.020, mlp_s=0.0306)
+    comparison = jupyter_brrr.diff(before, after)
+    ops = comparison.ops.set_index("name")["verdict"]
+    assert ops.to_dict() == {"attention": "faster", "mlp": "noise"}
+    categories = comparison.by_category.set_index("category")
+    assert categories["verdict"].to_dict() == {"attention": "faster", "matmul": "noise"}
+    assert categories.loc["attention", "ops"] == 1
+    assert categories.loc["attention", "delta_s"] == pytest.approx(-0.040)
+    split = comparison.split["verdict"].to_dict()
+    assert split["compute"] == "faster" and split["idle"] == "noise"
+    assert split["span"] == comparison.verdict == "faster"
+    doc = comparison.to_dict()
+    assert "verdict" in doc["ops"]["columns"] and doc["by_category"]["data"]
+    assert Comparison.from_json(doc).by_category["category"].tolist() == ["attention", "matmul"]
+
+
+def test_a_part_change_under_one_percent_of_the_span_is_noise() -> None:
+    # 10x faster, but 0.5% of a 100 ms span: too thin a slice of one profiled run to tell.
+    verdicts = part_verdicts([0.0005, 0.010, 0.010, 0.0], [0.00005, 0.012, 0.0104, 0.002], 0.1)
+    assert verdicts.tolist() == ["noise", "slower", "noise", "slower"]

@@ -54,6 +54,8 @@ def test_named_runs_show_the_change_since_the_previous_run(ip, tmp_path: Path) -
     assert (change["before"]["run"], change["after"]["run"]) == (1, 2)
     assert [r["run"] for r in report.history] == [1, 2]
     assert report.history[1]["code_changed"] is True
+    # How each run was measured, for the history's table and chart.
+    assert report.history[1]["settings"] == "1 warm-up, 3 timed, 1 profiled (burst)"
     assert isinstance(ip.user_ns["_brrr_change"], Comparison)
     # The one output of the cell carries the comparison: JSON, static HTML and text.
     (output,) = second.outputs
