@@ -53,7 +53,7 @@ rspack(config, (err, stats) => {
     );
     process.exit(1);
   }
-  const css = ['standalone.css', 'base.css']
+  const css = ['standalone.css', 'base.css', 'runs.css']
     .map(name => fs.readFileSync(path.join(root, 'js', 'style', name), 'utf8'))
     .join('\n');
   fs.writeFileSync(path.join(out, 'report.css'), css);

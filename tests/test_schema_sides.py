@@ -13,9 +13,9 @@ TS = (Path(__file__).resolve().parents[1] / "js" / "src" / "schema.ts").read_tex
 
 
 def _ts_constant(name: str) -> object:
-    found = re.search(rf"export const {name} = (.*?);\n", TS, re.S)
+    found = re.search(rf"export const {name} =\s+(.*?);\n", TS, re.S)
     assert found, f"{name} is not declared in js/src/schema.ts"
-    value = found.group(1).removesuffix(" as const")
+    value = found.group(1).strip().removesuffix(" as const")
     if value.startswith("["):
         return tuple(re.findall(r"'([^']*)'", value))
     return int(value) if value.isdigit() else value.strip("'")
@@ -69,3 +69,75 @@ def test_a_recommendation_has_the_keys_the_advice_writes() -> None:
     written = set(report.recommendations[0])
     assert written == _interface_keys("IRecommendation")
     assert set(report.recommendations[0]["ops"][0]) == _interface_keys("IAdviceOp")
+
+
+# --- the re-measure loop (comparison.py, history_store.py, target.py) and the job's rows ------------
+
+
+def _top_keys(name: str) -> set[str]:
+    """The members of a TS interface at its top level (two-space indent)."""
+    body = re.search(rf"export interface {name} \{{(.*?)\n\}}", TS, re.S).group(1)
+    return set(re.findall(r"^  (\w+)\??:", body, re.M))
+
+
+@pytest.fixture(scope="module")
+def named_report():
+    """A named run's report with a change, its history and a target, as %%brrr --name makes it
+    (the advice cases' slow and fixed fp32 matmul, kept in a store of their own)."""
+    import tempfile
+
+    import jupyter_brrr
+    from jupyter_brrr import history_store
+    from jupyter_brrr.target import parse_goal
+
+    data = Path(__file__).resolve().parent / "data" / "advice"
+    slow = jupyter_brrr.load(data / "fp32_matmul_tf32_off.slow.json.gz")
+    fixed = jupyter_brrr.load(data / "fp32_matmul_tf32_off.fixed.json.gz")
+    with tempfile.TemporaryDirectory() as folder:
+        history_store.keep_run(slow, "mm", code="a", goal=parse_goal("1ms"), folder=folder)
+        history_store.keep_run(fixed, "mm", code="b", folder=folder)
+    history_store._stores.clear()
+    return fixed.to_dict()
+
+
+def test_comparison_constants_agree() -> None:
+    from jupyter_brrr import comparison
+
+    assert _ts_constant("COMPARISON_SCHEMA_NAME") == comparison.COMPARISON_SCHEMA
+    assert _ts_constant("COMPARISON_SCHEMA_VERSION") == comparison.COMPARISON_VERSION
+    assert _ts_constant("COMPARISON_MIME_TYPE") == comparison.COMPARISON_MIME_TYPE
+
+
+def test_the_change_views_read_the_keys_a_named_run_writes(named_report: dict) -> None:
+    change, history, target = (named_report[k] for k in ("change", "history", "target"))
+    assert _top_keys("IComparison") == set(change)
+    assert _top_keys("ISpanChange") == set(change["span"])
+    assert _top_keys("IComparisonSide") == set(change["before"]) == set(change["after"])
+    rows = {
+        "IChangeSplitRow": "split",
+        "IChangeOpRow": "ops",
+        "IChangeCategoryRow": "by_category",
+        "IChangeCountRow": "counts",
+        "IAmdahlRow": "amdahl",
+    }
+    for interface, key in rows.items():
+        assert _top_keys(interface) == set(change[key]["columns"]), interface
+    assert change["amdahl"]["data"], "the case has an Amdahl row to read"
+    assert _top_keys("IHistoryRun") == set(history[0]) == set(history[1])
+    assert _top_keys("ITarget") == set(target)
+    assert _top_keys("ITargetFix") == set(target["fixes"][0])
+    goal = re.search(r"export interface ITarget \{.*?  goal: \{(.*?)\n  \};", TS, re.S).group(1)
+    assert set(re.findall(r"^    (\w+)\??:", goal, re.M)) <= set(target["goal"])
+
+
+@pytest.mark.parametrize(
+    ("interface", "columns"),
+    [
+        ("IJobRankRow", "JOB_RANK_COLUMNS"),
+        ("IJobCollectiveRow", "JOB_COLLECTIVE_COLUMNS"),
+        ("IJobCallRow", "JOB_CALL_COLUMNS"),
+        ("IJobLaneRow", "JOB_LANE_COLUMNS"),
+    ],
+)
+def test_the_job_rows_have_the_columns_python_writes(interface: str, columns: str) -> None:
+    assert _top_keys(interface) == set(getattr(schema, columns))

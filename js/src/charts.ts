@@ -60,7 +60,7 @@ export interface IChartHandle {
   remove(): void;
 }
 
-function style(fig: Figure, t: IChartTheme): void {
+export function style(fig: Figure, t: IChartTheme): void {
   fig.background_fill_alpha = 0;
   fig.border_fill_alpha = 0;
   fig.outline_line_color = t.border;
@@ -86,7 +86,7 @@ function style(fig: Figure, t: IChartTheme): void {
   }
 }
 
-function styleLegend(legend: Legend, t: IChartTheme): void {
+export function styleLegend(legend: Legend, t: IChartTheme): void {
   legend.background_fill_color = t.bg;
   legend.background_fill_alpha = 0.75;
   legend.border_line_alpha = 0;
@@ -100,7 +100,7 @@ function styleLegend(legend: Legend, t: IChartTheme): void {
 }
 
 /** A tooltip body: rows of label / value, all set as text. */
-function tip(title: string, rows: [string, string][]): HTMLElement {
+export function tip(title: string, rows: [string, string][]): HTMLElement {
   const el = h('div', { class: 'jp-brrr-tip' });
   el.appendChild(h('div', { class: 'jp-brrr-tip-title' }, title));
   const table = h('table');
@@ -111,7 +111,7 @@ function tip(title: string, rows: [string, string][]): HTMLElement {
   return el;
 }
 
-function hoverTool(
+export function hoverTool(
   renderers: any[],
   render: (i: number) => HTMLElement,
   extra: object = {}
@@ -126,7 +126,7 @@ function hoverTool(
   });
 }
 
-async function showIn(
+export async function showIn(
   fig: Figure,
   target: HTMLElement,
   onView?: (view: any) => void
@@ -496,7 +496,7 @@ export interface ITimelineData {
   span: number | null;
 }
 
-function timeUnit(span: number): { scale: number; label: string } {
+export function timeUnit(span: number): { scale: number; label: string } {
   if (span >= 1) {
     return { scale: 1, label: 's' };
   }
@@ -758,6 +758,6 @@ export async function drawTimeline(
 }
 
 /** Labels that Bokeh parses for TeX delimiters: keep only safe characters. */
-function safeLabel(s: string): string {
+export function safeLabel(s: string): string {
   return s.replace(/[^A-Za-z0-9 _.:#-]/g, '').slice(0, 24) || '?';
 }

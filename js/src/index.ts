@@ -8,7 +8,8 @@
 
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
-import { MIME_TYPE } from './schema';
+import { ComparisonWidget, JobWidget } from './job_widget';
+import { COMPARISON_MIME_TYPE, JOB_MIME_TYPE, MIME_TYPE } from './schema';
 import { ReportWidget } from './widget';
 
 export { MIME_TYPE, parseReport, SCHEMA_VERSION, tableRows } from './schema';
@@ -45,4 +46,39 @@ const extension: IRenderMime.IExtension = {
   }
 };
 
-export default extension;
+/** Create a renderer for a job report (the ranks of one distributed run). */
+export const jobRendererFactory: IRenderMime.IRendererFactory = {
+  safe: true,
+  mimeTypes: [JOB_MIME_TYPE],
+  defaultRank: 40,
+  createRenderer: options => new JobWidget(options)
+};
+
+/** Create a renderer for a comparison of two measurements (jupyter_brrr.diff). */
+export const comparisonRendererFactory: IRenderMime.IRendererFactory = {
+  safe: true,
+  mimeTypes: [COMPARISON_MIME_TYPE],
+  defaultRank: 40,
+  createRenderer: options => new ComparisonWidget(options)
+};
+
+/** The job report's renderer. */
+const jobExtension: IRenderMime.IExtension = {
+  id: 'jupyter-brrr:job',
+  description:
+    'Renders jupyter_brrr job reports (the ranks of a distributed run).',
+  rendererFactory: jobRendererFactory,
+  rank: 40,
+  dataType: 'json'
+};
+
+/** The comparison's renderer. */
+const comparisonExtension: IRenderMime.IExtension = {
+  id: 'jupyter-brrr:comparison',
+  description: 'Renders jupyter_brrr comparisons of two measurements.',
+  rendererFactory: comparisonRendererFactory,
+  rank: 40,
+  dataType: 'json'
+};
+
+export default [extension, jobExtension, comparisonExtension];

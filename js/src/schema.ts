@@ -289,6 +289,16 @@ export interface IReport {
   target?: ITarget | null;
 }
 
+/** The value of a comparison document's `schema` field. */
+export const COMPARISON_SCHEMA_NAME = 'jupyter_brrr.comparison';
+
+/** The comparison schema version this extension reads. */
+export const COMPARISON_SCHEMA_VERSION = 1;
+
+/** The MIME type of a comparison (jupyter_brrr.diff, %brrr diff) in an output bundle. */
+export const COMPARISON_MIME_TYPE =
+  'application/vnd.jupyter-brrr.comparison+json';
+
 /** The span change of a comparison, with its noise verdict. */
 export interface ISpanChange {
   /** Span per run before. */
@@ -304,9 +314,15 @@ export interface ISpanChange {
   /** "faster", "slower", "noise" or "uncertain" (no spread to judge by). */
   verdict: string;
   /** Why that verdict, in words. */
-  reason?: string | null;
-  /** Extra fields written by newer Python code. */
-  [extra: string]: unknown;
+  reason: string;
+  /** Timed runs (or steady steps) of the before side. */
+  runs_before: number | null;
+  /** Timed runs (or steady steps) of the after side. */
+  runs_after: number | null;
+  /** The relative change under which a change is noise (0.05). */
+  drift: number | null;
+  /** after_s / before_s - 1: -0.3 is 30% less time. */
+  change: number | null;
 }
 
 /** One side of a comparison. */
@@ -315,33 +331,47 @@ export interface IComparisonSide {
   label: string;
   /** The report's name. */
   name: string;
-  /** Its run number in a named history. */
-  run?: number | null;
+  /** ISO timestamp of the report. */
+  created: string | null;
+  /** How the report was made: "magic", "profile" or "trace". */
+  source: string;
   /** Device name. */
-  device?: string | null;
-  /** Extra fields written by newer Python code. */
-  [extra: string]: unknown;
+  device: string;
+  /** Profiled runs (trace steps) its figures were divided by. */
+  per_run: number | null;
+  /** Its run number in a named history. */
+  run: number | null;
 }
 
 /** Two measurements of the same code side by side (jupyter_brrr/comparison.py). */
 export interface IComparison {
-  /** Always "jupyter_brrr.comparison". */
+  /** Always COMPARISON_SCHEMA_NAME. */
   schema: string;
   /** The comparison's own schema version. */
   version: number;
+  /** ISO timestamp of the comparison. */
+  created: string;
+  /** False when either side ran no GPU work (times are the CPU's). */
+  gpu: boolean;
   /** The earlier measurement. */
   before: IComparisonSide;
   /** The later measurement. */
   after: IComparisonSide;
   /** The span change and its verdict. */
   span: ISpanChange;
-  /** The split per run side by side (part, before_s, after_s, delta_s, shares). */
+  /** The split per run side by side: rows IChangeSplitRow. */
   split: ITable;
-  /** Ops matched by name, shapes and dtypes, with a status column. */
-  ops: ITable;
-  /** Kernels, launches and copies per run (what, before, after). */
+  /** Ops matched by name, shapes and dtypes: rows IChangeOpRow; `total` before the cut. */
+  ops: ITable & { total?: number };
+  /** The ops summed over shapes, one row per op name. */
+  by_name: ITable;
+  /** The ops summed per category: rows IChangeCategoryRow (empty in older comparisons). */
+  by_category: ITable;
+  /** Kernels per name, before and after; `total` before the cut. */
+  kernels: ITable & { total?: number };
+  /** Kernels, launches and copies per run: rows IChangeCountRow. */
   counts: ITable;
-  /** The what-if of the earlier report read at each part's measured speed-up. */
+  /** The what-if of the earlier report read at each part's measured speed-up: IAmdahlRow. */
   amdahl: ITable;
   /** The bottleneck shift in words. */
   shift: string[];
@@ -349,8 +379,112 @@ export interface IComparison {
   warnings: string[];
   /** Plain-language caveats. */
   notes: string[];
-  /** Extra fields written by newer Python code. */
-  [extra: string]: unknown;
+}
+
+/** A row of a comparison's split table. */
+export interface IChangeSplitRow {
+  /** compute, memory, communication, other, idle, or span. */
+  part: string;
+  /** Time per run before. */
+  before_s: number | null;
+  /** Time per run after. */
+  after_s: number | null;
+  /** after_s - before_s. */
+  delta_s: number | null;
+  /** Its share of the span before. */
+  before_share: number | null;
+  /** Its share of the span after. */
+  after_share: number | null;
+  /** "faster", "slower" or "noise" ("" in older comparisons); the span row: the span's. */
+  verdict: string;
+}
+
+/** A row of a comparison's op table. */
+export interface IChangeOpRow {
+  /** Op name. */
+  name: string;
+  /** Input shapes as text. */
+  shapes: string;
+  /** Input dtypes as text. */
+  dtypes: string;
+  /** Op category (matmul, attention, ...). */
+  category: string;
+  /** Calls per run before. */
+  calls_before: number | null;
+  /** Calls per run after. */
+  calls_after: number | null;
+  /** Its time per run before. */
+  time_before_s: number | null;
+  /** Its time per run after. */
+  time_after_s: number | null;
+  /** Its share before. */
+  share_before: number | null;
+  /** Its share after. */
+  share_after: number | null;
+  /** time_after_s - time_before_s. */
+  delta_s: number | null;
+  /** "both", "appeared" or "vanished". */
+  status: string;
+  /** "faster", "slower" or "noise" ("" in older comparisons). */
+  verdict: string;
+}
+
+/** A row of a comparison's per-category table. */
+export interface IChangeCategoryRow {
+  /** Op category ("" where the ops have none). */
+  category: string;
+  /** Op rows in it. */
+  ops: number | null;
+  /** Calls per run before. */
+  calls_before: number | null;
+  /** Calls per run after. */
+  calls_after: number | null;
+  /** Time per run before. */
+  time_before_s: number | null;
+  /** Time per run after. */
+  time_after_s: number | null;
+  /** Share before. */
+  share_before: number | null;
+  /** Share after. */
+  share_after: number | null;
+  /** time_after_s - time_before_s. */
+  delta_s: number | null;
+  /** "faster", "slower" or "noise". */
+  verdict: string;
+}
+
+/** A row of a comparison's counts table. */
+export interface IChangeCountRow {
+  /** kernels, launches or copies. */
+  what: string;
+  /** Per run before. */
+  before: number | null;
+  /** Per run after. */
+  after: number | null;
+}
+
+/** A row of the Amdahl check: the earlier what-if against the measurement. */
+export interface IAmdahlRow {
+  /** "part" (of the split) or "op". */
+  kind: string;
+  /** The part or op name. */
+  part: string;
+  /** Its share of the span before. */
+  share_before: number | null;
+  /** Its time before. */
+  time_before_s: number | null;
+  /** Its time after. */
+  time_after_s: number | null;
+  /** Its own speed-up (null: it took no time after). */
+  part_speedup: number | null;
+  /** The overall speed-up the what-if predicted from them. */
+  predicted_speedup: number | null;
+  /** The span that predicts. */
+  predicted_span_s: number | null;
+  /** The overall speed-up measured. */
+  measured_speedup: number | null;
+  /** The most that speeding it up could give. */
+  limit: number | null;
 }
 
 /** One run of a named cell. */
@@ -365,35 +499,83 @@ export interface IHistoryRun {
   compute_s: number | null;
   /** Memory-bound time per run. */
   memory_s: number | null;
+  /** Exposed communication per run. */
+  communication_s: number | null;
   /** Other GPU time per run. */
   other_s: number | null;
   /** Idle time per run. */
   idle_s: number | null;
+  /** Kernels per run. */
+  kernel_count: number | null;
+  /** Launches per run. */
+  launch_count: number | null;
+  /** Steady state (true) or a first run (false). */
+  warm: boolean | null;
+  /** Device name. */
+  device: string | null;
   /** Verdict against the run before it (null for the first). */
   verdict: string | null;
-  /** Extra fields written by newer Python code. */
-  [extra: string]: unknown;
+  /** Speed-up against the run before it. */
+  speedup: number | null;
+  /** Whether its code differs from the run before's (null: unknown). */
+  code_changed: boolean | null;
+  /** How it was measured, in words ("" in older reports). */
+  settings: string;
+}
+
+/** A way to close a target's gap: fix one part of the split or one op. */
+export interface ITargetFix {
+  /** "part" or "op". */
+  kind: string;
+  /** Its key: a part of the split, or an op name. */
+  part: string;
+  /** It in words. */
+  label: string;
+  /** Its time per run. */
+  time_s: number | null;
+  /** Its share of the span. */
+  share: number | null;
+  /** What would remain with it at zero. */
+  remains_s: number | null;
+  /** Whether fixing it alone can reach the goal. */
+  closes: boolean;
+  /** How much faster it must get (null: it cannot close the gap). */
+  needed_factor: number | null;
+  /** The overall speed-up at best with it at zero. */
+  limit: number | null;
 }
 
 /** The plan for a target (jupyter_brrr/target.py). */
 export interface ITarget {
   /** The goal as the user wrote it and as a span per run. */
   goal: {
+    /** As written, e.g. "30ms" or "2000/s". */
     text: string;
+    /** "time" or "throughput". */
     kind: string;
-    span_s: number;
-    [extra: string]: unknown;
+    /** The goal's span per run. */
+    span_s: number | null;
   };
+  /** The span the plan starts from. */
+  span_s: number | null;
+  /** Items per second now (a throughput goal). */
+  rate: number | null;
   /** True when the span already meets the goal. */
   met: boolean;
   /** Span minus the goal's span. */
   gap_s: number | null;
+  /** span_s / the goal's span. */
+  speedup_needed: number | null;
+  /** The parts and ops that could close the gap, largest first. */
+  fixes: ITargetFix[];
+  /** Scaling out, as an estimate (replicas or a split across GPUs), or null. */
+  scale: { [key: string]: unknown } | null;
+  /** GPUs the state needs when its peak exceeds one GPU's memory, or null. */
+  capacity: { [key: string]: unknown } | null;
   /** The plan in words. */
   lines: string[];
   /** Caveats. */
   notes: string[];
-  /** Extra fields written by newer Python code. */
-  [extra: string]: unknown;
 }
 
 /** A row of the ops table as an object. */
@@ -824,6 +1006,149 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.map(v => str(v)) : [];
 }
 
+function parseSide(value: unknown, fallback: string): IComparisonSide {
+  const v = isObject(value) ? value : {};
+  return {
+    label: str(v.label, fallback),
+    name: str(v.name),
+    created: typeof v.created === 'string' ? v.created : null,
+    source: str(v.source),
+    device: str(v.device),
+    per_run: num(v.per_run),
+    run: num(v.run)
+  };
+}
+
+/**
+ * A comparison document (a report's `change`, or the comparison MIME type's data) with
+ * defaults filled in; null where it is not one. Throws a ReportError for a newer version.
+ */
+export function parseComparison(value: unknown): IComparison | null {
+  if (!isObject(value) || value.schema !== COMPARISON_SCHEMA_NAME) {
+    return null;
+  }
+  const version = num(value.version) ?? 1;
+  if (version > COMPARISON_SCHEMA_VERSION) {
+    throw new ReportError(
+      `This comparison was written by a newer jupyter_brrr (version ${version}); ` +
+        `this extension reads version ${COMPARISON_SCHEMA_VERSION}. Update jupyter_brrr.`
+    );
+  }
+  const sp = isObject(value.span) ? value.span : {};
+  const withTotal = (t: unknown, what: string) => {
+    const out: ITable & { total?: number } = table(t, what);
+    const total = isObject(t) ? num(t.total) : null;
+    if (total !== null) {
+      out.total = total;
+    }
+    return out;
+  };
+  return {
+    schema: COMPARISON_SCHEMA_NAME,
+    version,
+    created: str(value.created),
+    gpu: value.gpu !== false,
+    before: parseSide(value.before, 'before'),
+    after: parseSide(value.after, 'after'),
+    span: {
+      before_s: num(sp.before_s),
+      after_s: num(sp.after_s),
+      speedup: num(sp.speedup),
+      low: num(sp.low),
+      high: num(sp.high),
+      verdict: str(sp.verdict, 'uncertain'),
+      reason: str(sp.reason),
+      runs_before: num(sp.runs_before),
+      runs_after: num(sp.runs_after),
+      drift: num(sp.drift),
+      change: num(sp.change)
+    },
+    split: table(value.split, 'change.split'),
+    ops: withTotal(value.ops, 'change.ops'),
+    by_name: table(value.by_name, 'change.by_name'),
+    by_category: table(value.by_category, 'change.by_category'),
+    kernels: withTotal(value.kernels, 'change.kernels'),
+    counts: table(value.counts, 'change.counts'),
+    amdahl: table(value.amdahl, 'change.amdahl'),
+    shift: strings(value.shift),
+    warnings: strings(value.warnings),
+    notes: strings(value.notes)
+  };
+}
+
+function parseHistoryRun(value: unknown): IHistoryRun | null {
+  if (!isObject(value) || num(value.run) === null) {
+    return null;
+  }
+  return {
+    run: num(value.run)!,
+    created: typeof value.created === 'string' ? value.created : null,
+    span_s: num(value.span_s),
+    compute_s: num(value.compute_s),
+    memory_s: num(value.memory_s),
+    communication_s: num(value.communication_s) ?? 0,
+    other_s: num(value.other_s),
+    idle_s: num(value.idle_s),
+    kernel_count: num(value.kernel_count),
+    launch_count: num(value.launch_count),
+    warm: bool(value.warm),
+    device: typeof value.device === 'string' ? value.device : null,
+    verdict: typeof value.verdict === 'string' ? value.verdict : null,
+    speedup: num(value.speedup),
+    code_changed: bool(value.code_changed),
+    settings: str(value.settings)
+  };
+}
+
+function parseHistory(value: unknown): IHistoryRun[] | null {
+  if (!Array.isArray(value)) {
+    return null;
+  }
+  return value.map(parseHistoryRun).filter(r => r) as IHistoryRun[];
+}
+
+function parseTargetFix(value: unknown): ITargetFix | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    kind: str(value.kind),
+    part: str(value.part),
+    label: str(value.label, str(value.part)),
+    time_s: num(value.time_s),
+    share: num(value.share),
+    remains_s: num(value.remains_s),
+    closes: value.closes === true,
+    needed_factor: num(value.needed_factor),
+    limit: num(value.limit)
+  };
+}
+
+function parseTarget(value: unknown): ITarget | null {
+  if (!isObject(value) || !isObject(value.goal)) {
+    return null;
+  }
+  return {
+    goal: {
+      text: str(value.goal.text),
+      kind: str(value.goal.kind, 'time'),
+      span_s: num(value.goal.span_s)
+    },
+    span_s: num(value.span_s),
+    rate: num(value.rate),
+    met: value.met === true,
+    gap_s: num(value.gap_s),
+    speedup_needed: num(value.speedup_needed),
+    fixes: Array.isArray(value.fixes)
+      ? (value.fixes.map(parseTargetFix).filter(f => f) as ITargetFix[])
+      : [],
+    scale: isObject(value.scale) ? value.scale : null,
+    capacity: isObject(value.capacity) ? value.capacity : null,
+    lines: strings(value.lines),
+    notes: strings(value.notes)
+  };
+}
+
 /**
  * Validate a document and return it as a report with defaults filled in.
  *
@@ -881,7 +1206,11 @@ export function parseReport(data: unknown): IReport {
     cpu_ops: table(doc.cpu_ops, 'cpu_ops'),
     steps: table(doc.steps, 'steps'),
     modules: table(doc.modules, 'modules'),
-    ab: parseAB(doc.ab)
+    ab: parseAB(doc.ab),
+    // The re-measure loop: absent from reports of unnamed cells and from older reports.
+    change: parseComparison(doc.change),
+    history: parseHistory(doc.history),
+    target: parseTarget(doc.target)
   };
 }
 
@@ -1222,4 +1551,392 @@ export interface IJob {
   };
   /** Columns: JOB_LANE_COLUMNS. */
   lanes: ITable;
+}
+
+/** A row of the job's ranks table (JOB_RANK_COLUMNS). */
+export interface IJobRankRow {
+  /** The rank. */
+  rank: number;
+  /** Its trace file's name. */
+  file: string;
+  /** Its host ("" where the trace does not say). */
+  host: string;
+  /** Its device. */
+  device: string;
+  /** Its process group backend. */
+  backend: string;
+  /** First to last activity of the rank. */
+  span_s: number | null;
+  /** Compute-bound time. */
+  compute_s: number | null;
+  /** Memory-bound time. */
+  memory_s: number | null;
+  /** Other GPU time. */
+  other_s: number | null;
+  /** Exposed communication: communication with none of its own work beside it. */
+  communication_s: number | null;
+  /** Nothing ran. */
+  idle_s: number | null;
+  /** Its own work: compute + memory + other. */
+  work_s: number | null;
+  /** All communication, hidden or not. */
+  comm_s: number | null;
+  /** Communication that overlapped its own work. */
+  hidden_comm_s: number | null;
+  /** hidden_comm_s / comm_s. */
+  overlap: number | null;
+  /** Collective calls in its trace. */
+  calls: number | null;
+  /** Collectives it arrived last at, beyond the clocks' noise. */
+  last_count: number | null;
+  /** How long it held the others back, summed. */
+  lateness_s: number | null;
+  /** How long it waited for the last rank, summed. */
+  wait_s: number | null;
+  /** Taken off its times to align the ranks. */
+  clock_offset_s: number | null;
+}
+
+/** A row of the job's collectives table (JOB_COLLECTIVE_COLUMNS). */
+export interface IJobCollectiveRow {
+  /** Process group name. */
+  group: string;
+  /** Ranks in the group. */
+  group_size: number | null;
+  /** all_reduce, all_gather, ... */
+  op: string;
+  /** Message size as nccl-tests counts it. */
+  bytes: number | null;
+  /** Element dtype. */
+  dtype: string;
+  /** "gpu" (NCCL kernels) or "host" (gloo). */
+  where: string;
+  /** Calls per rank. */
+  calls: number | null;
+  /** Summed transfer time (from the last arrival to the end). */
+  time_s: number | null;
+  /** Median transfer time of one call. */
+  median_s: number | null;
+  /** Algorithm bandwidth: bytes / median_s. */
+  algbw: number | null;
+  /** Bus bandwidth: algbw x nccl-tests' factor. */
+  busbw: number | null;
+  /** Per-direction interconnect bandwidth, where known. */
+  link_peak: number | null;
+  /** busbw / link_peak. */
+  link_fraction: number | null;
+  /** NCCL's algorithm and protocol, from the kernel name. */
+  algorithm: string;
+  /** Ranks each call was matched on (the fewest). */
+  ranks: number | null;
+}
+
+/** A row of the job's calls table (JOB_CALL_COLUMNS): one collective call of one rank. */
+export interface IJobCallRow {
+  /** The rank. */
+  rank: number;
+  /** "group/step/place": the same collective on every rank. */
+  instance: string;
+  /** Process group name. */
+  group: string;
+  /** all_reduce, ... */
+  op: string;
+  /** Message size. */
+  bytes: number | null;
+  /** Element dtype. */
+  dtype: string;
+  /** "gpu" or "host". */
+  where: string;
+  /** Profiler step. */
+  step: number | null;
+  /** When the rank enqueued it (aligned clock). */
+  enqueue_s: number | null;
+  /** When the rank arrived at it. */
+  arrival_s: number | null;
+  /** Start of its transfer. */
+  start_s: number | null;
+  /** Its end. */
+  end_s: number | null;
+}
+
+/** A row of the job's lanes table (JOB_LANE_COLUMNS): one interval of a rank's activity. */
+export interface IJobLaneRow {
+  /** The rank. */
+  rank: number;
+  /** compute, memory, other, comm or exposed. */
+  part: string;
+  /** Start, aligned clock. */
+  start_s: number;
+  /** End, aligned clock. */
+  end_s: number;
+}
+
+function rowsOf(t: ITable): { [column: string]: Cell }[] {
+  return tableRows<{ [column: string]: Cell }>(t);
+}
+
+/** A comparison's split table as typed rows. */
+export function changeSplitRows(c: IComparison): IChangeSplitRow[] {
+  return rowsOf(c.split).map(r => ({
+    part: str(r.part),
+    before_s: num(r.before_s),
+    after_s: num(r.after_s),
+    delta_s: num(r.delta_s),
+    before_share: num(r.before_share),
+    after_share: num(r.after_share),
+    verdict: str(r.verdict)
+  }));
+}
+
+/** A comparison's op table as typed rows. */
+export function changeOpRows(c: IComparison): IChangeOpRow[] {
+  return rowsOf(c.ops).map(r => ({
+    name: str(r.name, '?'),
+    shapes: str(r.shapes),
+    dtypes: str(r.dtypes),
+    category: str(r.category),
+    calls_before: num(r.calls_before),
+    calls_after: num(r.calls_after),
+    time_before_s: num(r.time_before_s),
+    time_after_s: num(r.time_after_s),
+    share_before: num(r.share_before),
+    share_after: num(r.share_after),
+    delta_s: num(r.delta_s),
+    status: str(r.status, 'both'),
+    verdict: str(r.verdict)
+  }));
+}
+
+/** A comparison's per-category table as typed rows (empty in older comparisons). */
+export function changeCategoryRows(c: IComparison): IChangeCategoryRow[] {
+  return rowsOf(c.by_category).map(r => ({
+    category: str(r.category),
+    ops: num(r.ops),
+    calls_before: num(r.calls_before),
+    calls_after: num(r.calls_after),
+    time_before_s: num(r.time_before_s),
+    time_after_s: num(r.time_after_s),
+    share_before: num(r.share_before),
+    share_after: num(r.share_after),
+    delta_s: num(r.delta_s),
+    verdict: str(r.verdict)
+  }));
+}
+
+/** A comparison's counts table as typed rows. */
+export function changeCountRows(c: IComparison): IChangeCountRow[] {
+  return rowsOf(c.counts).map(r => ({
+    what: str(r.what),
+    before: num(r.before),
+    after: num(r.after)
+  }));
+}
+
+/** A comparison's Amdahl check as typed rows. */
+export function amdahlRows(c: IComparison): IAmdahlRow[] {
+  return rowsOf(c.amdahl).map(r => ({
+    kind: str(r.kind),
+    part: str(r.part),
+    share_before: num(r.share_before),
+    time_before_s: num(r.time_before_s),
+    time_after_s: num(r.time_after_s),
+    part_speedup: num(r.part_speedup),
+    predicted_speedup: num(r.predicted_speedup),
+    predicted_span_s: num(r.predicted_span_s),
+    measured_speedup: num(r.measured_speedup),
+    limit: num(r.limit)
+  }));
+}
+
+function parseStraggler(value: unknown): IJobStraggler {
+  const v = isObject(value) ? value : {};
+  const out: IJobStraggler = {
+    rank: num(v.rank),
+    decided: num(v.decided) ?? 0,
+    collectives: num(v.collectives) ?? 0,
+    noise_s: num(v.noise_s)
+  };
+  for (const key of [
+    'last_count',
+    'share',
+    'lateness_s',
+    'others_wait_s',
+    'steps'
+  ] as const) {
+    const n = num(v[key]);
+    if (n !== null) {
+      out[key] = n;
+    }
+  }
+  out.lateness_per_step_s = num(v.lateness_per_step_s);
+  out.others_wait_per_step_s = num(v.others_wait_per_step_s);
+  if (isObject(v.varies)) {
+    out.varies = {};
+    for (const [k, n] of Object.entries(v.varies)) {
+      out.varies[k] = num(n) ?? 0;
+    }
+  }
+  return out;
+}
+
+/**
+ * Validate a job document and return it with defaults filled in. Throws a ReportError
+ * with a message fit for a user when it is not a job report or is from a newer version.
+ */
+export function parseJob(data: unknown): IJob {
+  let doc = data;
+  if (typeof doc === 'string') {
+    try {
+      doc = JSON.parse(doc);
+    } catch {
+      doc = null;
+    }
+  }
+  if (!isObject(doc) || doc.schema !== JOB_SCHEMA_NAME) {
+    throw new ReportError('This output is not a jupyter_brrr job report.');
+  }
+  const version = num(doc.version);
+  if (version === null || !Number.isInteger(version) || version < 1) {
+    throw new ReportError(
+      'This jupyter_brrr job report has no valid schema version; it cannot be read.'
+    );
+  }
+  if (version > JOB_SCHEMA_VERSION) {
+    throw new ReportError(
+      `This job report was written by a newer jupyter_brrr (schema version ${version}); ` +
+        `this extension reads version ${JOB_SCHEMA_VERSION}. Update jupyter_brrr.`
+    );
+  }
+  const s = isObject(doc.summary) ? doc.summary : {};
+  const nums = (v: unknown) =>
+    Array.isArray(v) ? (v.map(num).filter(n => n !== null) as number[]) : [];
+  const calls = table(doc.calls, 'calls') as IJob['calls'];
+  const total = isObject(doc.calls) ? num(doc.calls.total) : null;
+  if (total !== null) {
+    calls.total = total;
+  }
+  return {
+    schema: JOB_SCHEMA_NAME,
+    version,
+    name: str(doc.name, 'job'),
+    created: str(doc.created),
+    summary: {
+      ...s,
+      ranks: nums(s.ranks),
+      world_size: num(s.world_size) ?? 0,
+      backend: str(s.backend),
+      devices: strings(s.devices),
+      gpu: s.gpu === true,
+      hosts: strings(s.hosts),
+      one_clock: s.one_clock === true,
+      steps: nums(s.steps),
+      span_s: num(s.span_s) ?? 0,
+      comm_s: num(s.comm_s) ?? 0,
+      exposed_comm_s: num(s.exposed_comm_s) ?? 0,
+      exposed_share: num(s.exposed_share),
+      overlap: num(s.overlap),
+      work_median_s: num(s.work_median_s) ?? 0,
+      work_max_s: num(s.work_max_s) ?? 0,
+      busiest_rank: num(s.busiest_rank),
+      imbalance: num(s.imbalance),
+      straggler: parseStraggler(s.straggler),
+      link_source: str(s.link_source),
+      collective_calls: num(s.collective_calls) ?? 0
+    },
+    notes: strings(doc.notes),
+    recommendations: Array.isArray(doc.recommendations)
+      ? doc.recommendations.filter(isObject).map(r => ({
+          kind: str(r.kind),
+          title: str(r.title),
+          detail: str(r.detail),
+          share: num(r.share)
+        }))
+      : [],
+    ranks: table(doc.ranks, 'ranks'),
+    collectives: table(doc.collectives, 'collectives'),
+    steps: table(doc.steps, 'steps'),
+    calls,
+    lanes: table(doc.lanes, 'lanes')
+  };
+}
+
+/** The job's ranks as typed rows, in rank order. */
+export function jobRankRows(job: IJob): IJobRankRow[] {
+  return rowsOf(job.ranks)
+    .map(r => ({
+      rank: num(r.rank) ?? -1,
+      file: str(r.file),
+      host: str(r.host),
+      device: str(r.device),
+      backend: str(r.backend),
+      span_s: num(r.span_s),
+      compute_s: num(r.compute_s),
+      memory_s: num(r.memory_s),
+      other_s: num(r.other_s),
+      communication_s: num(r.communication_s),
+      idle_s: num(r.idle_s),
+      work_s: num(r.work_s),
+      comm_s: num(r.comm_s),
+      hidden_comm_s: num(r.hidden_comm_s),
+      overlap: num(r.overlap),
+      calls: num(r.calls),
+      last_count: num(r.last_count),
+      lateness_s: num(r.lateness_s),
+      wait_s: num(r.wait_s),
+      clock_offset_s: num(r.clock_offset_s)
+    }))
+    .sort((a, b) => a.rank - b.rank);
+}
+
+/** The job's collectives as typed rows. */
+export function jobCollectiveRows(job: IJob): IJobCollectiveRow[] {
+  return rowsOf(job.collectives).map(r => ({
+    group: str(r.group),
+    group_size: num(r.group_size),
+    op: str(r.op, '?'),
+    bytes: num(r.bytes),
+    dtype: str(r.dtype),
+    where: str(r.where),
+    calls: num(r.calls),
+    time_s: num(r.time_s),
+    median_s: num(r.median_s),
+    algbw: num(r.algbw),
+    busbw: num(r.busbw),
+    link_peak: num(r.link_peak),
+    link_fraction: num(r.link_fraction),
+    algorithm: str(r.algorithm),
+    ranks: num(r.ranks)
+  }));
+}
+
+/** The job's collective calls as typed rows. */
+export function jobCallRows(job: IJob): IJobCallRow[] {
+  return rowsOf(job.calls).map(r => ({
+    rank: num(r.rank) ?? -1,
+    instance: str(r.instance),
+    group: str(r.group),
+    op: str(r.op, '?'),
+    bytes: num(r.bytes),
+    dtype: str(r.dtype),
+    where: str(r.where),
+    step: num(r.step),
+    enqueue_s: num(r.enqueue_s),
+    arrival_s: num(r.arrival_s),
+    start_s: num(r.start_s),
+    end_s: num(r.end_s)
+  }));
+}
+
+/** The job's lanes as typed rows; intervals without both ends are dropped. */
+export function jobLaneRows(job: IJob): IJobLaneRow[] {
+  const out: IJobLaneRow[] = [];
+  for (const r of rowsOf(job.lanes)) {
+    const rank = num(r.rank);
+    const start = num(r.start_s);
+    const end = num(r.end_s);
+    if (rank !== null && start !== null && end !== null) {
+      out.push({ rank, part: str(r.part), start_s: start, end_s: end });
+    }
+  }
+  return out;
 }

@@ -7,6 +7,7 @@
 
 import type { ReportData } from './model';
 import { renderAB } from './views/ab';
+import { renderChange } from './views/change';
 import type { IViewContext } from './views/common';
 import { renderOperators } from './views/operators';
 import { renderOverview } from './views/overview';
@@ -41,6 +42,16 @@ export const TABS: ITab[] = [
     render: renderAB,
     when: data => data.report.ab !== null && data.report.ab !== undefined,
     openWhenNew: true
+  },
+  {
+    id: 'change',
+    label: 'Change',
+    render: renderChange,
+    // A named run (its change and runs), or a --target.
+    when: data =>
+      !!data.report.change ||
+      !!data.report.target ||
+      (data.report.history ?? []).length > 0
   }
 ];
 

@@ -1,0 +1,408 @@
+/**
+ * Ranks: the ranks of one torch.distributed job side by side (a job report,
+ * jupyter_brrr/job.py). Each rank's span split with communication (its
+ * exposed part), sorted so that the straggler shows, the per-rank table, the
+ * straggler named with its figures, the collectives with their bus bandwidth,
+ * and a timeline with one lane per rank and the collectives outlined.
+ */
+
+import type { IChartHandle, IChartTheme } from '../charts';
+import { COLORS } from '../colors';
+import { h } from '../dom';
+import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, fmtX } from '../format';
+import {
+  IJob,
+  IJobRankRow,
+  JOB_SPLIT_PARTS,
+  jobCallRows,
+  jobCollectiveRows,
+  jobLaneRows,
+  jobRankRows
+} from '../schema';
+import {
+  card,
+  emptyState,
+  heading,
+  notesSection,
+  splitBar,
+  tableHead
+} from './common';
+
+/** What the job views render with. */
+export interface IJobContext {
+  /** The job report. */
+  job: IJob;
+  /** Colours of the current theme. */
+  theme(): IChartTheme;
+  /** Keep a chart so that it is removed with the widget. */
+  track(handle: IChartHandle): void;
+}
+
+/** The parts of a rank's span in words (communication: its exposed part). */
+const PART_LABELS: { [part: string]: string } = {
+  compute: 'compute',
+  memory: 'memory',
+  other: 'other',
+  communication: 'comm. exposed',
+  idle: 'idle'
+};
+
+/** Who holds the others back, in one sentence (as views/job_text.py says it). */
+export function stragglerLine(job: IJob): string {
+  const s = job.summary.straggler;
+  if (job.summary.ranks.length < 2) {
+    return 'Straggler: needs two ranks or more.';
+  }
+  const noise = fmtTime(s.noise_s);
+  if (s.rank === null) {
+    if (!s.decided) {
+      return `No straggler: at every collective the ranks arrive within the clocks' noise (${noise}) of each other.`;
+    }
+    const counts = Object.entries(s.varies ?? {})
+      .sort((a, b) => b[1] - a[1])
+      .map(([r, c]) => `rank ${r} ${c}`)
+      .join(', ');
+    return `No consistent straggler: the last rank varies (${counts} of ${s.decided} collectives decided beyond ${noise} of clock noise).`;
+  }
+  const late =
+    s.lateness_per_step_s !== null && s.lateness_per_step_s !== undefined
+      ? `${fmtTime(s.lateness_per_step_s)} late per step`
+      : `${fmtTime(s.lateness_s)} late in all`;
+  const wait =
+    s.others_wait_per_step_s !== null && s.others_wait_per_step_s !== undefined
+      ? `the others wait ${fmtTime(s.others_wait_per_step_s)} per step (median)`
+      : `the others wait ${fmtTime(s.others_wait_s)} (median)`;
+  return `Straggler: rank ${s.rank} arrives last at ${s.last_count ?? '?'} of ${s.decided} collectives (beyond ${noise} of clock noise), ${late}; ${wait}.`;
+}
+
+function busy(r: IJobRankRow): number | null {
+  return r.span_s !== null && r.idle_s !== null ? r.span_s - r.idle_s : null;
+}
+
+function td(text: string, numeric = true): HTMLElement {
+  return h('td', numeric ? { class: 'jp-brrr-num' } : null, text);
+}
+
+/** Render the Ranks view of a job into a panel. */
+export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
+  const { job } = ctx;
+  const s = job.summary;
+  const ranks = jobRankRows(job);
+  if (!ranks.length) {
+    panel.appendChild(
+      emptyState(
+        'No ranks in this job report.',
+        'Load the traces of every rank together: jupyter_brrr.load("traces/").'
+      )
+    );
+    return;
+  }
+  const straggler = s.straggler.rank;
+  panel.appendChild(
+    h(
+      'div',
+      {
+        class: straggler !== null ? 'jp-brrr-banner' : 'jp-brrr-caption',
+        data: {
+          testid: 'brrr-straggler',
+          rank: straggler === null ? '' : String(straggler)
+        }
+      },
+      stragglerLine(job)
+    )
+  );
+  const cards = h('div', { class: 'jp-brrr-cards' });
+  cards.appendChild(
+    card(
+      'ranks',
+      `${s.ranks.length} of ${s.world_size}`,
+      `${s.backend} backend`,
+      'brrr-job-ranks'
+    )
+  );
+  cards.appendChild(
+    card(
+      'longest span',
+      fmtTime(s.span_s),
+      s.devices.join(', '),
+      'brrr-job-span'
+    )
+  );
+  cards.appendChild(
+    card(
+      'communication per rank',
+      fmtTime(s.comm_s),
+      `${fmtPct(s.overlap, 0)} hidden behind the rank's own work`,
+      'brrr-job-comm',
+      s.overlap
+    )
+  );
+  cards.appendChild(
+    card(
+      'exposed communication',
+      fmtTime(s.exposed_comm_s),
+      `${fmtPct(s.exposed_share, 0)} of the span (mean of the ranks)`,
+      'brrr-job-exposed',
+      s.exposed_share
+    )
+  );
+  if (s.imbalance !== null) {
+    cards.appendChild(
+      card(
+        'work imbalance',
+        fmtX(s.imbalance),
+        `rank ${s.busiest_rank ?? '?'} works ${fmtTime(s.work_max_s)}, the others ${fmtTime(s.work_median_s)} (median)`,
+        'brrr-job-imbalance'
+      )
+    );
+  }
+  panel.appendChild(cards);
+
+  // Each rank's span split, on one scale; the latest rank at collectives on top.
+  const bars = h('section', {
+    class: 'jp-brrr-section',
+    data: { testid: 'brrr-rank-bars' }
+  });
+  bars.appendChild(heading("Each rank's span, split (same scale)"));
+  const longest = Math.max(...ranks.map(r => r.span_s ?? 0), 0);
+  const order = [...ranks].sort(
+    (a, b) =>
+      (b.last_count ?? 0) - (a.last_count ?? 0) ||
+      (b.lateness_s ?? 0) - (a.lateness_s ?? 0) ||
+      a.rank - b.rank
+  );
+  const grid = h('div', { class: 'jp-brrr-ab-splits' });
+  for (const r of order) {
+    grid.appendChild(
+      h(
+        'div',
+        { class: 'jp-brrr-ab-name' },
+        `rank ${r.rank}${r.rank === straggler ? ' (straggler)' : ''}`
+      )
+    );
+    grid.appendChild(
+      splitBar(
+        JOB_SPLIT_PARTS.map(p => ({ key: p, seconds: r[`${p}_s`] })),
+        r.span_s,
+        longest > 0 ? (r.span_s ?? 0) / longest : 1,
+        'brrr-rank-bar'
+      )
+    );
+    grid.appendChild(
+      h(
+        'div',
+        { class: 'jp-brrr-num jp-brrr-muted' },
+        `${fmtTime(r.span_s)}${r.hidden_comm_s ? `, ${fmtTime(r.hidden_comm_s)} comm. hidden` : ''}`
+      )
+    );
+  }
+  bars.appendChild(grid);
+  bars.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-legend' },
+      ...JOB_SPLIT_PARTS.map(p =>
+        h(
+          'span',
+          { class: 'jp-brrr-legend-item', data: { part: p } },
+          h('span', {
+            class: 'jp-brrr-swatch',
+            style: { background: COLORS[p] ?? '#888' }
+          }),
+          h('span', { class: 'jp-brrr-legend-name' }, PART_LABELS[p] ?? p)
+        )
+      )
+    )
+  );
+  panel.appendChild(bars);
+
+  if (job.recommendations.length) {
+    const recs = h('section', {
+      class: 'jp-brrr-section',
+      data: { testid: 'brrr-job-advice' }
+    });
+    recs.appendChild(heading('What to try first'));
+    recs.appendChild(
+      h(
+        'ul',
+        { class: 'jp-brrr-notes' },
+        ...job.recommendations.map(r =>
+          h(
+            'li',
+            { data: { kind: r.kind } },
+            h('b', null, r.title),
+            `: ${r.detail}`
+          )
+        )
+      )
+    );
+    panel.appendChild(recs);
+  }
+
+  // The per-rank table.
+  const sec = h('section', { class: 'jp-brrr-section' });
+  sec.appendChild(heading('Ranks'));
+  const table = h('table', {
+    class: 'jp-brrr-table jp-brrr-compact',
+    data: { testid: 'brrr-rank-table' }
+  });
+  table.appendChild(
+    tableHead([
+      ['rank', true],
+      ['span', true],
+      ['busy', true],
+      ['compute', true],
+      ['memory', true],
+      ['other', true],
+      ['communication', true],
+      ['comm. exposed', true],
+      ['overlap', true],
+      ['idle', true],
+      ['last at', true],
+      ['late', true],
+      ['waited', true],
+      ['clock offset', true]
+    ])
+  );
+  const tb = h('tbody');
+  for (const r of ranks) {
+    tb.appendChild(
+      h(
+        'tr',
+        {
+          class: r.rank === straggler ? 'jp-brrr-rank-straggler' : '',
+          data: { testid: 'brrr-rank-row', rank: String(r.rank) },
+          title: [r.file, r.host, r.device].filter(x => x).join(', ')
+        },
+        td(`${r.rank}${r.rank === straggler ? ' \u25cf' : ''}`),
+        td(fmtTime(r.span_s)),
+        td(fmtTime(busy(r))),
+        td(fmtTime(r.compute_s)),
+        td(fmtTime(r.memory_s)),
+        td(fmtTime(r.other_s)),
+        td(fmtTime(r.comm_s)),
+        td(fmtTime(r.communication_s)),
+        td(fmtPct(r.overlap, 0)),
+        td(fmtTime(r.idle_s)),
+        td(fmtInt(r.last_count)),
+        td(fmtTime(r.lateness_s)),
+        td(fmtTime(r.wait_s)),
+        td(fmtTime(r.clock_offset_s))
+      )
+    );
+  }
+  table.appendChild(tb);
+  sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
+  sec.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-muted jp-brrr-caption' },
+      "busy: the span less idle time; communication: all of it, comm. exposed: the part with none of the rank's own work beside it; last at: collectives the rank arrived last at, beyond the clocks' noise; late: how long it held the others back; waited: how long it waited for the last rank."
+    )
+  );
+  panel.appendChild(sec);
+
+  const collectives = jobCollectiveRows(job);
+  if (collectives.length) {
+    const csec = h('section', { class: 'jp-brrr-section' });
+    csec.appendChild(
+      heading("Collectives (time: from the last rank's arrival to the end)")
+    );
+    const ct = h('table', {
+      class: 'jp-brrr-table jp-brrr-compact',
+      data: { testid: 'brrr-collective-table' }
+    });
+    ct.appendChild(
+      tableHead([
+        ['group'],
+        ['op'],
+        ['size', true],
+        ['dtype'],
+        ['where'],
+        ['calls', true],
+        ['time', true],
+        ['median', true],
+        ['algbw', true],
+        ['busbw', true],
+        ['of link', true],
+        ['algorithm']
+      ])
+    );
+    const cb = h('tbody');
+    for (const c of collectives) {
+      cb.appendChild(
+        h(
+          'tr',
+          { data: { testid: 'brrr-collective-row', op: c.op } },
+          td(c.group, false),
+          h('td', { class: 'jp-brrr-name' }, c.op),
+          td(fmtBytes(c.bytes)),
+          td(c.dtype, false),
+          td(c.where, false),
+          td(fmtInt(c.calls)),
+          td(fmtTime(c.time_s)),
+          td(fmtTime(c.median_s)),
+          td(fmtSI(c.algbw, 'B/s')),
+          td(fmtSI(c.busbw, 'B/s')),
+          td(fmtPct(c.link_fraction, 0)),
+          td(c.algorithm || '\u2014', false)
+        )
+      );
+    }
+    ct.appendChild(cb);
+    csec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, ct));
+    panel.appendChild(csec);
+  }
+  if (job.notes.length) {
+    panel.appendChild(notesSection(job.notes));
+  }
+}
+
+/** Render the rank timeline: one lane per rank, collectives outlined. */
+export async function renderRankTimeline(
+  panel: HTMLElement,
+  ctx: IJobContext
+): Promise<void> {
+  const { job } = ctx;
+  const ranks = jobRankRows(job).map(r => r.rank);
+  const lanes = jobLaneRows(job);
+  const calls = jobCallRows(job);
+  if (!ranks.length || (!lanes.length && !calls.length)) {
+    panel.appendChild(
+      emptyState(
+        'No timeline to show.',
+        'This job report holds no activity per rank (lanes) and no collective calls.'
+      )
+    );
+    return;
+  }
+  const chartEl = h('div', {
+    class: 'jp-brrr-chart',
+    data: { testid: 'brrr-rank-timeline' }
+  });
+  panel.appendChild(chartEl);
+  const total = job.calls.total ?? calls.length;
+  const caption = [
+    `${ranks.length} ranks, ${fmtInt(calls.length)} collective calls${total > calls.length ? ` (the first of ${fmtInt(total)})` : ''}`,
+    "each rank's own work in the split's colours; communication in the lower band (pale: hidden behind work, solid: exposed); each collective outlined from the rank's arrival to its end",
+    job.summary.one_clock
+      ? 'the ranks share one clock'
+      : "the ranks' clocks are aligned on the collectives' ends",
+    'wheel to zoom, drag to pan'
+  ];
+  panel.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-muted jp-brrr-caption' },
+      caption.join('; ') + '.'
+    )
+  );
+  const charts = await import('../charts_runs');
+  ctx.track(
+    await charts.drawRankTimeline(
+      chartEl,
+      { ranks, lanes, calls, straggler: job.summary.straggler.rank },
+      ctx.theme()
+    )
+  );
+}

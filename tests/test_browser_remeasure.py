@@ -1,0 +1,437 @@
+"""Browser tests of the re-measure loop's and the job report's views (issues 13 and 14): the
+Change tab with its history chart, a comparison on its own (``%brrr diff``), and the Ranks and
+Timeline tabs of a job report, in a real JupyterLab with Chromium.
+
+Every notebook is opened WITHOUT a kernel: each test makes its own, either executed beforehand by
+nbclient in the test's own folder (real ``%%brrr --name`` runs in a real kernel) or written from
+the display bundle of a real report. The tests share only the server and the browser; each sets
+up the state it checks. The figures checked are read from the JSON in the saved notebook.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from browser.lab import (
+    CHROMIUM,
+    MIME_TYPE,
+    REPO,
+    LabServer,
+    app_errors,
+    launch_chromium,
+    open_notebook,
+    report_bundle,
+    write_notebook,
+)
+
+pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+]
+
+DATA = REPO / "tests" / "data"
+COMPARISON_MIME = "application/vnd.jupyter-brrr.comparison+json"
+JOB_MIME = "application/vnd.jupyter-brrr.job+json"
+T_PAGE = 120_000
+T_VIEW = 60_000
+STANDARD_TABS = ["overview", "operators", "roofline", "timeline", "whatif"]
+ARTIFACTS = REPO / "tests" / "artifacts" / "browser"  # git-ignored screenshots
+
+
+# --- the figures as the views write them (js/src/format.ts) ------------------------------------------
+
+
+def _sig(x: float, digits: int = 3) -> str:
+    a = abs(x)
+    if a == 0:
+        return "0"
+    if a >= 1e6 or a < 1e-3:
+        mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+        return f"{mantissa}e{int(exponent):+d}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(a)))
+    return f"{x:.{min(decimals, 6)}f}"
+
+
+def fmt_time(s: float | None) -> str:
+    """fmtTime of js/src/format.ts."""
+    if s is None or not math.isfinite(s):
+        return "\u2014"
+    a = abs(s)
+    if a == 0:
+        return "0 s"
+    if a >= 1:
+        return f"{_sig(s)} s"
+    if a >= 1e-3:
+        return f"{_sig(s * 1e3)} ms"
+    if a >= 1e-6:
+        return f"{_sig(s * 1e6)} \u00b5s"
+    return f"{_sig(s * 1e9)} ns"
+
+
+def rows_of(table: dict) -> list[dict]:
+    return [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+
+
+# --- server, browser ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, kernel_env):
+    root = tmp_path_factory.mktemp("remeasure-root")
+    work = tmp_path_factory.mktemp("remeasure-work")
+    server = LabServer(root, work)
+    server.start()
+    try:
+        yield server, root
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page_of(lab, browser):
+    """Open a notebook of the lab root without a kernel; the page is closed after the test."""
+    server, _root = lab
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(30_000)
+    pages = []
+
+    def open_page(path: str, n_reports: int):
+        page = open_notebook(context, server.url, path, kernel=False, timeout=T_PAGE)
+        pages.append(page)
+        page.wait_for_function(
+            """n => [...document.querySelectorAll('.jp-brrr')]
+                     .filter(e => e.dataset.state === 'done' || e.dataset.state === 'error')
+                     .length >= n""",
+            arg=n_reports,
+            timeout=T_PAGE,
+        )
+        return page
+
+    yield open_page
+    for page in pages:
+        assert not app_errors(page.brrr_errors), page.brrr_errors
+    context.close()
+
+
+def folder(lab) -> tuple[Path, str]:
+    """A folder of the lab root for one test, and its path relative to the root."""
+    _server, root = lab
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    (root / name).mkdir()
+    return root / name, name
+
+
+def open_view(page, root, view: str) -> None:
+    root.locator(f'[data-testid="brrr-tab-{view}"]').click()
+    panel = root.locator(f'[data-panel="{view}"]')
+    page.wait_for_function(
+        "el => el.dataset.state === 'done' || el.dataset.state === 'error'",
+        arg=panel.element_handle(),
+        timeout=T_VIEW,
+    )
+    assert panel.get_attribute("data-state") == "done", panel.inner_text()
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def shot(root, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    root.screenshot(path=str(ARTIFACTS / f"remeasure_{name}.png"))
+
+
+def tabs_of(root) -> list[str]:
+    return root.locator(".jp-brrr-tab").evaluate_all("els => els.map(e => e.dataset.tab)")
+
+
+# --- the Change tab of a named cell, executed beforehand ---------------------------------------------
+
+SETUP = "%load_ext jupyter_brrr\nimport torch\ntorch.manual_seed(0)\nx = torch.randn(192, 192)"
+RUNS = [
+    "%%brrr --name mm --warmup 1 --repeat 5 --target 20us\ny = x @ x",
+    "%%brrr --name mm --warmup 1 --repeat 5\ny = x @ x",
+    "%%brrr --name mm --warmup 1 --repeat 5\ny = (x @ x @ x).relu()",
+]
+
+
+def execute(where: Path, cells: list[str], env: dict[str, str]) -> dict:
+    """Run the cells in a fresh kernel in ``where`` (its named runs are kept there) and save the
+    notebook as saved.ipynb; returns it as JSON."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=180, resources={"metadata": {"path": str(where)}}
+    )
+    client.execute(env={**env, "OMP_NUM_THREADS": "1"})
+    nbformat.write(nb, where / "saved.ipynb")
+    return json.loads((where / "saved.ipynb").read_text())
+
+
+def test_change_tab_and_history_chart_of_a_notebook_executed_beforehand(
+    lab, page_of, kernel_env
+) -> None:
+    where, rel = folder(lab)
+    nb = execute(where, [SETUP, *RUNS], kernel_env)
+    docs = [
+        o["data"][MIME_TYPE]
+        for cell in nb["cells"]
+        for o in cell.get("outputs", [])
+        if MIME_TYPE in o.get("data", {})
+    ]
+    assert len(docs) == 3
+    doc = docs[-1]
+    change, history, target = doc["change"], doc["history"], doc["target"]
+    assert change["after"]["run"] == 3 and len(history) == 3 and target is not None
+
+    page = page_of(f"{rel}/saved.ipynb", 3)
+    root = page.locator(".jp-brrr").nth(2)
+    assert tabs_of(root) == [*STANDARD_TABS, "change"]
+    open_view(page, root, "change")
+
+    # The span change: its verdict, and both spans as the JSON has them.
+    headline = root.locator('[data-testid="brrr-change-headline"]')
+    assert headline.get_attribute("data-verdict") == change["span"]["verdict"]
+    text = headline.inner_text()
+    assert fmt_time(change["span"]["before_s"]) in text, text
+    assert fmt_time(change["span"]["after_s"]) in text, text
+
+    # The split side by side, each part with the noise rule's verdict.
+    split = root.locator('[data-testid="brrr-change-split-table"]')
+    shown = split.locator("tr[data-part]").evaluate_all(
+        "rows => rows.map(r => [r.dataset.part, r.querySelector('[data-verdict]').dataset.verdict])"
+    )
+    expected = [
+        [r["part"], r["verdict"]]
+        for r in rows_of(change["split"])
+        if r["part"] == "span" or r["before_s"] or r["after_s"]
+    ]
+    assert shown == expected
+    span_row = split.locator('tr[data-part="span"]').inner_text()
+    assert fmt_time(rows_of(change["split"])[-1]["after_s"]) in span_row
+
+    # Per op category, with verdicts.
+    categories = root.locator('[data-testid="brrr-change-categories"] tr[data-category]')
+    assert categories.evaluate_all(
+        "rows => rows.map(r => [r.dataset.category, r.dataset.verdict])"
+    ) == [[r["category"], r["verdict"]] for r in rows_of(change["by_category"])]
+
+    # The ops: at first those changed beyond noise; then within noise; then all.
+    ops = rows_of(change["ops"])
+    beyond = [o for o in ops if o["verdict"] != "noise"]
+    op_rows = root.locator('[data-testid="brrr-change-op"]')
+    if beyond:
+        assert root.locator('[data-testid="brrr-change-ops"]').get_attribute("data-filter") == (
+            "beyond"
+        )
+        assert op_rows.count() == len(beyond)
+        assert set(op_rows.evaluate_all("rs => rs.map(r => r.dataset.verdict)")) <= {
+            "faster",
+            "slower",
+        }
+    root.locator('[data-testid="brrr-change-filter-noise"]').click()
+    assert op_rows.count() == len(ops) - len(beyond)
+    root.locator('[data-testid="brrr-change-filter-all"]').click()
+    assert op_rows.count() == len(ops)
+    appeared = [o["name"] for o in ops if o["status"] == "appeared"]
+    assert appeared  # relu's op, and the second matmul's shapes on the other side
+    appeared_rows = root.locator('[data-testid="brrr-change-op"][data-status="appeared"]')
+    assert appeared_rows.count() == len(appeared)
+    assert appeared[0] in appeared_rows.first.inner_text()
+
+    # The target's plan, from the first run's --target, kept by the name.
+    assert root.locator('[data-testid="brrr-target-headline"]').inner_text() == target["lines"][0]
+    assert (
+        root.locator('[data-testid="brrr-target-goal"]')
+        .inner_text()
+        .count(fmt_time(target["goal"]["span_s"]))
+    )
+
+    # The history chart: one bar and marker per run at its span; a table with each run's
+    # settings; hovering a run shows them.
+    chart = root.locator('[data-testid="brrr-history-chart"]')
+    assert chart.locator("canvas").count() >= 1
+    points = chart.evaluate("el => el.jupyterBrrrRuns()")
+    assert [p["run"] for p in points] == [1, 2, 3]
+    assert [p["span_s"] for p in points] == pytest.approx([r["span_s"] for r in history])
+    xs = [p["x"] for p in points]
+    assert xs == sorted(xs) and len(set(xs)) == 3
+    ys = [p["y"] for p in points]  # page y grows downwards: a longer span is higher up
+    order = sorted(range(3), key=lambda i: history[i]["span_s"])
+    assert [ys[i] for i in order] == sorted(ys, reverse=True)
+    table_rows = root.locator('[data-testid="brrr-history-table"] tbody tr')
+    assert table_rows.evaluate_all("rs => rs.map(r => Number(r.dataset.run))") == [3, 2, 1]
+    assert history[2]["settings"] and history[2]["settings"] in table_rows.first.inner_text()
+    assert fmt_time(history[0]["span_s"]) in table_rows.last.inner_text()
+    chart.scroll_into_view_if_needed()
+    points = chart.evaluate("el => el.jupyterBrrrRuns()")
+    page.mouse.move(points[2]["x"], points[2]["y"])
+    tip = page.locator(".jp-brrr-tip").filter(has_text="run 3")
+    tip.first.wait_for(state="visible", timeout=10_000)
+    assert history[2]["settings"] in tip.first.inner_text()
+    shot(root, "change")
+
+    # The first run of the name: no change yet, its target and its one-run history.
+    first = page.locator(".jp-brrr").nth(0)
+    open_view(page, first, "change")
+    assert first.locator('[data-testid="brrr-change-first"]').count() == 1
+    assert first.locator('[data-testid="brrr-target"]').count() == 1
+
+
+# --- a comparison on its own, and an older report -------------------------------------------------------
+
+
+def test_a_diff_output_renders_and_an_older_report_has_no_change_tab(lab, page_of) -> None:
+    import jupyter_brrr
+
+    where, rel = folder(lab)
+    comparison = jupyter_brrr.diff(DATA / "coscos_eager.json.gz", DATA / "coscos_compiled.json.gz")
+    bundle = report_bundle(comparison)
+    doc = bundle[COMPARISON_MIME]
+    older = json.loads((DATA / "reports" / "small.json").read_text())
+    assert "change" not in older and "history" not in older
+    # The same comparison as a version written before the verdicts per op and category.
+    old_doc = json.loads(json.dumps(doc))
+    del old_doc["by_category"]
+    for key in ("split", "ops", "by_name"):
+        table = old_doc[key]
+        keep = [i for i, c in enumerate(table["columns"]) if c != "verdict"]
+        table["columns"] = [table["columns"][i] for i in keep]
+        table["data"] = [[row[i] for i in keep] for row in table["data"]]
+    write_notebook(
+        where / "diff.ipynb",
+        [
+            ("jupyter_brrr.diff('coscos_eager.json.gz', 'coscos_compiled.json.gz')", [bundle]),
+            ("# a report written before the re-measure loop", [{MIME_TYPE: older}]),
+            ("# an older comparison", [{COMPARISON_MIME: old_doc, "text/plain": "<diff>"}]),
+        ],
+    )
+    page = page_of(f"{rel}/diff.ipynb", 3)
+    diff_root, older_root = page.locator(".jp-brrr").nth(0), page.locator(".jp-brrr").nth(1)
+
+    assert diff_root.get_attribute("data-state") == "done"
+    headline = diff_root.locator('[data-testid="brrr-change-headline"]')
+    # One profiled step per trace: no spread, so a large gain is "uncertain", as the JSON says.
+    assert headline.get_attribute("data-verdict") == doc["span"]["verdict"] == "uncertain"
+    assert "faster, uncertain" in headline.inner_text()
+    assert fmt_time(doc["span"]["before_s"]) in headline.inner_text()
+    assert fmt_time(doc["span"]["after_s"]) in headline.inner_text()
+    # Fusion: eager's ops vanished into one compiled kernel's op.
+    ops = rows_of(doc["ops"])
+    vanished = [o for o in ops if o["status"] == "vanished"]
+    assert vanished
+    diff_root.locator('[data-testid="brrr-change-filter-all"]').click()
+    assert diff_root.locator('[data-testid="brrr-change-op"]').count() == len(ops)
+    assert diff_root.locator(
+        '[data-testid="brrr-change-op"][data-status="vanished"]'
+    ).count() == len(vanished)
+    for line in doc["shift"]:
+        assert line in diff_root.locator('[data-testid="brrr-change-shift"]').inner_text()
+
+    shot(diff_root, "diff")
+    assert older_root.get_attribute("data-state") == "done"
+    assert tabs_of(older_root) == STANDARD_TABS
+
+    old_root = page.locator(".jp-brrr").nth(2)
+    assert old_root.get_attribute("data-state") == "done"
+    assert old_root.locator('[data-testid="brrr-change-categories"]').count() == 0
+    assert (
+        fmt_time(doc["span"]["after_s"])
+        in old_root.locator('[data-testid="brrr-change-headline"]').inner_text()
+    )
+    old_root.locator('[data-testid="brrr-change-filter-all"]').click()
+    assert old_root.locator('[data-testid="brrr-change-op"]').count() == len(ops)
+
+
+# --- a job report: the Ranks and Timeline tabs -----------------------------------------------------
+
+
+def test_ranks_tab_and_rank_timeline_of_a_job(lab, page_of) -> None:
+    import jupyter_brrr
+
+    where, rel = folder(lab)
+    job = jupyter_brrr.load(DATA / "ranks")
+    bundle = report_bundle(job)
+    doc = bundle[JOB_MIME]
+    write_notebook(where / "job.ipynb", [("jupyter_brrr.load('ranks/')", [bundle])])
+    page = page_of(f"{rel}/job.ipynb", 1)
+    root = page.locator(".jp-brrr").first
+    assert root.get_attribute("data-state") == "done"
+    assert tabs_of(root) == ["ranks", "rank-timeline"]
+    assert root.get_attribute("data-active-tab") == "ranks"
+
+    # One row per rank: span, busy (span less idle), exposed communication, all of it.
+    ranks = rows_of(doc["ranks"])
+    rows = root.locator('[data-testid="brrr-rank-row"]')
+    assert rows.evaluate_all("rs => rs.map(r => Number(r.dataset.rank))") == [
+        r["rank"] for r in ranks
+    ]
+    for i, r in enumerate(ranks):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[1] == fmt_time(r["span_s"])
+        assert cells[2] == fmt_time(r["span_s"] - r["idle_s"])
+        assert cells[3] == fmt_time(r["compute_s"])
+        assert cells[6] == fmt_time(r["comm_s"])
+        assert cells[7] == fmt_time(r["communication_s"])
+        assert cells[9] == fmt_time(r["idle_s"])
+        assert cells[10] == str(r["last_count"])
+    # A bar per rank, split with communication.
+    bars = root.locator('[data-testid="brrr-rank-bar"]')
+    assert bars.count() == len(ranks)
+    assert "communication" in bars.first.locator("[data-part]").evaluate_all(
+        "els => els.map(e => e.dataset.part)"
+    )
+
+    # The straggler, or why there is none, in the figures of the JSON.
+    straggler = doc["summary"]["straggler"]
+    line = root.locator('[data-testid="brrr-straggler"]').inner_text()
+    if straggler["rank"] is None:
+        assert line.startswith("No consistent straggler") or line.startswith("No straggler")
+        for rank, count in (straggler.get("varies") or {}).items():
+            assert f"rank {rank} {count}" in line
+        assert f"of {straggler['decided']} collectives" in line
+    else:
+        assert f"Straggler: rank {straggler['rank']}" in line
+
+    # The collectives.
+    collectives = rows_of(doc["collectives"])
+    crow = root.locator('[data-testid="brrr-collective-row"]')
+    assert crow.evaluate_all("rs => rs.map(r => r.dataset.op)") == [c["op"] for c in collectives]
+    assert fmt_time(collectives[0]["median_s"]) in crow.first.inner_text()
+
+    shot(root, "ranks")
+    # The timeline: a lane per rank, every collective call drawn.
+    open_view(page, root, "rank-timeline")
+    timeline = root.locator('[data-testid="brrr-rank-timeline"]')
+    assert timeline.locator("canvas").count() >= 1
+    assert timeline.get_attribute("data-lanes") == str(len(ranks))
+    assert timeline.get_attribute("data-calls") == str(len(doc["calls"]["data"]))
+    shot(root, "rank_timeline")
