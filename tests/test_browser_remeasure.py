@@ -435,3 +435,52 @@ def test_ranks_tab_and_rank_timeline_of_a_job(lab, page_of) -> None:
     assert timeline.get_attribute("data-lanes") == str(len(ranks))
     assert timeline.get_attribute("data-calls") == str(len(doc["calls"]["data"]))
     shot(root, "rank_timeline")
+
+
+def test_the_straggler_of_a_job_recorded_here_is_named_and_on_top(lab, page_of, kernel_env) -> None:
+    """A 2-rank gloo DDP job run under torchrun in this test, rank 1 slowed on purpose (50 ms
+    of sleep per layer in its backward pass, as tests/test_job.py does with 4 ranks)."""
+    import subprocess
+
+    import jupyter_brrr
+
+    where, rel = folder(lab)
+    traces = where / "traces"
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+        *("--nproc-per-node", "2", str(REPO / "tests" / "jobs" / "ddp_gloo.py")),
+        *(str(traces), "1", "0.05"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, env=kernel_env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    job = jupyter_brrr.load(traces)
+    bundle = report_bundle(job)
+    doc = bundle[JOB_MIME]
+    straggler = doc["summary"]["straggler"]
+    assert straggler["rank"] == 1, straggler
+    write_notebook(where / "job.ipynb", [("jupyter_brrr.load('traces/')", [bundle])])
+
+    page = page_of(f"{rel}/job.ipynb", 1)
+    root = page.locator(".jp-brrr").first
+    line = root.locator('[data-testid="brrr-straggler"]')
+    assert line.get_attribute("data-rank") == "1"
+    text = line.inner_text()
+    assert text.startswith("Straggler: rank 1 arrives last at ")
+    assert f"{straggler['last_count']} of {straggler['decided']} collectives" in text
+    assert fmt_time(straggler["lateness_per_step_s"]) in text
+    # Its row is marked, and its bar comes first.
+    assert root.locator(".jp-brrr-rank-straggler").get_attribute("data-rank") == "1"
+    assert root.locator(".jp-brrr-ab-name").first.inner_text() == "rank 1 (straggler)"
+    rows = rows_of(doc["ranks"])
+    late = root.locator('[data-testid="brrr-rank-row"][data-rank="1"] td').all_inner_texts()
+    assert late[11] == fmt_time(rows[1]["lateness_s"])
+    # The straggler advice, in the job's words.
+    kinds = root.locator('[data-testid="brrr-job-advice"] li').evaluate_all(
+        "els => els.map(e => e.dataset.kind)"
+    )
+    assert kinds == [r["kind"] for r in doc["recommendations"]] and "straggler" in kinds
+    open_view(page, root, "rank-timeline")
+    timeline = root.locator('[data-testid="brrr-rank-timeline"]')
+    assert timeline.get_attribute("data-lanes") == "2"
+    assert timeline.get_attribute("data-calls") == str(len(doc["calls"]["data"]))
+    shot(root, "straggler_timeline")

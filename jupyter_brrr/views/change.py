@@ -188,6 +188,14 @@ def _verdict_html(doc: Mapping) -> str:
     return f'<div style="font-size:13px"><b style="color:{colour}">{_e(headline(doc))}</b></div>'
 
 
+def _verdict_cell(verdict: Any) -> str:
+    """A part's, op's or category's verdict, coloured ("" in older comparisons)."""
+    if not verdict:
+        return ""
+    text = "within noise" if verdict == "noise" else str(verdict)
+    return f'<span style="color:{VERDICT_COLOURS.get(str(verdict), "#333")}">{_e(text)}</span>'
+
+
 def _list(items: Sequence[str], muted: bool = False) -> str:
     if not items:
         return ""
@@ -218,6 +226,7 @@ def html_body(doc: Mapping, top: int = 12) -> str:
                 _e(_signed_seconds(row["delta_s"])),
                 "" if part == "span" else _share(row.get("before_share")),
                 "" if part == "span" else _share(row.get("after_share")),
+                _verdict_cell(row.get("verdict")),
             ]
         )
     for row in _rows(doc.get("counts")):
@@ -233,16 +242,38 @@ def html_body(doc: Mapping, top: int = 12) -> str:
                 "-" if delta is None else f"{delta:+,.0f}",
                 "",
                 "",
+                "",
             ]
         )
     parts.append(
         _section("Per run, side by side")
         + _table(
-            ["", "before", "after", "change", "share before", "share after"],
+            ["", "before", "after", "change", "share before", "share after", "verdict"],
             split_rows,
             right={1, 2, 3, 4, 5},
         )
     )
+    categories = _rows(doc.get("by_category"))
+    if categories:
+        parts.append(
+            _section("By op category")
+            + _table(
+                ["category", "op rows", "before", "after", "change", "share", "verdict"],
+                [
+                    [
+                        _e(r.get("category") or "(none)"),
+                        _count(r.get("ops")),
+                        fmt.seconds(fmt.number(r.get("time_before_s"))),
+                        fmt.seconds(fmt.number(r.get("time_after_s"))),
+                        _e(_signed_seconds(r.get("delta_s"))),
+                        f"{_share(r.get('share_before'))} -> {_share(r.get('share_after'))}",
+                        _verdict_cell(r.get("verdict")),
+                    ]
+                    for r in categories[:top]
+                ],
+                right={1, 2, 3, 4, 5},
+            )
+        )
     amdahl = amdahl_lines(doc)
     if amdahl:
         parts.append(_section("Amdahl check: the what-if against the measurement") + _list(amdahl))
@@ -264,13 +295,14 @@ def html_body(doc: Mapping, top: int = 12) -> str:
                     _e(_signed_seconds(r["delta_s"])),
                     f"{_share(r.get('share_before'))} -> {_share(r.get('share_after'))}",
                     status_html,
+                    _verdict_cell(r.get("verdict")),
                 ]
             )
         total = (doc.get("ops") or {}).get("total", len(ops))
         parts.append(
             _section(_e(f"Ops with the largest changes ({len(ops)} of {total:,})"))
             + _table(
-                ["op", "shapes", "before", "after", "change", "share", "status"],
+                ["op", "shapes", "before", "after", "change", "share", "status", "verdict"],
                 body,
                 right={2, 3, 4, 5},
             )
