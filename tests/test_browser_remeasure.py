@@ -26,7 +26,6 @@ from browser.lab import (
     REPO,
     LabServer,
     app_errors,
-    launch_chromium,
     open_notebook,
     report_bundle,
     write_notebook,
@@ -96,18 +95,6 @@ def lab(tmp_path_factory, kernel_env):
         yield server, root
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture

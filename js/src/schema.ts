@@ -1184,6 +1184,14 @@ export function parseReport(data: unknown): IReport {
       `This jupyter_brrr report has an unknown schema version (${version}).`
     );
   }
+  // A comparison from a newer jupyter_brrr leaves the rest of the report readable.
+  let change: IComparison | null = null;
+  const notes = strings(doc.notes);
+  try {
+    change = parseComparison(doc.change);
+  } catch (err) {
+    notes.push(err instanceof Error ? err.message : String(err));
+  }
   const kernels = table(doc.kernels, 'kernels') as IKernelTable;
   const rawKernels = isObject(doc.kernels) ? doc.kernels : {};
   kernels.aggregated = rawKernels.aggregated === true;
@@ -1195,7 +1203,7 @@ export function parseReport(data: unknown): IReport {
     source: str(doc.source),
     created: str(doc.created),
     summary: parseSummary(doc.summary),
-    notes: strings(doc.notes),
+    notes,
     recommendations: Array.isArray(doc.recommendations)
       ? (doc.recommendations
           .map(parseRecommendation)
@@ -1208,7 +1216,7 @@ export function parseReport(data: unknown): IReport {
     modules: table(doc.modules, 'modules'),
     ab: parseAB(doc.ab),
     // The re-measure loop: absent from reports of unnamed cells and from older reports.
-    change: parseComparison(doc.change),
+    change,
     history: parseHistory(doc.history),
     target: parseTarget(doc.target)
   };
