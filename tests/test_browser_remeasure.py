@@ -414,6 +414,11 @@ def test_ranks_tab_and_rank_timeline_of_a_job(lab, page_of) -> None:
     assert crow.evaluate_all("rs => rs.map(r => r.dataset.op)") == [c["op"] for c in collectives]
     assert fmt_time(collectives[0]["median_s"]) in crow.first.inner_text()
 
+    # Every rank's profiler steps.
+    steps = rows_of(doc["steps"])
+    step_rows = root.locator('[data-testid="brrr-job-step"]')
+    assert step_rows.count() == len(steps)
+    assert fmt_time(steps[0]["exposed_comm_s"]) in step_rows.first.inner_text()
     shot(root, "ranks")
     # The timeline: a lane per rank, every collective call drawn.
     open_view(page, root, "rank-timeline")

@@ -135,6 +135,7 @@ def test_the_change_views_read_the_keys_a_named_run_writes(named_report: dict) -
     [
         ("IJobRankRow", "JOB_RANK_COLUMNS"),
         ("IJobCollectiveRow", "JOB_COLLECTIVE_COLUMNS"),
+        ("IJobStepRow", "JOB_STEP_COLUMNS"),
         ("IJobCallRow", "JOB_CALL_COLUMNS"),
         ("IJobLaneRow", "JOB_LANE_COLUMNS"),
     ],

@@ -1639,6 +1639,36 @@ export interface IJobCollectiveRow {
   ranks: number | null;
 }
 
+/** A row of the job's steps table (JOB_STEP_COLUMNS): one profiler step of one rank. */
+export interface IJobStepRow {
+  /** The rank. */
+  rank: number;
+  /** Its ProfilerStep number. */
+  step: number | null;
+  /** first, steady or partial ("" without GPU work). */
+  kind: string;
+  /** Its window's start, on the job's aligned clock. */
+  start_s: number | null;
+  /** Its window. */
+  span_s: number | null;
+  /** Compute-bound time. */
+  compute_s: number | null;
+  /** Memory-bound time. */
+  memory_s: number | null;
+  /** Other GPU time. */
+  other_s: number | null;
+  /** All communication. */
+  comm_s: number | null;
+  /** Communication with none of the rank's own work beside it. */
+  exposed_comm_s: number | null;
+  /** Collectives it arrived last at. */
+  last_count: number | null;
+  /** How long it held the others back. */
+  lateness_s: number | null;
+  /** How long it waited for the last rank. */
+  wait_s: number | null;
+}
+
 /** A row of the job's calls table (JOB_CALL_COLUMNS): one collective call of one rank. */
 export interface IJobCallRow {
   /** The rank. */
@@ -1914,6 +1944,25 @@ export function jobCollectiveRows(job: IJob): IJobCollectiveRow[] {
     link_fraction: num(r.link_fraction),
     algorithm: str(r.algorithm),
     ranks: num(r.ranks)
+  }));
+}
+
+/** The job's profiler steps as typed rows. */
+export function jobStepRows(job: IJob): IJobStepRow[] {
+  return rowsOf(job.steps).map(r => ({
+    rank: num(r.rank) ?? -1,
+    step: num(r.step),
+    kind: str(r.kind),
+    start_s: num(r.start_s),
+    span_s: num(r.span_s),
+    compute_s: num(r.compute_s),
+    memory_s: num(r.memory_s),
+    other_s: num(r.other_s),
+    comm_s: num(r.comm_s),
+    exposed_comm_s: num(r.exposed_comm_s),
+    last_count: num(r.last_count),
+    lateness_s: num(r.lateness_s),
+    wait_s: num(r.wait_s)
   }));
 }
 

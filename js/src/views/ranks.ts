@@ -17,7 +17,8 @@ import {
   jobCallRows,
   jobCollectiveRows,
   jobLaneRows,
-  jobRankRows
+  jobRankRows,
+  jobStepRows
 } from '../schema';
 import {
   card,
@@ -353,9 +354,72 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
     csec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, ct));
     panel.appendChild(csec);
   }
+  const steps = jobStepRows(job);
+  if (steps.length) {
+    panel.appendChild(stepsSection(steps));
+  }
   if (job.notes.length) {
     panel.appendChild(notesSection(job.notes));
   }
+}
+
+/** The profiler steps of every rank: a table, folded when long. */
+function stepsSection(steps: ReturnType<typeof jobStepRows>): HTMLElement {
+  const sec = h('details', {
+    class: 'jp-brrr-section',
+    data: { testid: 'brrr-job-steps' }
+  });
+  if (steps.length <= 40) {
+    sec.setAttribute('open', '');
+  }
+  sec.appendChild(
+    h(
+      'summary',
+      { class: 'jp-brrr-h' },
+      `Profiler steps (${steps.length} rank-steps)`
+    )
+  );
+  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
+  table.appendChild(
+    tableHead([
+      ['rank', true],
+      ['step', true],
+      ['kind'],
+      ['span', true],
+      ['compute', true],
+      ['memory', true],
+      ['other', true],
+      ['communication', true],
+      ['comm. exposed', true],
+      ['last at', true],
+      ['late', true],
+      ['waited', true]
+    ])
+  );
+  const tb = h('tbody');
+  for (const r of steps) {
+    tb.appendChild(
+      h(
+        'tr',
+        { data: { testid: 'brrr-job-step', rank: String(r.rank) } },
+        td(String(r.rank)),
+        td(r.step === null ? '\u2014' : String(r.step)),
+        td(r.kind, false),
+        td(fmtTime(r.span_s)),
+        td(fmtTime(r.compute_s)),
+        td(fmtTime(r.memory_s)),
+        td(fmtTime(r.other_s)),
+        td(fmtTime(r.comm_s)),
+        td(fmtTime(r.exposed_comm_s)),
+        td(fmtInt(r.last_count)),
+        td(fmtTime(r.lateness_s)),
+        td(fmtTime(r.wait_s))
+      )
+    );
+  }
+  table.appendChild(tb);
+  sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
+  return sec;
 }
 
 /** Render the rank timeline: one lane per rank, collectives outlined. */
