@@ -476,3 +476,63 @@ def test_the_straggler_of_a_job_recorded_here_is_named_and_on_top(lab, page_of, 
     assert timeline.get_attribute("data-lanes") == "2"
     assert timeline.get_attribute("data-calls") == str(len(doc["calls"]["data"]))
     shot(root, "straggler_timeline")
+
+
+# --- the standalone HTML file: the same app, offline ------------------------------------------------
+
+
+def test_the_standalone_file_of_a_named_run_has_the_change_tab(browser, tmp_path) -> None:
+    """A named run kept with the magic's own function (history_store.keep_run, in a store in
+    this test's folder), its report saved with save_html and opened from disk, offline."""
+    import re
+
+    import jupyter_brrr
+    from jupyter_brrr import history_store
+    from jupyter_brrr.target import parse_goal
+
+    slow = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    fixed = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.fixed.json.gz")
+    store = tmp_path / "store"
+    try:
+        history_store.keep_run(slow, "mm", code="a", goal=parse_goal("1ms"), folder=store)
+        history_store.keep_run(fixed, "mm", code="b", folder=store)
+    finally:
+        history_store._stores.clear()
+    doc = json.loads(fixed.to_json())
+    path = fixed.save_html(tmp_path / "named.html")
+
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    remote: list[str] = []
+    errors: list[str] = []
+    context.route(
+        re.compile(r"^(?!file:).*"), lambda route: (remote.append(route.request.url), route.abort())
+    )
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"brrr page error: {e}"))
+        page.goto(path.as_uri())
+        page.wait_for_selector('.jp-brrr[data-state="done"]', timeout=T_VIEW)
+        root = page.locator(".jp-brrr").first
+        assert tabs_of(root) == [*STANDARD_TABS, "change"]
+        open_view(page, root, "change")
+        headline = root.locator('[data-testid="brrr-change-headline"]')
+        assert headline.get_attribute("data-verdict") == doc["change"]["span"]["verdict"]
+        assert fmt_time(doc["change"]["span"]["after_s"]) in headline.inner_text()
+        chart = root.locator('[data-testid="brrr-history-chart"]')
+        assert chart.locator("canvas").count() >= 1
+        runs = chart.evaluate("el => el.jupyterBrrrRuns()")
+        assert [r["span_s"] for r in runs] == pytest.approx([r["span_s"] for r in doc["history"]])
+        assert (
+            root.locator('[data-testid="brrr-target-headline"]').inner_text()
+            == (doc["target"]["lines"][0])
+        )
+        # Its styles came with it: a verdict is coloured.
+        colour = headline.locator(".jp-brrr-verdict").evaluate(
+            "el => getComputedStyle(el).borderTopStyle"
+        )
+        assert colour == "solid"
+        assert not remote, remote
+        assert not app_errors(errors), errors
+    finally:
+        context.close()
