@@ -142,3 +142,33 @@ def test_the_change_views_read_the_keys_a_named_run_writes(named_report: dict) -
 )
 def test_the_job_rows_have_the_columns_python_writes(interface: str, columns: str) -> None:
     assert _top_keys(interface) == set(getattr(schema, columns))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SWEEP_POINT_COLUMNS",
+        "SWEEP_DOUBLING_COLUMNS",
+        "SWEEP_CAPACITY_COLUMNS",
+        "SWEEP_VERDICTS",
+        "MEMORY_CATEGORIES",
+        "MEMORY_LARGEST_COLUMNS",
+    ],
+)
+def test_sweep_and_memory_constants_agree(name: str) -> None:
+    assert _ts_constant(name) == getattr(schema, name)
+
+
+def test_the_sweep_and_memory_documents_have_the_keys_python_writes() -> None:
+    import torch
+
+    import jupyter_brrr
+
+    result = jupyter_brrr.sweep(lambda n: torch.ones(n) * 2, [2, 4], warmup=0, repeat=1)
+    assert set(result.to_dict()) == _interface_keys("ISweep")
+    assert set(result.to_dict()["fit"] or {}) <= _interface_keys("ISweepFit")
+    memory = jupyter_brrr.memory_breakdown(lambda: torch.ones(4096) * 2, warmup=0)
+    doc = memory.to_dict()
+    assert set(doc) == _interface_keys("IMemory")
+    assert set(doc["timeline"]) == _interface_keys("IMemoryTimeline")
+    assert set(doc["at_peak"]) == set(schema.MEMORY_CATEGORIES)

@@ -249,6 +249,181 @@ export interface IAB {
   [extra: string]: unknown;
 }
 
+/** Columns of a sweep's points table (SWEEP_POINT_COLUMNS in jupyter_brrr/schema.py). */
+export const SWEEP_POINT_COLUMNS = [
+  'size',
+  'status',
+  'span_s',
+  'q1_s',
+  'q3_s',
+  'busy_s',
+  'compute_s',
+  'memory_s',
+  'communication_s',
+  'other_s',
+  'idle_s',
+  'flops_per_s',
+  'bytes_per_s',
+  'peak_memory_bytes',
+  'memory_increase_bytes',
+  'items',
+  'items_per_s',
+  'runs',
+  'error'
+] as const;
+
+/** Columns of a sweep's doublings table. */
+export const SWEEP_DOUBLING_COLUMNS = [
+  'from_size',
+  'to_size',
+  'time_ratio',
+  'per_doubling',
+  'verdict',
+  'why'
+] as const;
+
+/** Columns of a sweep's capacity table: the largest size per GPU. */
+export const SWEEP_CAPACITY_COLUMNS = [
+  'device',
+  'capacity_bytes',
+  'largest_size',
+  'this_gpu'
+] as const;
+
+/** The verdicts of a doubling. */
+export const SWEEP_VERDICTS = [
+  'overhead',
+  'transition',
+  'compute',
+  'memory',
+  'saturated',
+  'superlinear'
+] as const;
+
+/** The memory categories, in stacking order (MEMORY_CATEGORIES in jupyter_brrr/schema.py). */
+export const MEMORY_CATEGORIES = [
+  'parameters',
+  'gradients',
+  'optimizer_state',
+  'activations',
+  'temporaries',
+  'inputs',
+  'autograd_detail',
+  'unknown',
+  'held_before'
+] as const;
+
+/** Columns of the largest allocations live at the memory peak. */
+export const MEMORY_LARGEST_COLUMNS = [
+  'bytes',
+  'category',
+  'op',
+  'line',
+  'time_s'
+] as const;
+
+/** The fit of peak memory against size. */
+export interface ISweepFit {
+  /** "linear" or "quadratic". */
+  kind: string;
+  /** Bytes per unit of size. */
+  per_item_bytes: number | null;
+  /** Bytes at size 0. */
+  fixed_bytes: number | null;
+  /** Largest relative miss of the fit at a measured size. */
+  max_miss: number | null;
+  /** What this process's allocator may reach. */
+  capacity_bytes: number | null;
+  /** The largest size that fits this GPU, by the fit. */
+  predicted_largest: number | null;
+}
+
+/** A size sweep (actions/sweep.py, SweepResult.to_dict()). */
+export interface ISweep {
+  /** Always "jupyter_brrr.sweep". */
+  schema: string;
+  /** Its own version. */
+  version: number;
+  /** The swept variable, e.g. "batch". */
+  variable: string;
+  /** The device it ran on. */
+  device: string;
+  /** Whether it ran on a GPU. */
+  gpu: boolean;
+  /** Why it ended: done, oom, budget, cancelled or error. */
+  stopped: string;
+  /** The size that ran out of memory, if one did. */
+  oom_at: number | null;
+  /** The smallest size within 90% of the best throughput. */
+  knee: number | null;
+  /** The size of the best throughput. */
+  best: number | null;
+  /** Peak memory against size, on a GPU. */
+  fit: ISweepFit | null;
+  /** The predicted largest size, run once after an OOM. */
+  confirmation: { [key: string]: unknown } | null;
+  /** Seconds the sweep took. */
+  elapsed_s: number | null;
+  /** Runs of the code in all. */
+  runs_total: number | null;
+  /** One row per size (SWEEP_POINT_COLUMNS). */
+  points: ITable;
+  /** One row per step between sizes (SWEEP_DOUBLING_COLUMNS). */
+  doublings: ITable;
+  /** The largest size per GPU (SWEEP_CAPACITY_COLUMNS). */
+  capacity: ITable;
+  /** The chart's flat and slope-1 guides, [[size, seconds], [size, seconds]] each. */
+  guides: { [name: string]: number[][] };
+  /** Plain-language findings and caveats. */
+  notes: string[];
+}
+
+/** What held the peak memory (memory.py, MemoryBreakdown.to_dict()). */
+export interface IMemory {
+  /** Always "jupyter_brrr.memory". */
+  schema: string;
+  /** Its own version. */
+  version: number;
+  /** The device. */
+  device: string;
+  /** Whether it ran on a GPU. */
+  gpu: boolean;
+  /** The peak, bytes. */
+  peak_bytes: number | null;
+  /** When the peak was, seconds from the run's start. */
+  peak_time_s: number | null;
+  /** torch.cuda.max_memory_allocated over the run, on a GPU. */
+  allocator_peak_bytes: number | null;
+  /** Allocated when the run started, on a GPU. */
+  before_bytes: number | null;
+  /** What this process may allocate on the GPU. */
+  capacity_bytes: number | null;
+  /** Bytes per category at the peak (MEMORY_CATEGORIES). */
+  at_peak: { [category: string]: number };
+  /** What the allocator counted at the peak and no category explains. */
+  unattributed_bytes: number | null;
+  /** The timeline by category, and the allocator's total. */
+  timeline: IMemoryTimeline;
+  /** The largest allocations live at the peak (MEMORY_LARGEST_COLUMNS). */
+  largest: ITable;
+  /** Capacity advice, apart from speed. */
+  advice: string[];
+  /** Caveats. */
+  notes: string[];
+}
+
+/** A memory timeline: one series per category over the same moments. */
+export interface IMemoryTimeline {
+  /** Moments, seconds from the run's start. */
+  times_s: number[];
+  /** The categories, in stacking order. */
+  categories: string[];
+  /** Bytes, one array per category. */
+  bytes: number[][];
+  /** The allocator's total at each moment. */
+  allocated: number[];
+}
+
 /** A whole report document. */
 export interface IReport {
   /** Always SCHEMA_NAME. */
@@ -287,6 +462,10 @@ export interface IReport {
   history?: IHistoryRun[] | null;
   /** The plan for a target (`--target`), when one was given. */
   target?: ITarget | null;
+  /** A size sweep of the same code, when one ran. */
+  sweep?: ISweep | null;
+  /** What held the peak memory, when asked for. */
+  memory?: IMemory | null;
 }
 
 /** The value of a comparison document's `schema` field. */
@@ -1149,6 +1328,90 @@ function parseTarget(value: unknown): ITarget | null {
   };
 }
 
+function numberArray(value: unknown): number[] {
+  return Array.isArray(value) ? value.map(v => num(v) ?? 0) : [];
+}
+
+function parseSweep(value: unknown): ISweep | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const fit = isObject(value.fit)
+    ? {
+        kind: str(value.fit.kind),
+        per_item_bytes: num(value.fit.per_item_bytes),
+        fixed_bytes: num(value.fit.fixed_bytes),
+        max_miss: num(value.fit.max_miss),
+        capacity_bytes: num(value.fit.capacity_bytes),
+        predicted_largest: num(value.fit.predicted_largest)
+      }
+    : null;
+  const guides: { [name: string]: number[][] } = {};
+  if (isObject(value.guides)) {
+    for (const [name, line] of Object.entries(value.guides)) {
+      if (Array.isArray(line)) {
+        guides[name] = line.map(point => numberArray(point));
+      }
+    }
+  }
+  return {
+    schema: str(value.schema),
+    version: num(value.version) ?? 1,
+    variable: str(value.variable, 'size'),
+    device: str(value.device),
+    gpu: value.gpu === true,
+    stopped: str(value.stopped, 'done'),
+    oom_at: num(value.oom_at),
+    knee: num(value.knee),
+    best: num(value.best),
+    fit,
+    confirmation: isObject(value.confirmation) ? value.confirmation : null,
+    elapsed_s: num(value.elapsed_s),
+    runs_total: num(value.runs_total),
+    points: table(value.points, 'sweep.points'),
+    doublings: table(value.doublings, 'sweep.doublings'),
+    capacity: table(value.capacity, 'sweep.capacity'),
+    guides,
+    notes: strings(value.notes)
+  };
+}
+
+function parseMemory(value: unknown): IMemory | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const atPeak: { [category: string]: number } = {};
+  if (isObject(value.at_peak)) {
+    for (const [name, bytes] of Object.entries(value.at_peak)) {
+      atPeak[name] = num(bytes) ?? 0;
+    }
+  }
+  const raw = isObject(value.timeline) ? value.timeline : {};
+  const timeline: IMemoryTimeline = {
+    times_s: numberArray(raw.times_s),
+    categories: strings(raw.categories),
+    bytes: Array.isArray(raw.bytes) ? raw.bytes.map(numberArray) : [],
+    allocated: numberArray(raw.allocated)
+  };
+  return {
+    schema: str(value.schema),
+    version: num(value.version) ?? 1,
+    device: str(value.device),
+    gpu: value.gpu === true,
+    peak_bytes: num(value.peak_bytes),
+    peak_time_s: num(value.peak_time_s),
+    allocator_peak_bytes: num(value.allocator_peak_bytes),
+    before_bytes: num(value.before_bytes),
+    capacity_bytes: num(value.capacity_bytes),
+    at_peak: atPeak,
+    unattributed_bytes: num(value.unattributed_bytes),
+    timeline,
+    largest: table(value.largest, 'memory.largest'),
+    advice: strings(value.advice),
+    notes: strings(value.notes)
+  };
+}
+
 /**
  * Validate a document and return it as a report with defaults filled in.
  *
@@ -1218,7 +1481,9 @@ export function parseReport(data: unknown): IReport {
     // The re-measure loop: absent from reports of unnamed cells and from older reports.
     change,
     history: parseHistory(doc.history),
-    target: parseTarget(doc.target)
+    target: parseTarget(doc.target),
+    sweep: parseSweep(doc.sweep),
+    memory: parseMemory(doc.memory)
   };
 }
 

@@ -8,6 +8,8 @@
 import type { ReportData } from './model';
 import { renderAB } from './views/ab';
 import { renderChange } from './views/change';
+import { renderMemory } from './views/memory';
+import { renderSweep } from './views/sweep';
 import type { IViewContext } from './views/common';
 import { renderOperators } from './views/operators';
 import { renderOverview } from './views/overview';
@@ -52,6 +54,18 @@ export const TABS: ITab[] = [
       !!data.report.change ||
       !!data.report.target ||
       (data.report.history ?? []).length > 0
+  },
+  {
+    id: 'sweep',
+    label: 'Sweep',
+    render: renderSweep,
+    when: data => !!data.report.sweep
+  },
+  {
+    id: 'memory',
+    label: 'Memory',
+    render: renderMemory,
+    when: data => !!data.report.memory
   }
 ];
 

@@ -1,0 +1,175 @@
+/**
+ * Memory: what held the peak. The timeline by category (stacked) against
+ * the capacity, the breakdown at the peak, the largest allocations with the
+ * op and line that made them, and the capacity advice.
+ */
+
+import { h } from '../dom';
+import { fmtBytes, fmtPct, fmtTime } from '../format';
+import { tableRows } from '../schema';
+import {
+  emptyState,
+  heading,
+  IViewContext,
+  notesSection,
+  tableHead
+} from './common';
+import { stackedAreas } from './svg';
+
+/** One colour per memory category (as views/sweep.py's MEMORY_COLOURS). */
+export const MEMORY_COLORS: { [key: string]: string } = {
+  parameters: '#4c78c8',
+  gradients: '#72b7b2',
+  optimizer_state: '#54a24b',
+  activations: '#e8833a',
+  temporaries: '#f2cf5b',
+  inputs: '#b279a2',
+  autograd_detail: '#ff9da6',
+  unknown: '#9d755d',
+  held_before: '#bab0ac'
+};
+
+interface ILargest {
+  bytes: number | null;
+  category: string | null;
+  op: string | null;
+  line: string | null;
+}
+
+/** Render the Memory view into a panel. */
+export function renderMemory(panel: HTMLElement, ctx: IViewContext): void {
+  const mem = ctx.data.report.memory;
+  if (!mem) {
+    panel.appendChild(
+      emptyState(
+        'No memory breakdown in this report.',
+        'Add --memory to %%brrr, or call jupyter_brrr.memory_breakdown(fn).'
+      )
+    );
+    return;
+  }
+  const peak = mem.peak_bytes ?? 0;
+  panel.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-section', data: { testid: 'brrr-memory-summary' } },
+      `Peak ${fmtBytes(peak)} on ${mem.device} at ${fmtTime(mem.peak_time_s)}` +
+        (mem.capacity_bytes ? ` of ${fmtBytes(mem.capacity_bytes)}` : '') +
+        '.'
+    )
+  );
+  const t = mem.timeline;
+  const capacity = mem.capacity_bytes;
+  // The capacity line only where it does not flatten the timeline.
+  const shown = capacity && peak >= 0.25 * capacity ? capacity : null;
+  panel.appendChild(
+    stackedAreas(
+      'memory by category' +
+        (capacity && !shown
+          ? ` (capacity ${fmtBytes(capacity)}: far above)`
+          : ''),
+      t.times_s,
+      t.categories.map((key, i) => ({
+        key,
+        color: MEMORY_COLORS[key] ?? '#999',
+        values: t.bytes[i] ?? []
+      })),
+      shown ? [{ name: 'capacity', color: '#c62828', value: shown }] : [],
+      t.allocated,
+      {
+        xLabel: 'time from the run\u2019s start',
+        xFormat: fmtTime,
+        yFormat: fmtBytes,
+        testid: 'brrr-memory-timeline'
+      }
+    )
+  );
+
+  const sec = h('section', { class: 'jp-brrr-section' });
+  sec.appendChild(heading('At the peak'));
+  const table = h('table', {
+    class: 'jp-brrr-table',
+    data: { testid: 'brrr-memory-breakdown' }
+  });
+  table.appendChild(
+    tableHead([['category'], ['bytes', true], ['share', true]])
+  );
+  const tb = h('tbody');
+  const parts = Object.entries(mem.at_peak)
+    .filter(([, v]) => v > 0)
+    .sort((a, b) => b[1] - a[1]);
+  parts.push(['unattributed', mem.unattributed_bytes ?? 0]);
+  for (const [name, bytes] of parts) {
+    tb.appendChild(
+      h(
+        'tr',
+        { data: { category: name } },
+        h(
+          'td',
+          null,
+          h('span', {
+            class: 'jp-brrr-swatch',
+            style: { background: MEMORY_COLORS[name] ?? 'transparent' }
+          }),
+          ` ${name.replace(/_/g, ' ')}`
+        ),
+        h('td', { class: 'jp-brrr-num' }, fmtBytes(bytes)),
+        h(
+          'td',
+          { class: 'jp-brrr-num' },
+          peak ? fmtPct(bytes / peak) : '\u2014'
+        )
+      )
+    );
+  }
+  table.appendChild(tb);
+  sec.appendChild(table);
+  panel.appendChild(sec);
+
+  const largest = tableRows<ILargest>(mem.largest);
+  if (largest.length) {
+    const ls = h('section', { class: 'jp-brrr-section' });
+    ls.appendChild(heading('Largest allocations at the peak'));
+    const lt = h('table', {
+      class: 'jp-brrr-table',
+      data: { testid: 'brrr-memory-largest' }
+    });
+    lt.appendChild(
+      tableHead([['size', true], ['category'], ['made by'], ['line']])
+    );
+    const lb = h('tbody');
+    for (const r of largest) {
+      lb.appendChild(
+        h(
+          'tr',
+          null,
+          h('td', { class: 'jp-brrr-num' }, fmtBytes(r.bytes)),
+          h('td', null, (r.category ?? '').replace(/_/g, ' ')),
+          h('td', null, r.op ?? 'there before the run'),
+          h('td', null, r.line ?? '')
+        )
+      );
+    }
+    lt.appendChild(lb);
+    ls.appendChild(lt);
+    panel.appendChild(ls);
+  }
+  if (mem.advice.length) {
+    const as = h('section', {
+      class: 'jp-brrr-section',
+      data: { testid: 'brrr-memory-advice' }
+    });
+    as.appendChild(heading('Capacity'));
+    as.appendChild(
+      h(
+        'ul',
+        { class: 'jp-brrr-notes' },
+        ...mem.advice.map(a => h('li', null, a))
+      )
+    );
+    panel.appendChild(as);
+  }
+  if (mem.notes.length) {
+    panel.appendChild(notesSection(mem.notes, 'brrr-memory-notes'));
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * Sweep: the same code at growing sizes. Time per step against size on
+ * log-log axes with the flat (overhead) and slope-1 (saturated) guides,
+ * throughput against size, the split per size, the verdict per doubling,
+ * and the largest size that fits each GPU.
+ */
+
+import { COLORS, LABELS } from '../colors';
+import { h } from '../dom';
+import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, fmtX } from '../format';
+import { SPLIT_KEYS } from '../model';
+import { tableRows } from '../schema';
+import {
+  colorLegend,
+  emptyState,
+  heading,
+  IViewContext,
+  notesSection,
+  tableHead
+} from './common';
+import { ILine, lineChart, stackedBars } from './svg';
+
+interface IPoint {
+  size: number;
+  status: string;
+  span_s: number | null;
+  items_per_s: number | null;
+  peak_memory_bytes: number | null;
+  error: string | null;
+  [key: string]: unknown;
+}
+
+interface IDoubling {
+  from_size: number;
+  to_size: number;
+  per_doubling: number | null;
+  verdict: string | null;
+  why: string | null;
+}
+
+interface ICapacityRow {
+  device: string;
+  capacity_bytes: number | null;
+  largest_size: number | null;
+  this_gpu: boolean | null;
+}
+
+const VERDICT_COLORS: { [key: string]: string } = {
+  overhead: COLORS.idle ?? '#d65f5f',
+  transition: '#9467bd',
+  compute: COLORS.compute ?? '#4c78c8',
+  memory: COLORS.memory ?? '#e8833a',
+  saturated: '#54a24b',
+  superlinear: '#c62828'
+};
+
+/** Render the Sweep view into a panel. */
+export function renderSweep(panel: HTMLElement, ctx: IViewContext): void {
+  const sweep = ctx.data.report.sweep;
+  if (!sweep) {
+    panel.appendChild(
+      emptyState(
+        'No sweep in this report.',
+        'Run one with %%brrr --sweep batch=8..512 or jupyter_brrr.sweep(step, sizes).'
+      )
+    );
+    return;
+  }
+  const v = sweep.variable;
+  const points = tableRows<IPoint>(sweep.points);
+  const ok = points.filter(p => p.status === 'ok' && (p.span_s ?? 0) > 0);
+  const doublings = tableRows<IDoubling>(sweep.doublings);
+
+  const head = h('section', { class: 'jp-brrr-section' });
+  const stop: { [key: string]: string } = {
+    oom: `stopped by OOM at ${v}=${sweep.oom_at}`,
+    budget: 'stopped at the time budget',
+    cancelled: 'cancelled',
+    error: 'stopped by an error'
+  };
+  head.appendChild(
+    h(
+      'div',
+      { data: { testid: 'brrr-sweep-summary' } },
+      `Sweep of ${v} on ${sweep.device}: ${ok.length} sizes measured` +
+        (sweep.elapsed_s !== null
+          ? ` in ${sweep.elapsed_s.toFixed(1)} s`
+          : '') +
+        (stop[sweep.stopped] ? `, ${stop[sweep.stopped]}` : '') +
+        (sweep.knee !== null ? `; knee at ${v}=${sweep.knee}` : '') +
+        (sweep.best !== null ? `; best ${v}=${sweep.best}` : '') +
+        '.'
+    )
+  );
+  panel.appendChild(head);
+
+  const charts = h('div', { class: 'jp-brrr-sweep-charts' });
+  const lines: ILine[] = [];
+  for (const [name, color, label] of [
+    ['flat', VERDICT_COLORS.overhead, 'flat (overhead)'],
+    ['linear', VERDICT_COLORS.compute, 'slope 1 (saturated)']
+  ] as [string, string, string][]) {
+    const g = sweep.guides[name];
+    if (g && g.length === 2) {
+      lines.push({
+        name: label,
+        points: g.map(p => [p[0], p[1]] as [number, number]),
+        color,
+        dashed: true
+      });
+    }
+  }
+  lines.push({
+    name: 'measured',
+    points: ok.map(p => [p.size, p.span_s as number]),
+    color: 'currentColor'
+  });
+  charts.appendChild(
+    lineChart('time per step', lines, {
+      logY: true,
+      xLabel: v,
+      yFormat: fmtTime,
+      testid: 'brrr-sweep-time'
+    })
+  );
+  charts.appendChild(
+    lineChart(
+      'items per second',
+      [
+        {
+          name: 'throughput',
+          points: ok
+            .filter(p => (p.items_per_s ?? 0) > 0)
+            .map(p => [p.size, p.items_per_s as number]),
+          color: '#54a24b'
+        }
+      ],
+      {
+        logY: false,
+        xLabel: v,
+        yFormat: x => fmtSI(x, '/s'),
+        testid: 'brrr-sweep-throughput'
+      }
+    )
+  );
+  charts.appendChild(
+    stackedBars(
+      'split of the span',
+      ok.map(p => String(p.size)),
+      SPLIT_KEYS.map(key => ({
+        key,
+        color: COLORS[key] ?? '#888',
+        values: ok.map(p => (p[`${key}_s`] as number | null) ?? 0)
+      })),
+      'brrr-sweep-split'
+    )
+  );
+  panel.appendChild(charts);
+  panel.appendChild(colorLegend(SPLIT_KEYS.filter(k => LABELS[k])));
+
+  if (doublings.length) {
+    const sec = h('section', { class: 'jp-brrr-section' });
+    sec.appendChild(heading('Per doubling'));
+    const table = h('table', {
+      class: 'jp-brrr-table',
+      data: { testid: 'brrr-sweep-doublings' }
+    });
+    table.appendChild(
+      tableHead([[v], ['time per doubling', true], ['verdict'], ['why']])
+    );
+    const tb = h('tbody');
+    for (const d of doublings) {
+      const verdict = d.verdict ?? '';
+      tb.appendChild(
+        h(
+          'tr',
+          { data: { verdict } },
+          h('td', null, `${d.from_size} \u2192 ${d.to_size}`),
+          h('td', { class: 'jp-brrr-num' }, fmtX(d.per_doubling)),
+          h(
+            'td',
+            null,
+            h(
+              'b',
+              { style: { color: VERDICT_COLORS[verdict] ?? 'inherit' } },
+              verdict
+            )
+          ),
+          h('td', null, d.why ?? '')
+        )
+      );
+    }
+    table.appendChild(tb);
+    sec.appendChild(table);
+    panel.appendChild(sec);
+  }
+
+  const sizes = h('section', { class: 'jp-brrr-section' });
+  sizes.appendChild(heading('Sizes'));
+  const pt = h('table', {
+    class: 'jp-brrr-table',
+    data: { testid: 'brrr-sweep-points' }
+  });
+  pt.appendChild(
+    tableHead([
+      [v, true],
+      ['status'],
+      ['time per step', true],
+      ['items/s', true],
+      ['peak memory', true]
+    ])
+  );
+  const pb = h('tbody');
+  for (const p of points) {
+    pb.appendChild(
+      h(
+        'tr',
+        { data: { status: p.status } },
+        h('td', { class: 'jp-brrr-num' }, fmtInt(p.size)),
+        h('td', { title: p.error ?? '' }, p.status),
+        h('td', { class: 'jp-brrr-num' }, fmtTime(p.span_s)),
+        h('td', { class: 'jp-brrr-num' }, fmtSI(p.items_per_s, '/s')),
+        h(
+          'td',
+          { class: 'jp-brrr-num' },
+          p.peak_memory_bytes !== null
+            ? fmtBytes(p.peak_memory_bytes)
+            : '\u2014'
+        )
+      )
+    );
+  }
+  pt.appendChild(pb);
+  sizes.appendChild(pt);
+  panel.appendChild(sizes);
+
+  const capacity = tableRows<ICapacityRow>(sweep.capacity);
+  if (capacity.length) {
+    const sec = h('section', { class: 'jp-brrr-section' });
+    sec.appendChild(heading(`Largest ${v} that fits`));
+    if (sweep.fit) {
+      sec.appendChild(
+        h(
+          'div',
+          { class: 'jp-brrr-muted' },
+          `Peak memory \u2248 ${fmtBytes(sweep.fit.fixed_bytes)} + ${fmtBytes(sweep.fit.per_item_bytes)} per ${v} (${sweep.fit.kind} fit, within ${fmtPct(sweep.fit.max_miss)} of the measured peaks).`
+        )
+      );
+    }
+    const ct = h('table', {
+      class: 'jp-brrr-table',
+      data: { testid: 'brrr-sweep-capacity' }
+    });
+    ct.appendChild(tableHead([['GPU'], ['memory', true], [v, true]]));
+    const cb = h('tbody');
+    for (const c of capacity) {
+      cb.appendChild(
+        h(
+          'tr',
+          { class: c.this_gpu ? 'jp-brrr-row-this' : '' },
+          h('td', null, c.device),
+          h('td', { class: 'jp-brrr-num' }, fmtBytes(c.capacity_bytes)),
+          h('td', { class: 'jp-brrr-num' }, fmtInt(c.largest_size))
+        )
+      );
+    }
+    ct.appendChild(cb);
+    sec.appendChild(ct);
+    panel.appendChild(sec);
+  }
+  if (sweep.notes.length) {
+    panel.appendChild(notesSection(sweep.notes, 'brrr-sweep-notes'));
+  }
+}
