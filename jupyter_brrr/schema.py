@@ -701,7 +701,9 @@ SWEEP_POINT_COLUMNS = (
 )
 SWEEP_DOUBLING_COLUMNS = ("from_size", "to_size", "time_ratio", "per_doubling", "verdict", "why")
 SWEEP_CAPACITY_COLUMNS = ("device", "capacity_bytes", "largest_size", "this_gpu")
-SWEEP_VERDICTS = ("overhead", "transition", "compute", "memory", "saturated", "superlinear")
+SWEEP_VERDICTS = (
+    *("overhead", "fixed", "transition", "compute", "memory", "saturated", "superlinear"),
+)
 MEMORY_CATEGORIES = (
     *("parameters", "gradients", "optimizer_state", "activations", "temporaries", "inputs"),
     *("autograd_detail", "unknown", "held_before"),

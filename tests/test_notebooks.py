@@ -70,7 +70,7 @@ def test_tour_is_committed_without_outputs() -> None:
             assert cell.outputs == [] and cell.execution_count is None
     sources = "\n".join(c.source for c in nb.cells)
     assert "TODO" not in sources and "XXX" not in sources
-    assert len(brrr_cells(nb)) == 7
+    assert len(brrr_cells(nb)) == 9
 
 
 def test_tour_executes_on_cpu_quickly(executed: tuple[nbformat.NotebookNode, float]) -> None:

@@ -44,6 +44,11 @@ def test_a_doubling_s_ratio_is_normalised_to_a_doubling() -> None:
 
 def test_the_verdict_follows_the_ratio_and_the_split() -> None:
     assert sweeps.verdict(1.05, {}, gpu=True)[0] == "overhead"
+    idle = {"span_s": 1.0, "busy_s": 0.2, "compute_s": 0.1, "memory_s": 0.1}
+    assert sweeps.verdict(1.05, idle, gpu=True)[0] == "overhead"
+    weights = {"span_s": 1.0, "busy_s": 0.9, "compute_s": 0.1, "memory_s": 0.8}
+    kind, why = sweeps.verdict(1.05, weights, gpu=True)
+    assert kind == "fixed" and "memory-bound" in why
     assert sweeps.verdict(1.5, {}, gpu=True)[0] == "transition"
     compute = {"compute_s": 3.0, "memory_s": 1.0, "busy_s": 4.0}
     memory = {"compute_s": 1.0, "memory_s": 3.0, "busy_s": 4.0}

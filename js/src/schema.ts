@@ -293,6 +293,7 @@ export const SWEEP_CAPACITY_COLUMNS = [
 /** The verdicts of a doubling. */
 export const SWEEP_VERDICTS = [
   'overhead',
+  'fixed',
   'transition',
   'compute',
   'memory',

@@ -7,7 +7,9 @@ own report. From the points:
 
 - **per doubling** the time ratio, normalised to a doubling when the sizes are not doublings
   (``ratio ** (log 2 / log(size_b / size_a))``, the log-log slope as a ratio). Near 1 (below
-  ``OVERHEAD_RATIO``) the GPU waits on the host: **overhead**. Near 2 (from ``BOUND_RATIO``)
+  ``OVERHEAD_RATIO``) the GPU waits on the host: **overhead**; or, where the GPU is busy most of
+  the span (``FIXED_BUSY``), work that does not grow with the size dominates (a decode step
+  reading all the weights for one token): **fixed**. Near 2 (from ``BOUND_RATIO``)
   each item costs the same: the GPU is saturated, and the larger point's split says whether by
   **compute** or **memory** (on a CPU there is no split: **saturated**). In between, the
   **transition**; above ``SUPERLINEAR_RATIO``, **superlinear** (an item costs more at larger
@@ -66,6 +68,9 @@ OVERHEAD_RATIO = 1.3
 BOUND_RATIO = 1.7
 SUPERLINEAR_RATIO = 2.4
 KNEE_SHARE = 0.9
+# A flat doubling with the GPU busy at least this share of the larger size's span is fixed GPU
+# work (reading the weights), not the host's overhead.
+FIXED_BUSY = 0.5
 FIT_TOLERANCE = 0.03
 VERDICTS = SWEEP_VERDICTS
 STATUSES = ("ok", "oom", "error", "budget", "cancelled")
@@ -445,6 +450,16 @@ def per_doubling(time_ratio: float, size_ratio: float) -> float:
 def verdict(ratio: float, row: dict, gpu: bool) -> tuple[str, str]:
     """The verdict of one doubling whose time grew ``ratio`` times, with the larger point's
     ``row`` (its split decides compute against memory), and why in words."""
+    busy = row.get("busy_s") or 0.0
+    span = row.get("span_s") or 0.0
+    if ratio < OVERHEAD_RATIO and gpu and span > 0 and busy >= FIXED_BUSY * span:
+        compute, memory = row.get("compute_s") or 0.0, row.get("memory_s") or 0.0
+        kind = "compute" if compute > memory else "memory"
+        return "fixed", (
+            f"time x{ratio:.2f} per doubling with the GPU busy {busy / span:.0%} of the span: "
+            f"work that does not grow with the size dominates (mostly {kind}-bound: reading the "
+            "weights, a fixed-size part of the model), not the host"
+        )
     if ratio < OVERHEAD_RATIO:
         return "overhead", (
             f"time x{ratio:.2f} per doubling: the work grew, the time barely did (the GPU waits "

@@ -47,6 +47,7 @@ interface ICapacityRow {
 
 const VERDICT_COLORS: { [key: string]: string } = {
   overhead: COLORS.idle ?? '#d65f5f',
+  fixed: '#72b7b2',
   transition: '#9467bd',
   compute: COLORS.compute ?? '#4c78c8',
   memory: COLORS.memory ?? '#e8833a',
