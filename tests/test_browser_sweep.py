@@ -19,7 +19,6 @@ from browser.lab import (
     REPO,
     LabServer,
     app_errors,
-    launch_chromium,
     open_notebook,
     report_bundle,
     write_notebook,
@@ -80,22 +79,19 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
-    from playwright.sync_api import sync_playwright
-
+def page(lab, browser):
+    """The notebook in the session's Chromium (conftest: one Playwright driver per thread)."""
     server, _doc = lab
-    with sync_playwright() as p:
-        browser = launch_chromium(p)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.set_default_timeout(30_000)
-        page = open_notebook(context, server.url, "sweep.ipynb", kernel=False, timeout=T_PAGE)
-        page.wait_for_function(
-            """() => [...document.querySelectorAll('.jp-brrr')]
-                     .some(e => e.dataset.state === 'done' || e.dataset.state === 'error')""",
-            timeout=T_PAGE,
-        )
-        yield page
-        browser.close()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(30_000)
+    page = open_notebook(context, server.url, "sweep.ipynb", kernel=False, timeout=T_PAGE)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.jp-brrr')]
+                 .some(e => e.dataset.state === 'done' || e.dataset.state === 'error')""",
+        timeout=T_PAGE,
+    )
+    yield page
+    context.close()
 
 
 def _open(page, root, view: str) -> None:
