@@ -90,7 +90,7 @@ def test_a_torch_step_keeps_a_report_per_size_and_a_tidy_table() -> None:
     assert (table["items_per_s"] == table["items"] / table["span_s"]).all()
     assert table["peak_memory_bytes"].isna().all()  # the CPU: not measured, and said so
     assert any("memory is not measured" in note for note in result.notes)
-    assert result.runs_total == 3 * (1 + 3 + 1)
+    assert result.runs_total == 3 * (1 + 3 + 1) + 3 * 3 * 3  # then 3 interleaved rounds of 3
     assert set(result.reports) == {8, 16, 32}
     mm = result.reports[32].ops
     assert mm["name"].str.contains("addmm").any()  # each point's own report, profiled
@@ -170,7 +170,7 @@ def test_reset_puts_state_back_before_each_point() -> None:
         resets.append(len(log))
         log.clear()
 
-    jupyter_brrr.sweep(lambda n: log.append(n), [1, 2], warmup=1, repeat=2, reset=reset)
+    jupyter_brrr.sweep(lambda n: log.append(n), [1, 2], warmup=1, repeat=2, reset=reset, rounds=0)
     # Each point starts from an empty log (4 runs per point were appended before each reset).
     assert resets == [0, 4, 4] and log == []
 
@@ -182,3 +182,26 @@ def test_bad_arguments_are_refused_before_running() -> None:
     with pytest.raises(ValueError, match="must grow"):
         jupyter_brrr.sweep(ran.append, [2, 1])
     assert ran == []
+
+
+def test_interleaved_rounds_cancel_a_drift_between_sizes() -> None:
+    # The machine gets twice slower after the first size's capture (4 calls): measured size by
+    # size, doubling the size looks like 4x the time; timed again in interleaved rounds, 2x.
+    calls = []
+
+    def step(n: int) -> None:
+        calls.append(n)
+        time.sleep(0.01 * n * (1 if len(calls) <= 4 else 2))
+
+    drifted = jupyter_brrr.sweep(step, [1, 2], warmup=0, repeat=3, rounds=0)
+    assert drifted.doublings["per_doubling"].iloc[0] == pytest.approx(4.0, rel=0.25)
+    calls.clear()
+    fair = jupyter_brrr.sweep(step, [1, 2], warmup=0, repeat=3, rounds=2)
+    assert fair.doublings["per_doubling"].iloc[0] == pytest.approx(2.0, rel=0.2), (
+        fair.table[["span_s", "q1_s", "q3_s"]],
+        fair.notes,
+        calls,
+    )
+    assert any("interleaved rounds" in note for note in fair.notes)
+    table = fair.table
+    assert (table["q1_s"] <= table["span_s"]).all() and (table["span_s"] <= table["q3_s"]).all()

@@ -42,6 +42,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
+import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 SWEEP_SCHEMA = "jupyter_brrr.sweep"
 SWEEP_VERSION = 1
 DEFAULT_BUDGET_S = 60.0
+DEFAULT_ROUNDS = 3
 OVERHEAD_RATIO = 1.3
 BOUND_RATIO = 1.7
 SUPERLINEAR_RATIO = 2.4
@@ -260,6 +262,7 @@ def sweep(
     reset: Callable[[], Any] | None = None,
     namespace: dict | None = None,
     name: str = "",
+    rounds: int = DEFAULT_ROUNDS,
 ) -> SweepResult:
     """Measure ``fn(size)`` (one step) at each of ``sizes``, growing; see the module docstring.
 
@@ -269,6 +272,8 @@ def sweep(
     out-of-memory error, run the predicted largest size once; ``cancel``: set it to stop
     between points. ``reset`` is called before each point (a stateful step's state put back);
     ``namespace``: where the step binds names (a cell's), set back before each profiled run.
+    ``rounds``: after every size is measured, each is timed again in this many interleaved
+    rounds of ``repeat`` runs (0: none), and its time per step is the median of those.
     """
     import torch
 
@@ -354,6 +359,17 @@ def sweep(
         point = _point(size, captured.report, count(size))
         result.runs_total += point.row["runs"] or 0
         result.points.append(point)
+    if rounds and not (cancel is not None and cancel.is_set()):
+        _interleave(
+            result,
+            fn,
+            rounds,
+            repeat,
+            budget_s - (time.perf_counter() - started),
+            gpu,
+            reset,
+            cancel,
+        )
     result.elapsed_s = time.perf_counter() - started
     _analyse(result)
     if confirm and gpu and result.oom_at is not None and result.fit is not None:
@@ -362,6 +378,78 @@ def sweep(
     if reset is not None and result.points:
         reset()
     return result
+
+
+def _interleave(
+    result: SweepResult,
+    fn: Callable[[int], Any],
+    rounds: int,
+    repeat: int,
+    budget_s: float,
+    gpu: bool,
+    reset: Callable[[], Any] | None,
+    cancel: threading.Event | None,
+) -> None:
+    """Time the measured sizes again in interleaved rounds (ascending, then descending, ...),
+    so that a drift of the machine's speed (clocks, the host, other work) hits every size alike
+    rather than the sizes measured late; each size's time per step becomes the median of its
+    runs in the rounds, and its idle time what the span leaves besides the profiled run's busy
+    parts. Rounds that would pass the budget are not started."""
+    from ..capture import _timed
+
+    ok = [p for p in result.points if p.status == "ok" and p.row["span_s"]]
+    if len(ok) < 2:
+        return
+    per_round = sum(p.row["span_s"] for p in ok) * repeat * 1.5  # with the synchronisations
+    rounds = min(rounds, int(budget_s // per_round) if per_round > 0 else rounds)
+    if rounds < 1:
+        result.notes.append(
+            "Each size's time is from its own timed runs: no interleaved rounds fitted in the "
+            "time budget, so a drift of the machine's speed between sizes is not cancelled."
+        )
+        return
+    times: dict[int, list[float]] = {p.size: [] for p in ok}
+    done = 0
+    try:
+        for r in range(rounds):
+            for point in ok if r % 2 == 0 else ok[::-1]:
+                if cancel is not None and cancel.is_set():
+                    raise KeyboardInterrupt
+                if reset is not None:
+                    reset()
+                for _ in range(repeat):
+                    times[point.size].append(_timed(lambda p=point: fn(p.size), gpu)[0])
+                    result.runs_total += 1
+            done += 1
+    except KeyboardInterrupt:
+        pass  # the rounds so far stand; those cut short are dropped below
+    except BaseException as error:  # a size that failed now (memory held elsewhere): say so
+        result.notes.append(f"The interleaved rounds stopped: {type(error).__name__}: {error}")
+        _free(gpu)
+    if not done:
+        return
+    for point in ok:
+        runs = sorted(times[point.size][: done * repeat])
+        row = point.row
+        row["span_s"] = statistics.median(runs)
+        row["q1_s"], row["q3_s"] = _quartiles(runs)
+        parts = sum(
+            row.get(f"{k}_s") or 0.0 for k in ("compute", "memory", "communication", "other")
+        )
+        row["idle_s"] = max(row["span_s"] - parts, 0.0)
+        row["items_per_s"] = row["items"] / row["span_s"] if row["span_s"] else None
+    result.notes.append(
+        f"Time per step: the median of {done * repeat} runs per size timed in {done} "
+        "interleaved rounds (ascending, then descending), so that drift hits every size alike; "
+        "the split is each size's profiled run, its idle time what the span leaves."
+    )
+
+
+def _quartiles(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
 
 
 def _next_ratio(points: list[SweepPoint]) -> float:
