@@ -697,7 +697,8 @@ _MODULE_CELLS: dict[str, _Type] = {
 SWEEP_POINT_COLUMNS = (
     *("size", "status", "span_s", "q1_s", "q3_s", "busy_s", "compute_s", "memory_s"),
     *("communication_s", "other_s", "idle_s", "flops_per_s", "bytes_per_s"),
-    *("peak_memory_bytes", "memory_increase_bytes", "items", "items_per_s", "runs", "error"),
+    *("peak_memory_bytes", "memory_increase_bytes", "items", "items_per_s", "runs", "launches"),
+    "error",
 )
 SWEEP_DOUBLING_COLUMNS = ("from_size", "to_size", "time_ratio", "per_doubling", "verdict", "why")
 SWEEP_CAPACITY_COLUMNS = ("device", "capacity_bytes", "largest_size", "this_gpu")
@@ -712,7 +713,7 @@ MEMORY_LARGEST_COLUMNS = ("bytes", "category", "op", "line", "time_s")
 _SWEEP_POINT_CELLS: dict[str, _Type] = {
     "size": _Number(low=1, whole=True),
     **{name: _MAYBE_TEXT for name in ("status", "error")},
-    "runs": _MAYBE_COUNT,
+    **{name: _MAYBE_COUNT for name in ("runs", "launches")},
     **{name: _MAYBE_AMOUNT for name in SWEEP_POINT_COLUMNS[2:17]},
 }
 _SWEEP_DOUBLING_CELLS: dict[str, _Type] = {

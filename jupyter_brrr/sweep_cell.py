@@ -35,7 +35,7 @@ def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
     __tracebackhide__ = True
     from .actions.snapshot import Snapshot, hidden_names, names_used, survey
     from .actions.stateful import cannot_undo, notebook_findings
-    from .actions.sweep import sweep
+    from .actions.sweep import DEFAULT_ROUNDS, sweep
     from .capture import ProfilerInUseError
     from .magic import cell_function, stateful_refusal
 
@@ -50,7 +50,8 @@ def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
 
     var, sizes = args.sweep_variable, args.sweep_sizes
     warmup, repeat = sweep_runs(args)
-    runs = len(sizes) * (warmup + repeat + 1)
+    rounds = DEFAULT_ROUNDS
+    runs = len(sizes) * (warmup + repeat + 1 + rounds * repeat)
     namespace = shell.user_ns
     run_cell, _show = cell_function(shell, cell)
     source = shell.transform_cell(cell)
@@ -80,7 +81,8 @@ def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
         tell(f"cannot be undone: {finding}: each of the runs does it again.")
     say(
         f"{var} = {', '.join(map(str, sizes))}: the cell runs at least {runs:,} times "
-        f"({warmup} warm-up, {repeat} timed, 1 profiled per size; budget {args.sweep_budget:g} s)."
+        f"({warmup} warm-up, {repeat} timed, 1 profiled per size, then {rounds} interleaved "
+        f"rounds of {repeat}; budget {args.sweep_budget:g} s)."
     )
 
     def step(size: int) -> Any:

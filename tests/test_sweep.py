@@ -46,6 +46,10 @@ def test_the_verdict_follows_the_ratio_and_the_split() -> None:
     assert sweeps.verdict(1.05, {}, gpu=True)[0] == "overhead"
     idle = {"span_s": 1.0, "busy_s": 0.2, "compute_s": 0.1, "memory_s": 0.1}
     assert sweeps.verdict(1.05, idle, gpu=True)[0] == "overhead"
+    # Twice the time, the GPU idle most of it: the launches doubled, still overhead.
+    launches = {"span_s": 1.0, "busy_s": 0.1, "compute_s": 0.0, "memory_s": 0.1, "launches": 40}
+    kind, why = sweeps.verdict(1.9, launches, gpu=True, before={"launches": 20})
+    assert kind == "overhead" and "20 -> 40 kernel launches" in why
     weights = {"span_s": 1.0, "busy_s": 0.9, "compute_s": 0.1, "memory_s": 0.8}
     kind, why = sweeps.verdict(1.05, weights, gpu=True)
     assert kind == "fixed" and "memory-bound" in why

@@ -40,7 +40,9 @@ def test_sweep_sets_the_variable_and_shows_the_best_size_s_report(ip) -> None:
         "--sweep batch=4..16 --warmup 1 --repeat 2 --sweep-stateful keep",
     )
     assert sorted(set(ip.user_ns["seen"])) == [4, 8, 16]
-    assert ip.user_ns["seen"].count(4) == 1 + 2 + 1  # warm-up, timed, profiled
+    # Warm-up, timed and profiled runs, then 3 interleaved rounds of 2 timed runs.
+    assert ip.user_ns["seen"].count(4) == 1 + 2 + 1 + 3 * 2
+    assert "the cell runs at least 30 times" in out.stdout
     result = ip.user_ns["_brrr_sweep"]
     assert list(result.table.index) == [4, 8, 16]
     report = ip.user_ns["_brrr"]
@@ -77,8 +79,9 @@ def test_restore_puts_the_state_back_before_each_size_and_at_the_end(ip) -> None
         "note(n, float(w.sum()))\nw.add_(1.0)",
         "--sweep n=1,2 --warmup 1 --repeat 2 --sweep-stateful restore",
     )
-    # Each size starts from w == 0 (put back before it), then each of its 4 runs adds 3.
-    assert [total for n, total in seen if n == 2] == [0.0, 3.0, 6.0, 9.0]
+    # Each size starts from w == 0 (put back before it), then each of its 4 runs adds 3; each
+    # block of 2 runs in the interleaved rounds starts from it again.
+    assert [total for n, total in seen if n == 2] == [0.0, 3.0, 6.0, 9.0, *[0.0, 3.0] * 3]
     assert float(ip.user_ns["w"].sum()) == 0.0  # and after the sweep, as before the cell
 
 

@@ -269,6 +269,7 @@ export const SWEEP_POINT_COLUMNS = [
   'items',
   'items_per_s',
   'runs',
+  'launches',
   'error'
 ] as const;
 

@@ -7,7 +7,9 @@ own report. From the points:
 
 - **per doubling** the time ratio, normalised to a doubling when the sizes are not doublings
   (``ratio ** (log 2 / log(size_b / size_a))``, the log-log slope as a ratio). Near 1 (below
-  ``OVERHEAD_RATIO``) the GPU waits on the host: **overhead**; or, where the GPU is busy most of
+  ``OVERHEAD_RATIO``) the GPU waits on the host: **overhead** (also at a larger ratio while the
+  GPU is idle most of the larger size's span, ``OVERHEAD_IDLE``: the host's work grew, as when a
+  library switches to a GEMM with an extra reduction kernel); or, where the GPU is busy most of
   the span (``FIXED_BUSY``), work that does not grow with the size dominates (a decode step
   reading all the weights for one token): **fixed**. Near 2 (from ``BOUND_RATIO``)
   each item costs the same: the GPU is saturated, and the larger point's split says whether by
@@ -73,6 +75,9 @@ KNEE_SHARE = 0.9
 # A flat doubling with the GPU busy at least this share of the larger size's span is fixed GPU
 # work (reading the weights), not the host's overhead.
 FIXED_BUSY = 0.5
+# A doubling whose larger size leaves the GPU idle at least this share of the span is overhead,
+# whatever its ratio: the time grew with the host's work (more launches).
+OVERHEAD_IDLE = 0.5
 FIT_TOLERANCE = 0.03
 VERDICTS = SWEEP_VERDICTS
 STATUSES = ("ok", "oom", "error", "budget", "cancelled")
@@ -488,6 +493,7 @@ def _point(size: int, report: Report, items: float) -> SweepPoint:
         "items": items,
         "items_per_s": items / span if span else None,
         "runs": (s.get("runs") or {}).get("total"),
+        "launches": len(report.kernels) if s.get("gpu") else None,
         "error": None,
     }
     return SweepPoint(size, "ok", row, report)
@@ -535,11 +541,22 @@ def per_doubling(time_ratio: float, size_ratio: float) -> float:
     return time_ratio ** (math.log(2) / math.log(size_ratio))
 
 
-def verdict(ratio: float, row: dict, gpu: bool) -> tuple[str, str]:
+def verdict(ratio: float, row: dict, gpu: bool, before: dict | None = None) -> tuple[str, str]:
     """The verdict of one doubling whose time grew ``ratio`` times, with the larger point's
-    ``row`` (its split decides compute against memory), and why in words."""
+    ``row`` (its split decides compute against memory; ``before``, the smaller point's, gives
+    the launches it grew from), and why in words."""
     busy = row.get("busy_s") or 0.0
     span = row.get("span_s") or 0.0
+    if ratio >= OVERHEAD_RATIO and gpu and span > 0 and span - busy >= OVERHEAD_IDLE * span:
+        # The time grew, but the GPU still waits on the host most of the span: the host's work
+        # grew (more launches: a library choosing a split GEMM with a reduction kernel).
+        launches = ""
+        if before and before.get("launches") and row.get("launches"):
+            launches = f" ({before['launches']:,} -> {row['launches']:,} kernel launches)"
+        return "overhead", (
+            f"time x{ratio:.2f} per doubling, but the GPU is idle {1 - busy / span:.0%} of the "
+            f"span: the host's work grew{launches}, not the GPU's"
+        )
     if ratio < OVERHEAD_RATIO and gpu and span > 0 and busy >= FIXED_BUSY * span:
         compute, memory = row.get("compute_s") or 0.0, row.get("memory_s") or 0.0
         kind = "compute" if compute > memory else "memory"
@@ -584,7 +601,7 @@ def _analyse(result: SweepResult) -> None:
     for a, b in itertools.pairwise(ok):
         time_ratio = b.row["span_s"] / a.row["span_s"]
         ratio = per_doubling(time_ratio, b.size / a.size)
-        kind, why = verdict(ratio, b.row, result.gpu)
+        kind, why = verdict(ratio, b.row, result.gpu, a.row)
         result.doubling_rows.append(
             {
                 "from_size": a.size,
