@@ -42,6 +42,13 @@ LAUNCH_FLOOR_S = 2e-6
 # Gaps and kernels shorter than this are the signature of launch overhead.
 SHORT_S = 10e-6
 
+
+def steady_state_options(source: str) -> str:
+    """How to ask for warm, timed runs, in the words of the entry point that made a report
+    (``Report.source``): the notes and the views name them."""
+    return "--warmup 1 --repeat 5" if source == "magic" else "warmup=1, repeat=5"
+
+
 _COMMUNICATION = (
     "nccl",
     "rccl",

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import analysis
+from .analysis import steady_state_options
 from .modules import path_pattern
 from .schema import (
     CPU_OP_COLUMNS,
@@ -42,15 +43,12 @@ from .schema import (
 if TYPE_CHECKING:
     from .target import TargetPlan
 
+__all__ = ["Report", "SchemaError", "json_safe", "steady_state_options"]
+
 # Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
 # list stays in the frame and in the saved trace.
 KERNEL_LIMIT = 20_000
 CPU_OP_LIMIT = 5_000
-
-
-def steady_state_options(source: str) -> str:
-    """How to ask for warm, timed runs, in the words of the entry point that made the report."""
-    return "--warmup 1 --repeat 5" if source == "magic" else "warmup=1, repeat=5"
 
 
 class Report:

@@ -7,4 +7,10 @@
   the JupyterLab renderer, built into ``jupyter_brrr/standalone/``, with the report JSON.
 - ``figures``: deprecated bokeh figures (``report.figure(kind)``).
 - ``bundle``: the notebook output bundle (the renderer's MIME data plus the static fallbacks).
+- ``job_text``, ``job_html``: a many-rank job's report; ``change``: a run against its previous
+  run, and a target's plan.
+
+Shared by them, so that they import these rather than each other: ``style`` (colours and
+labels), ``format`` (numbers and units as text), ``markup`` (static HTML building blocks) and
+``geometry`` (chart geometry, pure numpy, for every chart library).
 """

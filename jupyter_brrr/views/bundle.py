@@ -18,19 +18,19 @@ import base64
 from typing import TYPE_CHECKING
 
 from ..schema import MIME_TYPE
-from . import html, text
+from . import html, pictures, text
 
 if TYPE_CHECKING:
     from ..report import Report
 
 
 def mimebundle(report: Report) -> dict:
-    pictures = html._pictures(report)
+    drawn = pictures.draw(report)
     bundle = {
         MIME_TYPE: report.to_dict(),
-        "text/html": html.render(report, pictures),
+        "text/html": html.render(report, drawn),
         "text/plain": text.render(report),
     }
-    if pictures.combined:
-        bundle["image/png"] = base64.b64encode(pictures.combined).decode("ascii")
+    if drawn.combined:
+        bundle["image/png"] = base64.b64encode(drawn.combined).decode("ascii")
     return bundle

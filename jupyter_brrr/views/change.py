@@ -14,7 +14,10 @@ from typing import Any
 from ..comparison import CPU_PART_LABELS, PART_LABELS, headline
 from ..schema import SPLIT_PARTS
 from . import format as fmt
-from .html import _MUTED, _e, _section, _table
+from .markup import escaped as _e
+from .markup import section as _section
+from .markup import table as _table
+from .style import MUTED as _MUTED
 
 VERDICT_COLOURS = {
     "faster": "#2e7d32",

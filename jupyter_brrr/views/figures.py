@@ -35,7 +35,8 @@ import pandas as pd
 from ..analysis import amdahl
 from ..schema import SPLIT_PARTS
 from . import format as fmt
-from .html import COLOURS, LABELS
+from .geometry import roofline_geometry
+from .style import COLOURS, LABELS
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -429,8 +430,6 @@ def roofline_figure(report: Report) -> Any:
         return _ops_bar(
             report, title="No GPU work was recorded: no roofline. Top ops by self CPU time"
         )
-    from .pictures import roofline_geometry
-
     ops = report.ops
     g = roofline_geometry(report)
     peaks, bw, ceilings = g.peaks, g.bandwidth, g.ceilings

@@ -217,3 +217,23 @@ def memory(summary: dict) -> str | None:
     if before is not None and increase is not None:
         text += f": {size(before)} allocated before the run, + {size(increase)} by one run"
     return text
+
+
+def tree_order(tree: Any, key: str) -> list[dict]:
+    """The rows of a module tree (``schema.MODULE_COLUMNS``) depth first, the larger subtree
+    (by ``key``) first among siblings; the ops outside modules last."""
+    rows = tree.to_dict("records")
+    children: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["path"]:
+            children.setdefault(str(r["parent"]), []).append(r)
+    ordered: list[dict] = []
+
+    def visit(parent: str) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: -(number(r[key]) or 0.0)):
+            ordered.append(r)
+            visit(str(r["path"]))
+
+    visit("")
+    ordered += [r for r in rows if not r["path"]]
+    return ordered

@@ -9,84 +9,27 @@ paths, notes, variant names, error messages) is escaped.
 
 from __future__ import annotations
 
-import base64
-import warnings
-from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..analysis import SHORT_S
+from ..analysis import SHORT_S, steady_state_options
 from ..schema import SPLIT_PARTS
+from . import change
 from . import format as fmt
+from . import pictures as picture_module
+from .markup import NAME_LIMIT
+from .markup import escaped as _e
+from .markup import img as _img
+from .markup import section as _section
+from .markup import table as _table
+from .markup import wrap as _wrap
+from .pictures import Pictures
+from .style import COLOURS, LABELS
+from .style import MUTED as _MUTED
 
 if TYPE_CHECKING:
     from ..report import Report
-    from .pictures import Pictures
 
-# One colour per bottleneck, the same as the JupyterLab renderer's (js/src/colors.ts).
-COLOURS = {
-    "compute": "#4c78c8",
-    "memory": "#e8833a",
-    "communication": "#17a2b8",
-    "other": "#9467bd",
-    "idle": "#d65f5f",
-    "overhead": "#d65f5f",
-    "cpu": "#3fa36b",
-}
-LABELS = {
-    "compute": "Compute",
-    "memory": "Memory",
-    "communication": "Communication (exposed)",
-    "other": "Other",
-    "idle": "Idle (overhead)",
-    "overhead": "Overhead",
-    "cpu": "CPU",
-}
-
-_TABLE = 'style="border-collapse:collapse;font-size:12px;margin:4px 0"'
-_TH = 'style="text-align:left;padding:2px 8px;border-bottom:1px solid #999"'
-_TD = 'style="padding:2px 8px;border-bottom:1px solid #e5e5e5;text-align:left"'
-_TDR = 'style="padding:2px 8px;border-bottom:1px solid #e5e5e5;text-align:right;white-space:nowrap"'
-_MUTED = "color:#666"
-
-
-# The longest string put into the HTML whole: a trace's op name can be a megabyte, which the
-# report's data keeps; the page shows its start and an ellipsis.
-TEXT_LIMIT = 2000
-NAME_LIMIT = 120  # an op name in a table cell (the whole of it, up to TEXT_LIMIT, on hover)
-
-
-def _e(value: Any, limit: int = TEXT_LIMIT) -> str:
-    return escape(fmt.short(value, limit), quote=True)
-
-
-def _img(png: bytes | None, alt: str, width: int = 640) -> str:
-    if not png:
-        return ""
-    data = base64.b64encode(png).decode("ascii")
-    return (
-        f'<div><img src="data:image/png;base64,{data}" alt="{_e(alt)}" width="{width}" '
-        f'style="max-width:100%;height:auto"></div>'
-    )
-
-
-def _table(head: list[str], rows: list[list[str] | str], right: set[int] | None = None) -> str:
-    """A table; a row given as a string is one cell spanning all columns."""
-    right = right or set()
-    th = "".join(f"<th {_TH}>{h}</th>" for h in head)
-    body = "".join(
-        f'<tr><td {_TD} colspan="{len(head)}">{row}</td></tr>'
-        if isinstance(row, str)
-        else "<tr>"
-        + "".join(f"<td {_TDR if i in right else _TD}>{cell}</td>" for i, cell in enumerate(row))
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table {_TABLE}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _section(title: str) -> str:
-    return f'<div style="font-weight:bold;margin:10px 0 2px 0">{title}</div>'
-
+__all__ = ["AB_COLUMNS", "COLOURS", "LABELS", "ab_rows", "header", "key_figures", "render"]
 
 # --- key figures ---------------------------------------------------------------------------------
 
@@ -103,8 +46,6 @@ def _main_dtype(report: Report) -> str | None:
 
 
 def _warm(report: Report) -> str:
-    from ..report import steady_state_options  # at call time: report imports the views
-
     warm = report.summary.get("warm")
     if warm is True:
         return "warm: first-run costs excluded"
@@ -316,7 +257,7 @@ def _modules_table(report: Report, top: int = 20) -> str:
         if gpu
         else float(tree.loc[tree["depth"] == 0, key].sum())
     )
-    rows = _tree_order(tree, key)[:top]
+    rows = fmt.tree_order(tree, key)[:top]
     body: list[list[str] | str] = []
     for r in rows:
         depth = max(int(r["depth"]), 0)
@@ -334,25 +275,6 @@ def _modules_table(report: Report, top: int = 20) -> str:
     head = ["module", "GPU time" if gpu else "CPU time", "share", "in itself", "op calls"]
     more = f" (the first {top} of {len(tree):,})" if len(tree) > top else ""
     return _section(f"By module{more}") + _table(head, body, right={1, 2, 3, 4})
-
-
-def _tree_order(tree: Any, key: str) -> list[dict]:
-    """Depth first, the larger subtree first among siblings; the ops outside modules last."""
-    rows = tree.to_dict("records")
-    children: dict[str, list[dict]] = {}
-    for r in rows:
-        if r["path"]:
-            children.setdefault(str(r["parent"]), []).append(r)
-    ordered: list[dict] = []
-
-    def visit(parent: str) -> None:
-        for r in sorted(children.get(parent, []), key=lambda r: -(fmt.number(r[key]) or 0.0)):
-            ordered.append(r)
-            visit(str(r["path"]))
-
-    visit("")
-    ordered += [r for r in rows if not r["path"]]
-    return ordered
 
 
 def _roof_cell(fraction: float | None, roof: str, flag: str) -> str:
@@ -456,8 +378,6 @@ def _ab_table(ab: dict) -> str:
 
 def _remeasure(report: Report) -> str:
     """A target's plan, and a named run's change since its previous run with its runs."""
-    from . import change  # change imports this module's helpers
-
     parts = []
     if report.target:
         parts.append(change.target_html(report.target))
@@ -473,7 +393,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     """The static HTML fragment. ``pictures`` are drawn here when not given (when matplotlib is
     installed); ``Pictures(None, None, None)`` leaves them out."""
     if pictures is None:
-        pictures = _pictures(report)
+        pictures = picture_module.draw(report)
     s = report.summary
     parts = [_title(report)]
     if report.empty:
@@ -548,21 +468,3 @@ EMPTY = (
 def _title(report: Report) -> str:
     title = f"jupyter_brrr report{': ' + str(report.name) if report.name else ''}"
     return f'<div style="font-weight:bold;font-size:14px;margin-bottom:4px">{_e(title)}</div>'
-
-
-def _wrap(parts: list[str]) -> str:
-    body = "".join(p for p in parts if p)
-    return f'<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">{body}</div>'
-
-
-def _pictures(report: Report) -> Pictures:
-    from . import pictures
-
-    if not pictures.available():
-        return pictures.Pictures(None, None, None)
-    try:
-        return pictures.pictures(report)
-    except Exception as error:
-        # A picture that fails to draw must not cost the user the report: show the tables.
-        warnings.warn(f"jupyter_brrr could not draw the report's pictures: {error!r}", stacklevel=2)
-        return pictures.Pictures(None, None, None)

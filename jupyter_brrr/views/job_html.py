@@ -13,12 +13,17 @@ from typing import TYPE_CHECKING, Any
 from ..schema import JOB_SPLIT_PARTS
 from . import format as fmt
 from . import job_text
-from .html import _MUTED, COLOURS, LABELS, _e, _section, _table, _wrap
+from .markup import escaped as _e
+from .markup import section as _section
+from .markup import table as _table
+from .markup import wrap as _wrap
+from .style import COLOURS, LABELS
+from .style import MUTED as _MUTED
 
 if TYPE_CHECKING:
     from ..job import JobReport
 
-# Communication's colour; the other parts keep the single-rank report's (html.COLOURS).
+# Communication's colour; the other parts keep the single-rank report's (style.COLOURS).
 COMMUNICATION_COLOUR = "#17a2b8"
 PART_COLOURS = {**COLOURS, "communication": COMMUNICATION_COLOUR}
 PART_LABELS = {**LABELS, "communication": "Communication (exposed)"}

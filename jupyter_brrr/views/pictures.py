@@ -19,6 +19,7 @@ import contextlib
 import io
 import math
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,8 @@ import numpy as np
 
 from ..schema import SPLIT_PARTS
 from . import format as fmt
-from .html import COLOURS, LABELS
+from .geometry import roofline_geometry
+from .style import COLOURS, LABELS
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -70,6 +72,18 @@ def _import_quietly() -> None:
     # Best effort: a failure here shows again, with its message, when a picture is drawn.
     with contextlib.suppress(Exception):
         _mpl()
+
+
+def draw(report: Report) -> Pictures:
+    """The report's pictures, or none (``Pictures(None, None, None)``) when matplotlib is not
+    installed or a picture fails to draw (with a warning): the tables must still show."""
+    if not available():
+        return Pictures(None, None, None)
+    try:
+        return pictures(report)
+    except Exception as error:
+        warnings.warn(f"jupyter_brrr could not draw the report's pictures: {error!r}", stacklevel=2)
+        return Pictures(None, None, None)
 
 
 def pictures(report: Report) -> Pictures:
@@ -188,61 +202,6 @@ def _split_figure(report: Report) -> Any:
         handletextpad=0.4,
     )
     return fig
-
-
-def _ceilings(peaks: dict | None) -> list[tuple[float, str]]:
-    """Compute ceilings, highest first, with the dtypes that share each one named together."""
-    if not peaks or not peaks.get("flops"):
-        return []
-    by_value: dict[float, list[str]] = {}
-    for dtype, value in peaks["flops"].items():
-        if value and value > 0:
-            by_value.setdefault(float(value), []).append(str(dtype))
-    return [(value, "/".join(names)) for value, names in sorted(by_value.items(), reverse=True)]
-
-
-@dataclass
-class RooflineGeometry:
-    """What both roofline renderers (this PNG and the bokeh figure) draw: one point per op row
-    with FLOPs, bytes and GPU time, the ceilings, and axis ranges that hold the points, the
-    ridge points and the ceilings."""
-
-    peaks: dict
-    bandwidth: float | None
-    ceilings: list[tuple[float, str]]
-    plotted: np.ndarray  # mask over report.ops
-    x: np.ndarray  # intensity, FLOP/byte
-    y: np.ndarray  # achieved FLOP/s
-    t: np.ndarray  # GPU time, s
-    xmin: float
-    xmax: float
-    ymin: float
-    ymax: float
-
-
-def roofline_geometry(report: Report) -> RooflineGeometry:
-    ops = report.ops
-    peaks = report.summary.get("peaks") or {}
-    bw = float(peaks["bandwidth"]) if peaks.get("bandwidth") else None
-    ceilings = _ceilings(peaks)
-    flops = ops["flops"].to_numpy(float)
-    nbytes = ops["bytes"].to_numpy(float)
-    seconds = ops["gpu_time_s"].to_numpy(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plotted = (flops > 0) & (nbytes > 0) & (seconds > 0)
-        x = flops[plotted] / nbytes[plotted]
-        y = flops[plotted] / seconds[plotted]
-    xs = list(x) + [v / bw for v, _ in ceilings if bw]
-    ys = list(y) + [v for v, _ in ceilings]
-    xmin = min(xs) / 4 if xs else 0.01
-    xmax = max(xs) * 6 if xs else 1e4
-    ymax = max(ys) * 4 if ys else 1e15
-    ymin = min(ys) / 4 if ys else ymax / 1e6
-    if bw:
-        ymin = min(ymin, bw * xmin * 2)
-    return RooflineGeometry(
-        peaks, bw, ceilings, plotted, x, y, seconds[plotted], xmin, xmax, ymin, ymax
-    )
 
 
 def _roofline_figure(report: Report) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..schema import SPLIT_PARTS
+from . import change
 from . import format as fmt
 
 if TYPE_CHECKING:
@@ -67,8 +68,6 @@ def summary_lines(report: Report) -> list[str]:
         )
         lines.append(f"* {tag}{_text(advice['title'])}: {_text(advice['detail'], 3 * TEXT_LIMIT)}")
     if report.target or report.change:
-        from . import change
-
         if report.target:
             goal = (report.target.get("goal") or {}).get("text", "")
             target = " ".join(change.target_lines(report.target))
@@ -110,14 +109,12 @@ def modules_lines(report: Report, top: int = 12) -> list[str]:
     tree = report.modules
     if not len(tree):
         return []
-    from .html import _tree_order
-
     gpu = bool(report.summary.get("gpu"))
     key = "gpu_time_s" if gpu else "cpu_time_s"
     total = report.summary["span_s"] if gpu else max(tree.loc[tree["depth"] == 0, key].sum(), 1e-12)
     header = f"{'module':<48} {'time':>10} {'share':>6} {'itself':>10}"
     lines = [header, "-" * len(header)]
-    for r in _tree_order(tree, key)[:top]:
+    for r in fmt.tree_order(tree, key)[:top]:
         depth = max(int(r["depth"]), 0)
         name = str(r["path"]).rsplit(".", 1)[-1] if r["path"] else "(no module)"
         label = _text("  " * depth + name, 48)
