@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from .actions.ab import ABResult, compare
     from .actions.sweep import SweepResult, sweep
     from .analysis import Analysis
@@ -268,15 +270,11 @@ def _report_of_trace(
     return Report.from_analysis(result, name=Path(path).name, source="trace", trace_path=str(path))
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """``%load_ext jupyter_brrr``: registers the ``%%brrr`` cell magic and ``%brrr_job``."""
-    from .job_controls import JobMagics
-    from .magic import BrrrMagics
-    from .views import pictures
+    from .notebook import load_ipython_extension as load_extension
 
-    ipython.register_magics(BrrrMagics)
-    ipython.register_magics(JobMagics)
-    pictures.preload()  # matplotlib's import, off the first report's path
+    load_extension(ipython)
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

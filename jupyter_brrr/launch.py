@@ -6,7 +6,7 @@ Each rank runs the script through ``_job_child`` under ``record.job_profiler``: 
 rank writes its trace into the output folder. Ranks report their step into a progress folder
 that ``run_job`` polls for its ``progress`` callback; ``cancel`` (a ``threading.Event``), a
 timeout or an interrupt ends the whole process group. This module imports no UI library: the
-notebook's progress bar and Cancel button (``job_controls``) are built on it.
+notebook's progress bar and Cancel button (``notebook.job_controls``) are built on it.
 """
 
 from __future__ import annotations

@@ -5,13 +5,19 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jupyter_brrr.actions.cell import UNSET, CellNotSupported, cell_target
+from jupyter_brrr.actions.cell import UNSET, CellNotSupported
 from jupyter_brrr.actions.variants import describe_error, error_line
+from jupyter_brrr.notebook.cell import NotebookCell
 
 
 @pytest.fixture(scope="module")
 def ip(ipython_shell):
     return ipython_shell
+
+
+def cell_target(shell, text: str):
+    """The function form of a cell, as the A/B builds it."""
+    return NotebookCell.from_shell(shell, text).function()
 
 
 def test_variables_and_last_value(ip) -> None:

@@ -17,10 +17,11 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import jupyter_brrr
-from jupyter_brrr import magic
 from jupyter_brrr.actions import ab as ab_module
-from jupyter_brrr.actions import controls as controls_module
-from jupyter_brrr.actions.controls import ABControls, cell_controls
+from jupyter_brrr.notebook import controls as controls_module
+from jupyter_brrr.notebook import magic, shell
+from jupyter_brrr.notebook.cell import NotebookCell
+from jupyter_brrr.notebook.controls import ABControls, cell_controls
 from jupyter_brrr.schema import MIME_TYPE
 
 cuda = torch.cuda.is_available()
@@ -308,7 +309,7 @@ def controls_for(
 
 
 def test_magic_shows_controls_in_a_kernel(ip, monkeypatch) -> None:
-    monkeypatch.setattr(magic, "_widgets_enabled", lambda shell: True)
+    monkeypatch.setattr(magic, "widgets_enabled", lambda shell: True)
     _, out = run(ip, "x * 3")
     assert len(out.outputs) == 2  # the report, then the controls as their own output
     assert MIME_TYPE in out.outputs[0].data
@@ -352,6 +353,28 @@ def test_try_compile_button_runs_the_ab_and_updates_the_report(ip) -> None:
     assert "Done:" in controls.status.value
     assert not controls.compile_button.disabled and controls.cancel_button.disabled
     assert "c1" not in ip.user_ns  # the A/B left the namespace as it found it
+
+
+def test_the_buttons_and_the_flag_leave_the_same_results(ip) -> None:
+    """One A/B entry point: a click, like --ab, puts the result in the report, in its output
+    and in _brrr_ab, and plans its runs from the same estimate."""
+    ip.user_ns.pop("_brrr_ab", None)
+    controls, report, handle = controls_for(ip, "x.cos() - 1", budget=0.1)
+    planned = controls.estimate_runs(["graph"])
+    assert planned == ab_module.estimate_runs(
+        ["graph"], report.summary["span_s"] or report.summary["wall_s"], budget_s=0.1
+    )
+    controls.request(["graph"])  # on a machine without CUDA the graph fails fast: still a result
+    result = controls.wait(120)
+    assert result is not None and not result.cancelled, controls.status.value
+    assert result.runs_total <= planned
+    assert ip.user_ns["_brrr_ab"] is result
+    assert report.ab == result.to_dict() and handle.updates == [report]
+    ip.user_ns.pop("_brrr_ab")
+    run(ip, "x.cos() - 1", "--ab graph --ab-budget 0.1")
+    flag_result = ip.user_ns["_brrr_ab"]
+    assert ip.user_ns["_brrr"].ab == flag_result.to_dict()
+    assert [v.name for v in flag_result.variants] == [v.name for v in result.variants]
 
 
 @pytest.mark.slow
@@ -437,13 +460,13 @@ def test_kernel_interrupt_cancels_a_running_ab() -> None:
     assert not event.is_set()
 
 
-def test_a_failing_ab_leaves_the_controls_usable(ip) -> None:
+def test_a_failing_ab_leaves_the_controls_usable(ip, monkeypatch) -> None:
     controls, report, _ = controls_for(ip, "x.cos()")
 
-    def broken():
+    def broken(self):
         raise RuntimeError("could not build the target")
 
-    controls.make_target = broken
+    monkeypatch.setattr(NotebookCell, "function", broken)
     controls.compile_button.click()
     controls.wait(30)
     assert isinstance(controls.error, RuntimeError)
@@ -458,10 +481,10 @@ def test_controls_only_where_someone_can_click(monkeypatch) -> None:
     class Shell:
         kernel = Kernel()
 
-    assert magic._widgets_enabled(Shell())
+    assert shell.widgets_enabled(Shell())
     Shell.kernel._allow_stdin = False  # nbclient, nbconvert, papermill
-    assert not magic._widgets_enabled(Shell())
-    assert not magic._widgets_enabled(object())  # a terminal IPython
+    assert not shell.widgets_enabled(Shell())
+    assert not shell.widgets_enabled(object())  # a terminal IPython
 
 
 def test_ab_in_a_notebook_run_by_nbclient(tmp_path, kernel_env) -> None:

@@ -1,7 +1,7 @@
 """A notebook cell as a real Python function, so that torch.compile and CUDA Graphs can take it.
 
-``magic.cell_function`` runs a cell with ``exec`` over the user's namespace, which is right for the
-plain run but not for variants: Dynamo cannot trace ``exec``, and a function that writes its
+The plain run of a cell (``notebook.cell.NotebookCell.run``) is an ``exec`` over the user's
+namespace, which is right for that run but not for variants: Dynamo cannot trace ``exec``, and a function that writes its
 results with ``global`` statements loses compilation after a graph break (Dynamo does not trace
 the resume functions of such frames; seen with torch 2.13). So for the A/B the cell becomes::
 
@@ -13,13 +13,18 @@ Names the cell only reads stay globals of the function (the user's namespace). T
 the current values of the names the cell binds (so ``x = x + 1`` reads the old ``x``, as in a plain
 run) and writes the returned values back, so the namespace ends as a plain run would leave it.
 All variants (eager, compiled, graphed) run this same function, so they compare the same code.
+
+This module sees no IPython shell: the notebook front end (``notebook.cell``) parses the cell
+once, through IPython's transforms, and passes the tree, its file name and its namespace.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from .variants import Target
@@ -111,20 +116,25 @@ class CellTarget:
                 self.namespace[name] = obj
 
 
-def cell_target(shell: Any, cell: str) -> CellTarget:
-    """Build the function form of ``cell`` for the IPython ``shell`` (see the module docstring).
+def function_form(
+    tree: ast.Module,
+    *,
+    filename: str,
+    source: str,
+    namespace: dict[str, Any],
+    compiler: Callable[[ast.Module, str, str], CodeType] = compile,
+) -> CellTarget:
+    """The function form of a parsed cell over ``namespace`` (see the module docstring).
 
-    Raises ``CellNotSupported`` for a cell that cannot become a function, and ``SyntaxError``
-    for one that does not parse.
+    ``tree`` is the cell as parsed (its statements keep their line numbers in ``filename``);
+    ``compiler`` compiles the ``def`` (a notebook front end passes its own, which applies the
+    ``from __future__`` imports of earlier cells). ``tree`` is not changed. Raises
+    ``CellNotSupported`` for a cell that cannot become a function.
     """
-    source = shell.transform_cell(cell)
-    tree = shell.transform_ast(shell.compile.ast_parse(source))
-    # The same name the plain run registered: tracebacks and graph-break lines show the cell.
-    filename = shell.compile.cache(source)
-    function, params, deleted, has_value = build_function(tree)
-    code = shell.compile(ast.Module(body=[function], type_ignores=[]), filename, "exec")
+    function, params, deleted, has_value = build_function(copy.deepcopy(tree))
+    code = compiler(ast.Module(body=[function], type_ignores=[]), filename, "exec")
     scope: dict[str, Any] = {}
-    exec(code, shell.user_ns, scope)  # defines the function; its globals are the user namespace
+    exec(code, namespace, scope)  # defines the function; its globals are the user namespace
     fn = scope[FUNCTION_NAME]
     # Keyword-only parameters default to UNSET: a name the cell binds only on some paths, and
     # that is not in the namespace, must not appear there after a run either.
@@ -134,7 +144,7 @@ def cell_target(shell: Any, cell: str) -> CellTarget:
         params=params,
         deleted=deleted,
         has_value=has_value,
-        namespace=shell.user_ns,
+        namespace=namespace,
         filename=filename,
         source=source,
     )

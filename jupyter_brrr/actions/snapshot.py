@@ -204,12 +204,6 @@ def names_used(namespace: dict, source: str, *, hidden: Iterable[str] = ()) -> t
     return tuple(sorted(name for name in found if not name.startswith("__")))
 
 
-def hidden_names(shell: Any) -> set[str]:
-    """Names of an IPython namespace that are the shell's (``In``, ``Out``, ``_``) or this
-    tool's (``_brrr``), not the user's state."""
-    return {*getattr(shell, "user_ns_hidden", {}), "_brrr", "_brrr_ab", "_brrr_change"}
-
-
 def notebook_functions(namespace: dict, source: str) -> list[types.FunctionType]:
     """The functions defined in this namespace (the notebook's own) that ``source`` reaches by
     name, directly or through other such functions: their code runs in the cell too."""
@@ -940,7 +934,6 @@ __all__ = [
     "StateNotCopied",
     "Survey",
     "available_host_memory",
-    "hidden_names",
     "names_used",
     "notebook_functions",
     "survey",

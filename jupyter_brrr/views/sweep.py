@@ -16,7 +16,11 @@ from ..actions.sweep import summary_lines as sweep_lines
 from ..memory import summary_lines as memory_lines
 from ..schema import SPLIT_PARTS
 from . import format as fmt
-from .html import COLOURS, LABELS, _e, _img, _section, _table
+from .markup import escaped as _e
+from .markup import img as _img
+from .markup import section as _section
+from .markup import table as _table
+from .style import COLOURS, LABELS
 
 MEMORY_COLOURS = {
     "parameters": "#4c78c8",

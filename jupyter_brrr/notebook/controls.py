@@ -17,13 +17,21 @@ from __future__ import annotations
 import html
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
-from . import ab
-from .snapshot import Snapshot, StateNotCopied, Survey
-from .stateful import Finding, cannot_undo, stateful_findings
-from .variants import COMPILE_MODES, Target
+from ..actions import ab
+from ..actions.snapshot import StateNotCopied
+from ..actions.variants import COMPILE_MODES
+from .ab import CellAB
+from .cell import NotebookCell
+from .shell import hidden_names
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import DisplayHandle
+
+    from ..report import Report
 
 _PROGRESS_INTERVAL_S = 0.1  # at most this often a widget update (each one is a comm message)
 
@@ -34,39 +42,26 @@ class ABControls:
 
     def __init__(
         self,
-        make_target: Callable[[], tuple[Target, Snapshot | None]],
+        cell_ab: CellAB,
         *,
-        report: Any = None,
-        handle: Any = None,
-        per_call_s: float | None = None,
-        source: str = "",
-        findings: list[Finding] | None = None,
-        survey: Callable[[], Survey] | None = None,
         cuda: bool | None = None,
-        cpu: bool = False,
         budget_s: float = ab.DEFAULT_BUDGET_S,
-        shell: Any = None,
+        shell: InteractiveShell | None = None,
     ) -> None:
-        """``make_target()`` returns the target and the snapshot of the state it can change
-        (put back by the A/B when it ends), or raises ``StateNotCopied``. ``findings`` (default:
-        those of ``source``) make a click ask first; ``survey()`` says what would be copied.
-        ``handle`` is the report's display handle, updated with the result."""
+        """``cell_ab`` is the A/B a click runs (the cell, its report and display handle); a cell
+        it finds stateful makes a click ask first. ``shell``: its kernel's interrupt cancels a
+        running A/B."""
         import ipywidgets as w
 
         if cuda is None:
             import torch
 
             cuda = torch.cuda.is_available()
-        self.make_target = make_target
-        self.report = report
-        self.handle = handle
-        self.per_call_s = per_call_s
-        self.cpu = cpu
+        self.cell_ab = cell_ab
+        self.report = cell_ab.report
+        self.cpu = cpu = cell_ab.cpu
         self.shell = shell
-        self.findings = (
-            findings if findings is not None else (stateful_findings(source) if source else [])
-        )
-        self.survey = survey
+        self.findings = cell_ab.findings
         self.result: ab.ABResult | None = None
         self.error: BaseException | None = None
         self.cancel_event = threading.Event()
@@ -172,7 +167,7 @@ class ABControls:
         return "compile" if self.mode.value == "default" else f"compile:{self.mode.value}"
 
     def estimate_runs(self, variants: list[str]) -> int:
-        return ab.estimate_runs(variants, self.per_call_s, budget_s=float(self.budget.value))
+        return self.cell_ab.estimate_runs(variants, float(self.budget.value))
 
     def _show_estimate(self) -> None:
         runs = self.estimate_runs([self._compile_spec()])
@@ -210,9 +205,9 @@ class ABControls:
             f"writing files):<ul>{items}</ul>"
         )
         plan = None
-        if self.survey is not None:
+        if self.findings:
             try:
-                plan = self.survey()
+                plan = self.cell_ab.survey()
             except Exception as error:  # a namespace that cannot be walked: say so, ask anyway
                 text += html.escape(f"(What the cell can change could not be listed: {error}.) ")
         if plan is not None and plan.complete:
@@ -225,7 +220,7 @@ class ABControls:
             text += html.escape(
                 f"The state cannot be copied here ({plan.limit}): the A/B will not run. "
             )
-        undoable = cannot_undo(self.findings)
+        undoable = self.cell_ab.undoable
         if undoable:
             lines = "".join(f"<li>{html.escape(str(f))}</li>" for f in undoable[:6])
             text += f"<b>Cannot be undone</b>, every run does it again:<ul>{lines}</ul>"
@@ -273,37 +268,18 @@ class ABControls:
 
     def _work(self, variants: list[str], budget_s: float) -> None:
         try:
-            target, snapshot = self.make_target()
-            # The A/B puts the snapshot back when it ends, cancelled or failed too.
-            result = ab.run(
-                target,
-                variants,
-                budget_s=budget_s,
-                cpu=self.cpu,
-                cancel=self.cancel_event,
-                progress=self._progress,
-                max_runs=ab.estimate_runs(variants, self.per_call_s, budget_s=budget_s),
-                report=self.report,
-                snapshot=snapshot,
+            # The same A/B as --ab: it puts the state back when it ends (cancelled or failed
+            # too) and, unless cancelled, updates the report, its output and _brrr_ab.
+            result = self.cell_ab.run(
+                variants, budget_s=budget_s, cancel=self.cancel_event, progress=self._progress
             )
             self.result = result
-            undoable = cannot_undo(self.findings)
-            if undoable:
-                result.notes.append(
-                    "Not undone: "
-                    + "; ".join(str(f) for f in undoable[:5])
-                    + ": each run did it again."
-                )
             state = _state_line(result)
             if result.cancelled:
                 status = html.escape(
                     f"Cancelled after {result.runs_total:,} runs: the report is unchanged. {state}"
                 )
             else:
-                if self.report is not None:
-                    self.report.ab = result.to_dict()
-                    if self.handle is not None:
-                        self.handle.update(self.report)
                 lines = "<br>".join(html.escape(line) for line in result.summary_lines())
                 status = (
                     f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s. "
@@ -311,7 +287,7 @@ class ABControls:
                 )
         except StateNotCopied as error:
             self.error = error
-            status = html.escape(str(error))
+            status = html.escape(f"Not run: {error}")
         except BaseException as error:  # the worker must end cleanly, whatever the cell did
             self.error = error
             status = html.escape(f"The A/B failed: {type(error).__name__}: {error}")
@@ -355,46 +331,20 @@ def _state_line(result: ab.ABResult) -> str:
 
 
 def cell_controls(
-    shell: Any, cell: str, *, name: str, report: Any, handle: Any, cpu: bool = False
+    shell: InteractiveShell,
+    text: str,
+    *,
+    name: str,
+    report: Report,
+    handle: DisplayHandle | None,
+    cpu: bool = False,
 ) -> ABControls:
-    """The controls for a ``%%brrr`` cell. The cell becomes a function only when a button is
-    clicked, with the namespace as it is then; the state it can change is copied then and put
-    back after the A/B (``snapshot.py``)."""
-    from .cell import cell_target
-    from .snapshot import hidden_names, names_used, survey
-    from .stateful import notebook_findings
-
-    source = shell.transform_cell(cell)
-    namespace = shell.user_ns
-    findings = notebook_findings(namespace, source)
-
-    def names() -> tuple[str, ...]:
-        return names_used(namespace, source, hidden=hidden_names(shell))
-
-    def make_target() -> tuple[Target, Snapshot | None]:
-        target = cell_target(shell, cell)
-        snapshot = Snapshot.take(namespace, names())
-        if not snapshot.complete and findings:
-            raise StateNotCopied(
-                f"Not run: the state this cell can change cannot be copied "
-                f"({snapshot.survey.limit}). %%brrr --ab ... --ab-stateful keep runs the A/B "
-                "without a copy (what the runs do stays)."
-            )
-        return target.target(name), snapshot
-
-    summary = getattr(report, "summary", {}) or {}
-    per_call = summary.get("span_s") or summary.get("wall_s")
-    return ABControls(
-        make_target,
-        report=report,
-        handle=handle,
-        per_call_s=per_call,
-        source=source,
-        findings=findings,
-        survey=lambda: survey(namespace, names()),
-        cpu=cpu,
-        shell=shell,
-    )
+    """The controls for the cell ``text`` profiled as ``report``. The cell becomes a function
+    only when a button is clicked, with the namespace as it is then; the state it can change is
+    copied then and put back after the A/B (``actions.snapshot``)."""
+    code = NotebookCell.from_shell(shell, text)
+    cell_ab = CellAB(code, report, name=name, hidden=hidden_names(shell), cpu=cpu, handle=handle)
+    return ABControls(cell_ab, shell=shell)
 
 
 # --- the kernel's interrupt ------------------------------------------------------------------------
@@ -404,7 +354,7 @@ _LOCK = threading.Lock()
 _PREVIOUS: dict[str, Any] = {}
 
 
-def _on_sigint(signum: int, frame: Any) -> None:
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
     """While an A/B runs in the worker: cancel it. Otherwise: what was there before (ipykernel
     ignores SIGINT between requests)."""
     with _LOCK:
@@ -418,7 +368,7 @@ def _on_sigint(signum: int, frame: Any) -> None:
         previous(signum, frame)
 
 
-def _arm_interrupt(shell: Any, event: threading.Event) -> None:
+def _arm_interrupt(shell: object, event: threading.Event) -> None:
     """Make the kernel's interrupt cancel the A/B.
 
     ipykernel puts the default SIGINT handler in place while it handles a request and restores

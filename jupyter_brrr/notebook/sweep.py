@@ -1,5 +1,6 @@
 """``%%brrr --sweep batch=8..512`` and ``%%brrr --memory``: the IPython glue of the size sweep
-(``actions/sweep.py``) and the memory breakdown (``memory.py``).
+(``actions/sweep.py``) and the memory breakdown (``memory.py``). The cell runs in its exec form
+(``cell.NotebookCell``), parsed once by the magic.
 
 The sweep sets the variable in the user's namespace before each run of the cell, which builds
 its inputs from it; each size is measured like a report (``--warmup``/``--repeat``, at least 1
@@ -18,26 +19,37 @@ sweep ends (the namespace as it was before the cell); ``keep`` lets the runs cha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
+
+from ..actions.snapshot import Snapshot, names_used, survey
+from ..actions.stateful import cannot_undo, notebook_findings
+from ..actions.sweep import DEFAULT_ROUNDS, sweep
+from ..capture import ProfilerInUseError
+from ..memory import memory_breakdown
+from .ab import stateful_refusal
+from .cell import NotebookCell
+from .shell import hidden_names
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..report import Report
 
 SWEEP_WARMUP, SWEEP_REPEAT = 1, 5
 
 
-def sweep_runs(args: Any) -> tuple[int, int]:
+def sweep_runs(args: Namespace) -> tuple[int, int]:
     """The warm-up and timed runs per size: the flags', at least 1 and 5."""
     return max(args.warmup, SWEEP_WARMUP), args.repeat if args.repeat > 1 else SWEEP_REPEAT
 
 
-def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
+def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name: str) -> None:
     """``--sweep NAME=SIZES`` (with ``--memory``, the breakdown at the best size)."""
     __tracebackhide__ = True
-    from .actions.snapshot import Snapshot, hidden_names, names_used, survey
-    from .actions.stateful import cannot_undo, notebook_findings
-    from .actions.sweep import DEFAULT_ROUNDS, sweep
-    from .capture import ProfilerInUseError
-    from .magic import cell_function, stateful_refusal
 
     say = (
         (lambda text: None)
@@ -53,8 +65,8 @@ def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
     rounds = DEFAULT_ROUNDS
     runs = len(sizes) * (warmup + repeat + 1 + rounds * repeat)
     namespace = shell.user_ns
-    run_cell, _show = cell_function(shell, cell)
-    source = shell.transform_cell(cell)
+    run_cell = code.run
+    source = code.source
     findings = notebook_findings(namespace, source)
     names = names_used(namespace, source, hidden=hidden_names(shell))
     undoable = cannot_undo(findings)
@@ -143,15 +155,12 @@ def run_sweep(shell: Any, cell: str, args: Any, name: str) -> Any:
     return None
 
 
-def run_memory(shell: Any, cell: str, args: Any, report: Any) -> None:
+def run_memory(
+    shell: InteractiveShell, code: NotebookCell, args: Namespace, report: Report
+) -> None:
     """``--memory`` without a sweep: the cell once more under the memory profiler; the report
     gets the breakdown."""
-    from .magic import cell_function
-
-    run_cell, _show = cell_function(shell, cell)
-    memory = _memory_at(
-        shell, lambda _size: run_cell(), None, None, args, shell.transform_cell(cell)
-    )
+    memory = _memory_at(shell, lambda _size: code.run(), None, None, args, code.source)
     if memory is not None:
         report.memory = memory.to_dict()
 
@@ -162,9 +171,6 @@ def _memory_at(
     """The memory breakdown of one more run (at ``size``). ``reset``: the sweep's, called first;
     else, for a cell (``source``) that looks stateful, its state is copied and put back after
     the run, and a cell whose state cannot be copied is not run again."""
-    from .actions.snapshot import Snapshot, hidden_names, names_used
-    from .actions.stateful import notebook_findings
-    from .memory import memory_breakdown
 
     def say(text: str) -> None:
         print(f"%%brrr --memory: {text}", flush=True)

@@ -1,5 +1,8 @@
 """The ``%%brrr`` cell magic: glue between IPython, ``capture`` and the report's display.
 
+The cell is parsed once (``cell.NotebookCell``): its exec form is what runs profiled, its
+function form what the A/B's variants run (``ab.CellAB``, which the buttons use too).
+
 The cell runs in the user's namespace like a plain cell: its assignments persist, its last
 expression's value is shown as usual, and an error is re-raised with the cell's own traceback
 (the magic's frames are hidden with ``__tracebackhide__``).
@@ -7,44 +10,29 @@ expression's value is shown as usual, and an error is re-raised with the cell's 
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import display
+from IPython.display import DisplayHandle, display
 
-from . import attribution
-from .attribution import Attribution
-from .capture import ProfilerInUseError, capture
+from .. import attribution
+from ..actions.cell import CellNotSupported
+from ..actions.snapshot import StateNotCopied
+from ..attribution import Attribution
+from ..capture import ProfilerInUseError, capture
+from .ab import CellAB, stateful_refusal
+from .cell import NotebookCell
+from .shell import hidden_names, prompt_number, widgets_enabled
 
+if TYPE_CHECKING:
+    from argparse import Namespace
 
-def cell_function(shell: Any, cell: str) -> tuple[Callable[[], Any], bool]:
-    """Compile a cell into a function over the user's namespace that returns its last expression.
+    from IPython.core.interactiveshell import InteractiveShell
 
-    Returns the function and whether the value should be shown (a trailing ``;`` hides it, as in
-    a plain cell). The source is registered with IPython's compiler so tracebacks show its lines.
-    """
-    source = shell.transform_cell(cell)
-    tree = shell.transform_ast(shell.compile.ast_parse(source))
-    filename = shell.compile.cache(source)
-    body, last = tree.body, None
-    if body and isinstance(body[-1], ast.Expr):
-        body, last = body[:-1], body[-1]
-    body_code = shell.compile(ast.Module(body=body, type_ignores=[]), filename, "exec")
-    last_code = shell.compile(ast.Expression(body=last.value), filename, "eval") if last else None
-    namespace = shell.user_ns
-
-    def run_cell() -> Any:
-        exec(body_code, namespace)
-        return eval(last_code, namespace) if last_code is not None else None
-
-    # The compiled code, for the modules and functions it names (attribution.for_code).
-    run_cell.codes = [code for code in (body_code, last_code) if code is not None]  # type: ignore[attr-defined]
-    show = last is not None and not source.rstrip().endswith(";")
-    return run_cell, show
+    from ..history_store import Store
+    from ..report import Report
 
 
 @magics_class
@@ -240,15 +228,16 @@ class BrrrMagics(Magics):
         if not cell.strip():
             print("%%brrr: the cell is empty: there is nothing to profile.")
             return None
-        name = args.name or f"cell [{_prompt_number(self.shell)}]"
+        code = NotebookCell.from_shell(self.shell, cell)
+        code.codes  # noqa: B018  compiled now: a cell that cannot compile fails here, as a plain cell
+        name = args.name or f"cell [{prompt_number(self.shell)}]"
         if args.sweep is not None:
-            from .sweep_cell import run_sweep
+            from .sweep import run_sweep
 
-            return run_sweep(self.shell, cell, args, name)
-        run_cell, show = cell_function(self.shell, cell)
+            return run_sweep(self.shell, code, args, name)
         try:
             result = capture(
-                run_cell,
+                code.run,
                 warmup=args.warmup,
                 repeat=args.repeat,
                 cpu=args.cpu,
@@ -256,14 +245,14 @@ class BrrrMagics(Magics):
                 name=name,
                 source="magic",
                 namespace=self.shell.user_ns,
-                attribution=_attribution(self.shell, run_cell, cell, args),
+                attribution=_attribution(code, args),
             )
         except ProfilerInUseError as error:
             # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
             # user's own records it).
             print(f"%%brrr: no report: {error} The cell ran once, as a plain cell.", flush=True)
-            value = run_cell()
-            return value if show else None
+            value = code.run()
+            return value if code.show else None
         if result.no_report is not None:
             print(f"%%brrr: no report: {result.no_report}", flush=True)
         report = result.report
@@ -271,9 +260,9 @@ class BrrrMagics(Magics):
         if report is not None and result.error is None:
             self._remeasure(report, args, cell)
             if args.memory and not report.empty:
-                from .sweep_cell import run_memory
+                from .sweep import run_memory
 
-                run_memory(self.shell, cell, args, report)
+                run_memory(self.shell, code, args, report)
         if report is not None:
             self.shell.user_ns["_brrr"] = report
             if not args.quiet:
@@ -291,27 +280,32 @@ class BrrrMagics(Magics):
                 if not args.quiet:
                     print("%%brrr --ab: the cell ran no torch operations: no A/B.")
             else:
-                self._ab(cell, args, name, report, handle)
+                self._ab(code, args, name, report, handle)
         elif (
             report is not None
             and handle is not None
             and not report.empty
-            and _widgets_enabled(self.shell)
+            and widgets_enabled(self.shell)
         ):
-            _show_controls(self.shell, cell, name, report, handle, cpu=args.cpu)
-        return result.value if show else None
+            _show_controls(self.shell, code, name, report, handle, cpu=args.cpu)
+        return result.value if code.show else None
 
-    def _ab(self, cell: str, args: Any, name: str, report: Any, handle: Any) -> None:
-        """``--ab``: run the A/B now, printing progress, and update the report in place.
+    def _ab(
+        self,
+        code: NotebookCell,
+        args: Namespace,
+        name: str,
+        report: Report,
+        handle: DisplayHandle | None,
+    ) -> None:
+        """``--ab``: run the A/B now (``CellAB``, as the buttons do), printing progress; the
+        report is updated in place.
 
         A cell that looks stateful runs only with ``--ab-stateful``; with ``restore`` (and for
         every other cell, where the copy fits in memory) the state it can change is copied
         first and put back after, so the namespace is as the first run left it."""
         __tracebackhide__ = True
-        from .actions import ab
-        from .actions.cell import CellNotSupported, cell_target
-        from .actions.snapshot import Snapshot, hidden_names, names_used, survey
-        from .actions.stateful import cannot_undo, notebook_findings
+        from ..actions import ab
 
         say = (
             (lambda text: None)
@@ -322,22 +316,29 @@ class BrrrMagics(Magics):
         def tell(text: str) -> None:  # what concerns the user's data: printed even with --quiet
             print(f"%%brrr --ab: {text}", flush=True)
 
+        cell_ab = CellAB(
+            code,
+            report,
+            name=name,
+            hidden=hidden_names(self.shell),
+            cpu=args.cpu,
+            handle=handle,
+        )
         try:
-            target = cell_target(self.shell, cell)
+            target = code.function()
         except (CellNotSupported, SyntaxError) as error:
             say(f"cannot re-run this cell as variants: {error}")
             return
         budget = args.ab_budget if args.ab_budget is not None else ab.DEFAULT_BUDGET_S
-        per_call = report.summary.get("span_s") or report.summary.get("wall_s")
-        runs = ab.estimate_runs(args.ab_variants, per_call, budget_s=budget)
-        namespace = self.shell.user_ns
-        findings = notebook_findings(namespace, target.source)
-        names = names_used(namespace, target.source, hidden=hidden_names(self.shell))
-        undoable = cannot_undo(findings)
-        if findings and args.ab_stateful is None:
+        runs = cell_ab.estimate_runs(args.ab_variants, budget)
+        if cell_ab.findings and args.ab_stateful is None:
             tell(
                 stateful_refusal(
-                    findings, survey(namespace, names), runs, undoable, flag="--ab-stateful"
+                    cell_ab.findings,
+                    cell_ab.survey(),
+                    runs,
+                    cell_ab.undoable,
+                    flag="--ab-stateful",
                 )
             )
             return
@@ -345,71 +346,24 @@ class BrrrMagics(Magics):
             f"eager vs {', '.join(s.name for s in args.ab_variants[1:])}: the cell will run at "
             f"most {runs:,} more times (each variant is timed for about {budget:g} s)."
         )
-        snapshot = None
-        bindings = None
-        if args.ab_stateful == "keep":
-            tell(
-                "--ab-stateful keep: every run changes the cell's state, and what the runs did "
-                "stays; the names the cell binds are put back after."
-            )
-            bindings = target.snapshot()
-        else:
-            snapshot = Snapshot.take(namespace, names)
-            if not snapshot.complete and findings:
-                tell(
-                    f"not run: the state this cell can change cannot be copied ("
-                    f"{snapshot.survey.limit}). Use --ab-stateful keep to run it without a copy "
-                    "(what the runs do stays), or make the cell a function of inputs that it "
-                    "does not change."
-                )
-                return
-            if not snapshot.complete:
-                say(
-                    f"no copy of the state: {snapshot.survey.limit}. The cell looks stateless; "
-                    "the names it binds are put back after the A/B."
-                )
-            elif findings:
-                say(
-                    f"copied {snapshot.survey.describe()}: put back when the A/B ends, and "
-                    "before each checked run."
-                )
-        for finding in undoable:
-            tell(f"cannot be undone: {finding}: each of the runs does it again.")
 
         def progress(step: ab.Progress) -> None:
             if step.new_step and step.step != "done":
                 say(step.message)
 
         try:
-            result = ab.run(
-                target.target(name),
+            result = cell_ab.run(
                 args.ab_variants,
                 budget_s=budget,
-                cpu=args.cpu,
+                keep=args.ab_stateful == "keep",
                 progress=progress,
-                max_runs=runs,
-                report=report,
-                snapshot=snapshot,
+                say=say,
+                tell=tell,
+                target=target,
             )
-        except KeyboardInterrupt:
-            say("interrupted: the A/B stopped; the profiler is off and the kernel usable.")
-            if snapshot is not None and snapshot.complete:
-                say("the state the cell can change was put back as the first run left it.")
-            raise
-        except ProfilerInUseError as error:
+        except (StateNotCopied, ProfilerInUseError) as error:
             tell(f"not run: {error}")
             return
-        finally:
-            if bindings is not None:
-                target.restore(bindings)
-        if undoable:
-            result.notes.append(
-                "Not undone: "
-                + "; ".join(str(f) for f in undoable[:5])
-                + ": each run did it again."
-            )
-        report.ab = result.to_dict()
-        self.shell.user_ns["_brrr_ab"] = result
         say(f"done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.")
         if result.restored is not None and (
             result.restored.changed or result.restored.random_state
@@ -419,17 +373,15 @@ class BrrrMagics(Magics):
             tell(f"could not put back: {failure}")
         for line in result.summary_lines():
             say(f"  {line}")
-        if handle is not None:
-            handle.update(report)
 
-    def _remeasure(self, report: Any, args: Any, cell: str) -> None:
+    def _remeasure(self, report: Report, args: Namespace, cell: str) -> None:
         """A named run joins its name's history (with the change since the previous run); a
         target gets its plan. Never fails the cell."""
         if args.name is None:
             if args.goal is not None:
                 report.set_target(args.goal)
             return
-        from . import history_store
+        from .. import history_store
 
         say = (lambda text: None) if args.quiet else (lambda text: print(f"%%brrr: {text}"))
         try:
@@ -452,8 +404,8 @@ class BrrrMagics(Magics):
         """``%brrr history|diff|forget ...``: the line magic."""
         import shlex
 
-        from . import history_store as history
-        from .comparison import Comparison
+        from .. import history_store as history
+        from ..comparison import Comparison
 
         try:
             words = shlex.split(line)
@@ -513,7 +465,7 @@ class BrrrMagics(Magics):
             return None
         raise UsageError(f"%brrr: unknown command {command!r}.\n\n{_line_usage()}")
 
-    def _parse(self, line: str) -> Any:
+    def _parse(self, line: str) -> Namespace | None:
         try:
             args = parse_argstring(self.brrr, line)
         except UsageError as error:
@@ -530,7 +482,7 @@ class BrrrMagics(Magics):
             )
         args.ab_variants = None
         if args.ab is not None:
-            from .actions.variants import parse_variants
+            from ..actions.variants import parse_variants
 
             try:
                 args.ab_variants = parse_variants(args.ab)
@@ -545,7 +497,7 @@ class BrrrMagics(Magics):
         if args.ab_budget is not None and not args.ab_budget > 0:
             raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
         if args.sweep is not None:
-            from .actions.sweep import DEFAULT_BUDGET_S, parse_sizes
+            from ..actions.sweep import DEFAULT_BUDGET_S, parse_sizes
 
             try:
                 args.sweep_variable, args.sweep_sizes = parse_sizes(args.sweep)
@@ -567,7 +519,7 @@ class BrrrMagics(Magics):
         if args.items is not None and args.target is None:
             raise UsageError(f"--items goes with --target RATE/s.\n\n{_usage()}")
         if args.target is not None:
-            from .target import TargetError, parse_goal
+            from ..target import TargetError, parse_goal
 
             try:
                 args.goal = parse_goal(args.target, args.items)
@@ -578,56 +530,16 @@ class BrrrMagics(Magics):
         return args
 
 
-def stateful_refusal(
-    findings: list, plan: Any, runs: int, undoable: list, *, flag: str | None = None
-) -> str:
-    """Why a stateful cell is not re-run, what is found, and how to run it anyway."""
-    lines = [
-        f"not run: the cell looks stateful, and the A/B would run it up to {runs:,} times, "
-        "each run changing that state:",
-        *(f"  {finding}" for finding in findings[:8]),
-    ]
-    if len(findings) > 8:
-        lines.append(f"  and {len(findings) - 8} more")
-    if plan.complete:
-        copy = (
-            f"the state the cell can change ({plan.describe()}) is copied first and put back "
-            "after, so the variables stay as this run left them"
-        )
-    else:
-        copy = f"but the state cannot be copied here ({plan.limit})"
-    undo = (
-        " What no copy puts back, and every run would do again: "
-        + "; ".join(f"{f.function + '(), ' if f.function else ''}line {f.line}" for f in undoable)
-        + " (files, iterators)."
-        if undoable
-        else ""
-    )
-    if flag:
-        lines.append(
-            f"To run it anyway, add {flag} restore: {copy}.{undo} Or {flag} keep, to let the "
-            "runs change it."
-        )
-    return "\n".join(lines)
-
-
-def _attribution(shell: Any, run_cell: Any, cell: str, args: Any) -> Attribution | None:
+def _attribution(code: NotebookCell, args: Namespace) -> Attribution | None:
     """Module paths from what the cell names, and source lines with ``--stack``."""
     if args.no_modules:
         return Attribution(lines=True) if args.stack else None
     found = Attribution(lines=args.stack)
-    for code in run_cell.codes:
-        named = attribution.for_code(code, shell.user_ns, source=cell, lines=args.stack)
+    for compiled in code.codes:
+        named = attribution.for_code(compiled, code.namespace, source=code.text, lines=args.stack)
         found.paths |= named.paths
         found.compiled = found.compiled or named.compiled
     return found
-
-
-def _prompt_number(shell: Any) -> int:
-    """The number in this cell's prompt: IPython counts the next cell before this one runs."""
-    result = getattr(shell.displayhook, "exec_result", None)
-    count = getattr(result, "execution_count", None)
-    return count if count is not None else shell.execution_count
 
 
 def _line_usage() -> str:
@@ -642,7 +554,7 @@ def _line_usage() -> str:
     )
 
 
-def _names(store: Any) -> str:
+def _names(store: Store) -> str:
     names = store.names()
     return ", ".join(repr(n) for n in names) if names else "none"
 
@@ -652,32 +564,23 @@ def _usage() -> str:
     return f"{usage}\nSee %%brrr --help for what each option does."
 
 
-def _widgets_enabled(shell: Any) -> bool:
-    """Whether to show the A/B controls: a Jupyter kernel (not a terminal) whose current request
-    comes from a front end where someone can click, and ipywidgets installed.
-
-    Front ends with a person at them (JupyterLab, Notebook, VS Code) send ``allow_stdin``;
-    nbclient, nbconvert and papermill do not. There nobody can click, and widgets would only
-    leave widget state and scripts in the saved notebook: ``--ab`` is the way there.
-    """
-    kernel = getattr(shell, "kernel", None)
-    if kernel is None or not getattr(kernel, "_allow_stdin", False):
-        return False
-    try:
-        import ipywidgets  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _show_controls(
-    shell: Any, cell: str, name: str, report: Any, handle: Any, *, cpu: bool
+    shell: InteractiveShell,
+    code: NotebookCell,
+    name: str,
+    report: Report,
+    handle: DisplayHandle,
+    *,
+    cpu: bool,
 ) -> None:
     """The A/B buttons, as their own output under the report."""
-    from .actions.controls import cell_controls
+    from .controls import ABControls
 
     try:
-        controls = cell_controls(shell, cell, name=name, report=report, handle=handle, cpu=cpu)
+        cell_ab = CellAB(
+            code, report, name=name, hidden=hidden_names(shell), cpu=cpu, handle=handle
+        )
+        controls = ABControls(cell_ab, shell=shell)
     except Exception as error:  # the profile is shown; a missing button must not fail the cell
         print(f"%%brrr: no A/B controls ({type(error).__name__}: {error})")
         return

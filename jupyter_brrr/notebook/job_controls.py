@@ -13,13 +13,19 @@ from __future__ import annotations
 import html
 import shlex
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
-from IPython.display import display
+from IPython.display import DisplayHandle, display
 
-from .launch import JobCancelled, JobRunError, run_job
+from ..launch import JobCancelled, JobRunError, run_job
+from .shell import widgets_enabled
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..job import JobReport
 
 _USAGE = (
     "usage: %brrr_job [--nproc N] [--steps SKIP,WARMUP,RECORD] [--out DIR] [--timeout S] "
@@ -31,13 +37,15 @@ class JobControls:
     """Progress bar, status line and Cancel for one job; the job runs in ``start()``'s thread.
     ``wait()`` blocks until it ends (tests, scripts); ``result`` / ``error`` hold the outcome."""
 
-    def __init__(self, handle: Any = None, shell: Any = None) -> None:
+    def __init__(
+        self, handle: DisplayHandle | None = None, shell: InteractiveShell | None = None
+    ) -> None:
         import ipywidgets as w
 
         self.handle = handle
         self.shell = shell
         self.cancel_event = threading.Event()
-        self.result: Any = None
+        self.result: JobReport | None = None
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self.progress = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(width="16em"))
@@ -63,7 +71,7 @@ class JobControls:
         self.cancel_button.disabled = True
         self._say("cancelling: stopping every rank...")
 
-    def wait(self, timeout: float | None = None) -> Any:
+    def wait(self, timeout: float | None = None) -> JobReport | None:
         if self._thread is not None:
             self._thread.join(timeout)
         return self.result
@@ -126,9 +134,7 @@ class JobMagics(Magics):
         report is stored in ``_brrr_job``; ``jupyter_brrr.load(DIR)`` reads the traces again.
         """
         options, script, args, wait = _parse(line)
-        from .magic import _widgets_enabled
-
-        if wait or not _widgets_enabled(self.shell):
+        if wait or not widgets_enabled(self.shell):
             return self._run_blocking(script, args, options)
         handle = display(
             {"text/plain": f"%brrr_job: running {script}; the report appears here."},
