@@ -34,7 +34,7 @@ import pandas as pd
 from . import advice, comms, costs, intervals, limits, modules, roofs
 from .events import Trace
 from .peaks import Peaks
-from .schema import OPS_COLUMNS, SPLIT_PARTS
+from .schema import OPS_COLUMNS, SPLIT_PARTS, Runs, Summary
 from .tables import factorize_objects, frame, group_codes, group_sums
 
 # Below this ideal time a kernel cannot fill the GPU: a launch costs a few microseconds.
@@ -67,11 +67,33 @@ _HOST_COPY_PATTERN = re.compile("|".join(_HOST_COPY_MARKERS))
 _Columns = pd.DataFrame | dict[str, np.ndarray]
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What a captured run measured outside its trace (``capture.py``); a loaded trace has
+    none. The analysis puts it into the summary."""
+
+    warm: bool  # warm-up runs came first: first-run costs are excluded
+    wall_s: float | None  # the profiled run's wall time on the host clock
+    profiled_span_s: float | None  # the profiled run's span
+    run_spans_s: list[float]  # each timed run's span
+    torch_version: str | None
+    timing: dict | None  # how the span was timed (capture._timing)
+    memory_before_bytes: float | None
+    memory_increase_bytes: float | None
+    memory_after_bytes: float | None
+    # The peak memory comes from the CUDA allocator's counters (None when they were not read),
+    # never from the trace's memory events.
+    cuda_memory: bool = False
+    # Timed runs without GPU work: their median span on the host clock, which replaces the
+    # profiled run's span and caps its CPU op time.
+    host_span_s: float | None = None
+
+
 @dataclass
 class Analysis:
     """Everything ``Report`` holds, before it is wrapped."""
 
-    summary: dict
+    summary: Summary
     ops: pd.DataFrame
     kernels: pd.DataFrame
     cpu_ops: pd.DataFrame
@@ -97,18 +119,24 @@ def analyze(
     *,
     span_s: float | None = None,
     span_source: str = "trace",
-    runs: dict | None = None,
+    runs: Runs | None = None,
     peak_memory_bytes: float | None = None,
     memory_capacity_bytes: float | None = None,
     device: str | None = None,
     notes: list[str] | None = None,
     math_mode: dict | None = None,
     advise: bool = True,
+    measured: Measured | None = None,
+    steps: dict | None = None,
 ) -> Analysis:
     """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span;
     ``math_mode`` (``capture.math_mode()``, None for a loaded trace) is what decided the units.
     ``advise=False`` leaves the op reasons and the recommendations to ``Analysis.complete()``
-    (a first look at a trace whose median step is analysed next needs neither)."""
+    (a first look at a trace whose median step is analysed next needs neither).
+
+    The summary is built whole here (``schema.Summary``): ``runs`` (how often the code ran),
+    ``measured`` (what a capture measured outside the trace; None for a loaded trace) and
+    ``steps`` (a loaded trace's profiler steps, ``steps.StepWindows.summary``) go into it."""
     notes = list(notes or [])
     # The trace's columns are taken once, as arrays, and each output frame is built once: the
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
@@ -141,46 +169,70 @@ def analyze(
         # CUDA events bracket the launches, so they cannot see less than the kernels ran;
         # a smaller figure means the two clocks disagree by rounding: trust the busy time.
         span = active
-    summary = {
+    # No rate where no op has a model: 0 FLOP/s would read as a measurement.
+    modelled = bool(ops["counted"].any())
+    busy = split["busy_s"]
+    flops = float(np.nansum(ops["flops"]))  # nansum: skips NaN (the ops without a model)
+    nbytes = float(np.nansum(ops["bytes"]))
+    coverage = _coverage(trace, gpu, owner, ops, comm)
+    math_mode_figures, roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
+    if peak_memory_bytes is not None or (measured is not None and measured.cuda_memory):
+        memory_peak = peak_memory_bytes  # the allocator's counters: None when not read
+    else:
+        memory_peak = _trace_peak_memory(trace)
+    summary: Summary = {
         "span_s": span,
-        **split,
+        "busy_s": busy,
+        "compute_s": split["compute_s"],
+        "memory_s": split["memory_s"],
+        "communication_s": split["communication_s"],
+        "other_s": split["other_s"],
         # A collective running on the host while the GPU waits is communication, not idle.
-        "idle_s": max(span - split["busy_s"] - split["host_communication_s"], 0.0),
+        "idle_s": max(span - busy - split["host_communication_s"], 0.0),
+        "overhead_kernels_s": split["overhead_kernels_s"],
+        "idle_gap_count": split.get("idle_gap_count"),  # GPU work only
+        "communication_hidden_s": split["communication_hidden_s"],
+        "host_communication_s": split["host_communication_s"],
         "trace_span_s": trace_span,
         "span_source": span_source if span_s is not None else "trace",
         "device": device or device_name(trace),
         "gpu": gpu_work,
         "peaks": peaks.to_dict() if peaks is not None else None,
         "runs": runs or {"warmup": 0, "timed": 0, "profiled": 1, "total": 1},
-        "peak_memory_bytes": peak_memory_bytes
-        if peak_memory_bytes is not None
-        else _trace_peak_memory(trace),
+        "steps": steps,
+        "warm": measured.warm if measured is not None else None,
+        "peak_memory_bytes": memory_peak,
         "memory_capacity_bytes": memory_capacity_bytes
         if memory_capacity_bytes is not None
         else _trace_capacity(trace),
-        # nansum: pandas' sum, which skips NaN (the ops without a model)
-        "flops": float(np.nansum(ops["flops"])),
-        "bytes": float(np.nansum(ops["bytes"])),
+        "memory_before_bytes": measured.memory_before_bytes if measured is not None else None,
+        "memory_increase_bytes": measured.memory_increase_bytes if measured is not None else None,
+        "memory_after_bytes": measured.memory_after_bytes if measured is not None else None,
+        "flops": flops,
+        "bytes": nbytes,
+        "achieved_flops_per_s": flops / busy if busy > 0 and modelled else None,
+        "achieved_bytes_per_s": nbytes / busy if busy > 0 and modelled else None,
         "kernel_count": len(trace.kernels),
         "copy_count": len(trace.copies),
         "short_kernel_count": int(np.count_nonzero(trace.kernels["dur_s"].to_numpy() < SHORT_S)),
         "launch_count": _launch_count(trace),
         # False for a trace recorded without record_shapes=True: no op can have a cost then.
         "shapes_recorded": _shapes_recorded(ops),
+        "unmodelled_s": float(np.nansum(kernels["dur_s"][kernels["category"] == "unmodelled"])),
+        "modelled_share": coverage["modelled_share"],
+        "estimated_share": coverage["estimated_share"],
+        "unmodelled_ops": coverage["unmodelled_ops"],
+        "communication": comm.summary,
+        "math_mode": math_mode_figures,
+        "wall_s": measured.wall_s if measured is not None else None,
+        "profiled_span_s": measured.profiled_span_s if measured is not None else None,
+        "run_spans_s": list(measured.run_spans_s) if measured is not None else None,
+        "torch_version": measured.torch_version if measured is not None else None,
+        "timing": measured.timing if measured is not None else None,
     }
-    busy = summary["busy_s"]
-    # No rate where no op has a model: 0 FLOP/s would read as a measurement.
-    modelled = bool(ops["counted"].any())
-    summary["achieved_flops_per_s"] = summary["flops"] / busy if busy > 0 and modelled else None
-    summary["achieved_bytes_per_s"] = summary["bytes"] / busy if busy > 0 and modelled else None
-    unmodelled = kernels["category"] == "unmodelled"
-    summary["unmodelled_s"] = float(np.nansum(kernels["dur_s"][unmodelled]))
-    summary |= _coverage(trace, gpu, owner, ops, comm)
-    summary["communication"] = comm.summary
 
     op_table, call_row, op_columns = _op_table(ops, owner, peaks)
     notes += _traffic_notes(op_table)
-    summary["math_mode"], roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
     notes += roof_notes
     flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
     if len(flagged):
@@ -257,7 +309,18 @@ def analyze(
         )
 
     result.pending = advise_now
-    return result.complete() if advise else result
+    if advise:
+        result.complete()
+    if measured is not None and measured.host_span_s is not None:
+        # Timed runs without GPU work: their unprofiled median is the span, and the profiled
+        # run's CPU op time (slower, under the profiler) is capped by it. After the advice,
+        # which reads the profiled run's own figures.
+        host_span = measured.host_span_s
+        summary["span_s"] = host_span
+        summary["span_source"] = span_source
+        summary["busy_s"] = summary["other_s"] = min(summary["busy_s"], host_span)
+        summary["idle_s"] = host_span - summary["busy_s"]
+    return result
 
 
 # Runtime calls that launch GPU work (CUDA and HIP names contain these).

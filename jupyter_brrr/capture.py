@@ -60,6 +60,7 @@ from .attribution import Attribution
 from .clocks import GpuSensors, settled
 from .events import read_trace
 from .report import Report, steady_state_options
+from .schema import Runs
 
 # The sustained warm-up: at least this long, and until the SM clock has not fallen by more than
 # CLOCK_TOLERANCE for CLOCK_SETTLE_S (read every CLOCK_SAMPLE_S); never past WARMUP_CAP_S or
@@ -281,7 +282,7 @@ def _capture(
     gpu = torch.cuda.is_available() and not cpu
     protocol = protocol_of(warmup=warmup, repeat=repeat, gpu=gpu, burst=burst)
     steady = protocol != "single"
-    runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}
+    runs: Runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}
     spans: list[float] = []
     sensors = GpuSensors() if gpu and steady else None
     readings: list[tuple[float | None, float | None]] = []
@@ -341,7 +342,7 @@ def _profiled_run(
     readings: list[tuple[float | None, float | None]],
     warm: WarmUp,
     sensors: GpuSensors | None,
-    runs: dict,
+    runs: Runs,
     name: str,
     source: str,
     attribution: Attribution | None = None,
@@ -452,7 +453,7 @@ def _warm_up(
     sustained: bool,
     gpu: bool,
     sensors: GpuSensors | None,
-    runs: dict,
+    runs: Runs,
 ) -> WarmUp:
     """Warm up as the module docstring says; each run's value is dropped as it returns."""
     __tracebackhide__ = True
@@ -901,7 +902,7 @@ def _report(
     memory: _Memory,
     profiled_span: float | None,
     wall: float | None,
-    runs: dict,
+    runs: Runs,
     name: str,
     source: str,
     failed: bool,
@@ -931,6 +932,21 @@ def _report(
     trace = read_trace(trace_path)
     if threads is not None and (note := _thread_note(trace, threads)):
         notes.append(note)
+    memory_figures = memory.summary()
+    measured = analysis.Measured(
+        warm=runs["warmup"] > 0,
+        wall_s=wall,
+        profiled_span_s=profiled_span,
+        run_spans_s=spans,
+        torch_version=_torch_version(),  # a comparison checks it matches
+        timing=timing,
+        memory_before_bytes=memory_figures["memory_before_bytes"],
+        memory_increase_bytes=memory_figures["memory_increase_bytes"],
+        memory_after_bytes=memory_figures["memory_after_bytes"],
+        cuda_memory=gpu,  # not the trace's peak where the counters were not read
+        # CPU op times come from the profiled run, slower than the unprofiled span: capped.
+        host_span_s=span if not gpu and protocol != "single" and spans else None,
+    )
     result = analysis.analyze(
         trace,
         device_peaks,
@@ -943,22 +959,8 @@ def _report(
         notes=notes,
         # Read after the run: a cell that sets them at its start ran with these.
         math_mode=math_mode(),
+        measured=measured,
     )
-    if gpu and memory.peak is None:
-        result.summary["peak_memory_bytes"] = None  # not the trace's: the counters were not read
-    result.summary.update(memory.summary())
-    result.summary["warm"] = runs["warmup"] > 0
-    result.summary["wall_s"] = wall
-    result.summary["profiled_span_s"] = profiled_span
-    result.summary["run_spans_s"] = spans
-    result.summary["torch_version"] = _torch_version()  # a comparison checks it matches
-    result.summary["timing"] = timing
-    if not gpu and protocol != "single" and spans:
-        # CPU op times come from the profiled run, slower than the unprofiled span: cap them.
-        s = result.summary
-        s["span_s"], s["span_source"] = span, span_source
-        s["busy_s"] = s["other_s"] = min(s["busy_s"], span)
-        s["idle_s"] = span - s["busy_s"]
     return Report.from_analysis(result, name=name, source=source, trace_path=trace_path)
 
 

@@ -71,7 +71,7 @@ def _report(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
 
-    from . import load
+    from .loading import load
     from .report import Report, SchemaError, _same_file
     from .target import TargetError, parse_goal
     from .views import text

@@ -131,7 +131,7 @@ def as_report(value: ReportLike, *, what: str = "report") -> Report:
                 f"jupyter_brrr.diff: the {what} file {path.name!r} looks like a saved report but "
                 f"cannot be read ({error}). Save it again with report.save()."
             ) from error
-    from . import load
+    from .loading import load
 
     return load(path)
 

@@ -152,16 +152,16 @@ def read_rank(
     path: str | PathLike, device: str | None = None, peaks: Peaks | None = None
 ) -> RankData:
     """Read and analyse one rank's trace (what each reading process runs)."""
-    from . import _report_of_trace, _whole_trace
     from .events import read_trace
+    from .trace_analysis import report_of_trace, whole_trace
 
     path = Path(path)
     trace = read_trace(path)
     # The whole trace's analysis gives each GPU event's bound; the rank's report (of its
     # median step, where the trace holds several) is made from it.
-    whole, used_peaks, peak_notes = _whole_trace(trace, device=device, peaks=peaks)
+    whole, used_peaks, peak_notes = whole_trace(trace, device=device, peaks=peaks)
     kernels = whole.kernels
-    report = _report_of_trace(trace, path, whole, used_peaks, peak_notes)
+    report = report_of_trace(trace, path, whole, used_peaks, peak_notes)
     args = {}
     kernel_names = trace.kernels["name"].to_numpy(dtype=object)
     if "collective" not in trace.kernels.columns and any(

@@ -115,6 +115,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any, TypedDict
 
 SCHEMA_NAME = "jupyter_brrr.report"
 SCHEMA_VERSION = 1
@@ -163,6 +164,67 @@ CAPTURE_SUMMARY_KEYS = (
 #                             "busbw_bytes_per_s", "link_fraction"}]} | null
 #   estimated_share          of the GPU time: costed by an estimate (compiled kernels ...)
 #   unmodelled_ops           [{"name", "share"}]: what launched the GPU time without a model
+
+
+class Runs(TypedDict):
+    """How many times the code ran (``summary["runs"]``); None where a trace does not say."""
+
+    warmup: int | None
+    timed: int | None
+    profiled: int | None
+    total: int | None
+
+
+class Summary(TypedDict):
+    """A report's ``summary``, as ``analysis.analyze`` builds it: every key, always (None where
+    a figure does not apply). ``js/src/schema.ts`` mirrors it as ``ISummary`` (a test checks
+    that both name the same keys). Reports written by older versions may lack the later keys."""
+
+    span_s: float  # one run's span (see SUMMARY_KEYS)
+    busy_s: float
+    compute_s: float
+    memory_s: float
+    communication_s: float
+    other_s: float
+    idle_s: float
+    overhead_kernels_s: float  # of busy_s: kernels under the launch floor
+    idle_gap_count: int | None  # gaps between GPU work (None without GPU work)
+    communication_hidden_s: float
+    host_communication_s: float
+    trace_span_s: float  # the span the trace itself shows
+    span_source: str  # how span_s was measured: trace, trace_step, cuda_events_*, host_clock_*
+    device: str
+    gpu: bool  # whether GPU work was recorded
+    peaks: dict[str, Any] | None  # Peaks.to_dict()
+    runs: Runs
+    steps: dict[str, Any] | None  # a loaded trace's profiler steps (steps.StepWindows.summary)
+    warm: bool | None  # warm-up runs came first (None: a loaded trace does not say)
+    peak_memory_bytes: float | None
+    memory_capacity_bytes: float | None
+    memory_before_bytes: float | None  # a capture's allocator counters (CAPTURE_SUMMARY_KEYS)
+    memory_increase_bytes: float | None
+    memory_after_bytes: float | None
+    flops: float  # modelled FLOPs of one run
+    bytes: float  # modelled bytes of one run
+    achieved_flops_per_s: float | None
+    achieved_bytes_per_s: float | None
+    kernel_count: int
+    copy_count: int
+    short_kernel_count: int
+    launch_count: int
+    shapes_recorded: bool
+    unmodelled_s: float
+    modelled_share: float | None
+    estimated_share: float | None
+    unmodelled_ops: list[dict[str, Any]]  # [{"name", "share"}]
+    communication: dict[str, Any] | None  # see the comment above OPS_COLUMNS
+    math_mode: dict[str, Any]  # roofs.math_mode_summary
+    wall_s: float | None  # a capture's profiled run on the host clock
+    profiled_span_s: float | None
+    run_spans_s: list[float] | None  # each timed run's span
+    torch_version: str | None
+    timing: dict[str, Any] | None  # TIMING
+
 
 OPS_COLUMNS = (
     "name",  # aten::addmm

@@ -55,6 +55,33 @@ def _interface_keys(name: str) -> set[str]:
     return set(re.findall(r"^\s+(\w+)\??:", body, re.M))
 
 
+def test_the_summary_has_the_same_keys_on_both_sides() -> None:
+    """schema.Summary (what the analysis builds) and ISummary (what the renderer reads) name
+    the same keys, and so do their run counts."""
+    assert _interface_keys("ISummary") == set(schema.Summary.__annotations__)
+    assert _interface_keys("IRuns") == set(schema.Runs.__annotations__)
+
+
+def test_the_analysis_builds_the_whole_summary() -> None:
+    """Every report the analysis makes (a loaded trace with and without profiler steps, one
+    without GPU work, a profiled call) has every key of schema.Summary and no other."""
+    import torch
+
+    import jupyter_brrr
+
+    data = Path(__file__).resolve().parent / "data"
+    keys = set(schema.Summary.__annotations__)
+    for name in ("coscos_eager", "mi250_rocm_minitoy", "cpu_only"):
+        report = jupyter_brrr.load(data / f"{name}.json.gz")
+        assert set(report.summary) == keys, name
+    assert jupyter_brrr.load(data / "mi250_rocm_minitoy.json.gz").summary["steps"] is not None
+    x = torch.randn(64)
+    for options in ({}, {"warmup": 1, "repeat": 3}):
+        report = jupyter_brrr.profile(lambda: x.cos(), **options)
+        assert set(report.summary) == keys, options
+        assert report.summary["warm"] is bool(options)
+
+
 def test_the_op_and_module_rows_have_the_columns_python_writes() -> None:
     assert _interface_keys("IOpRow") == set(schema.OPS_COLUMNS)
     assert _interface_keys("IModuleRow") == set(schema.MODULE_COLUMNS)

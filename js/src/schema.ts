@@ -143,6 +143,52 @@ export interface ISummary {
   gpu?: boolean | null;
   /** Optional: true when the numbers are steady-state (warm), false for a first run. */
   warm?: boolean | null;
+  /** Optional: of busy_s, kernels shorter than a launch (compute-bound at best). */
+  overhead_kernels_s?: number | null;
+  /** Optional: gaps between GPU work in the span (null without GPU work). */
+  idle_gap_count?: number | null;
+  /** Optional: collectives' time hidden behind other GPU work. */
+  communication_hidden_s?: number | null;
+  /** Optional: of communication_s, collectives on the host (gloo) while the GPU ran nothing. */
+  host_communication_s?: number | null;
+  /** Optional: the span the trace itself shows. */
+  trace_span_s?: number | null;
+  /** Optional: how span_s was measured: trace, trace_step, cuda_events_*, host_clock_*. */
+  span_source?: string | null;
+  /** Optional: a loaded trace's profiler steps (count, median step, spread). */
+  steps?: { [key: string]: unknown } | null;
+  /** Optional: modelled FLOPs of one run. */
+  flops?: number | null;
+  /** Optional: modelled bytes of one run. */
+  bytes?: number | null;
+  /** Optional: kernels recorded. */
+  kernel_count?: number | null;
+  /** Optional: memory copies recorded. */
+  copy_count?: number | null;
+  /** Optional: kernels shorter than 10 us. */
+  short_kernel_count?: number | null;
+  /** Optional: kernel and CUDA-graph launches on the host. */
+  launch_count?: number | null;
+  /** Optional: false for a trace recorded without input shapes. */
+  shapes_recorded?: boolean | null;
+  /** Optional: GPU time of kernels without a cost model. */
+  unmodelled_s?: number | null;
+  /** Optional: share of the GPU time costed by an estimate (0..1). */
+  estimated_share?: number | null;
+  /** Optional: the ops whose GPU time has no cost model, with their share. */
+  unmodelled_ops?: { name: string; share: number }[] | null;
+  /** Optional: the collectives, their bandwidth and the link (null without any). */
+  communication?: { [key: string]: unknown } | null;
+  /** Optional: the math-mode settings that decided the fp32 roofs. */
+  math_mode?: { [key: string]: unknown } | null;
+  /** Optional: the profiled run's wall time on the host clock. */
+  wall_s?: number | null;
+  /** Optional: the profiled run's span. */
+  profiled_span_s?: number | null;
+  /** Optional: each timed run's span. */
+  run_spans_s?: number[] | null;
+  /** Optional: the torch version that ran the code. */
+  torch_version?: string | null;
   /** Optional extras written by newer Python code. */
   [extra: string]: unknown;
 }
