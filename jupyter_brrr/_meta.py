@@ -30,7 +30,7 @@ import functools
 import warnings
 from typing import Any
 
-from .costs import _T, _TYPES, OpCost, _parse, _promote
+from .costs import _SCALAR_TYPE_CODES, _T, _TYPES, OpCost, _parse, _promote
 
 # Trace type name -> torch dtype attribute (torch.<name>).
 _TORCH_DTYPES = {
@@ -243,8 +243,6 @@ def _argument(
         # be a guess, and a wrong dim or size gives a wrong shape.
         return None if optional and type_name == "" else _MISSING
     if argument.name == "dtype" or kind == "ScalarType":
-        from .costs import _SCALAR_TYPE_CODES
-
         code_name = _SCALAR_TYPE_CODES.get(value) if isinstance(value, int) else None
         if code_name not in _TORCH_DTYPES:
             return _MISSING

@@ -33,7 +33,7 @@ import pandas as pd
 
 from . import advice, comms, costs, intervals, limits, modules, roofs
 from .events import Trace
-from .peaks import Peaks
+from .peaks import NODE_GPUS, Peaks, interconnect
 from .schema import OPS_COLUMNS, SPLIT_PARTS, Runs, Summary
 from .tables import factorize_objects, frame, group_codes, group_sums
 
@@ -848,7 +848,7 @@ def _communication(
     collective call launched (``comms.is_comm_call``: gloo's copies to the host and back); the
     calls, their sizes and groups are ``comms.collectives``' (kernel fields, op shapes or the
     ``nccl:``/``gloo:`` annotation); bandwidths are nccl-tests' (``comms.bandwidth``) against
-    the GPU's link (``target.interconnect``) for groups that fit one node.
+    the GPU's link (``peaks.interconnect``) for groups that fit one node.
     """
     n_events = len(gpu["op"])
     distinct = ops["name_distinct"]
@@ -879,8 +879,6 @@ def _communication(
         sized |= events & (event_call < 0) & np.isin(gpu["start_s"], orphans["start_s"])
     info = trace.metadata.get("distributedInfo") if isinstance(trace.metadata, dict) else None
     backend = info.get("backend") if isinstance(info, dict) else None
-    from .target import NODE_GPUS, interconnect
-
     found = None if backend == "gloo" else interconnect(device)
     link = {"bytes_per_s": found[0], "source": found[1]} if found else None
     summary = {

@@ -19,7 +19,7 @@ How each figure is made:
 - **Bandwidth** (``bandwidth``): algbw = S / t and busbw = algbw x the nccl-tests factor of the
   op for a group of n ranks (all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all,
   gather, scatter (n-1)/n; broadcast, reduce, send, receive 1). The job compares busbw with
-  the GPU's per-direction interconnect bandwidth (``target.interconnect``).
+  the GPU's per-direction interconnect bandwidth (``peaks.interconnect``).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -533,10 +534,8 @@ def history(name: str, folder: str | os.PathLike | None = None) -> History:
 
 
 def _user_namespace() -> Mapping | None:
-    """The IPython user namespace when running in IPython (where the notebook's path is)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    shell = get_ipython()
-    return shell.user_ns if shell is not None else None
+    """The namespace of ``__main__``: in IPython (a notebook's kernel), the user's namespace,
+    where front ends put the notebook's path; in a script, its globals. Read without importing
+    IPython, which only the notebook front end does."""
+    main = sys.modules.get("__main__")
+    return vars(main) if main is not None else None

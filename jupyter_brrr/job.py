@@ -30,7 +30,7 @@ How each number is made:
   each collective (from the last arrival to its end: what it took once every rank was there;
   with one rank loaded, its own duration, which includes waiting), algbw and busbw as
   nccl-tests defines them (``comms.bandwidth``), against the GPU's per-direction interconnect
-  bandwidth where known (``target.interconnect``: NVLink, or the PCIe link).
+  bandwidth where known (``peaks.interconnect``: NVLink, or the PCIe link).
 - **Steps**: a rank's ``ProfilerStep#N`` ranges on the host; each activity is clipped to the
   step's range, each collective counted in the step that enqueued it.
 """
@@ -839,7 +839,7 @@ def _collective_table(
     )
     device = next((str(r.report.summary.get("device")) for r in ranks if r.gpu), None)
     backend = next((r.backend for r in ranks if r.backend), None)
-    from .target import interconnect
+    from .peaks import interconnect
 
     # gloo moves GPU tensors through host memory and TCP: no GPU link bounds it.
     link = interconnect(device) if backend in ("nccl", None) and device else None

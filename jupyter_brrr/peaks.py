@@ -908,3 +908,67 @@ def _local_gpu_named(name: str) -> tuple[int | None, str | None]:
         if _normalise_name(here) == _normalise_name(name):
             return index, None
     return None, (names[0] if names else None)
+
+
+# --- the interconnect ---------------------------------------------------------------------
+
+# GPUs one node links with its fast interconnect: the split of one run stays within it.
+NODE_GPUS = 8
+
+# Peer-to-peer bandwidth per GPU and direction, bytes/s: what a ring all-reduce's bus bandwidth
+# can at most reach. NVLink and Infinity Fabric figures are the datasheets' totals (both
+# directions) halved; PCIe parts use their PCIe link (x16, per direction).
+_NVLINK4 = "NVLink 4: 900 GB/s per GPU both directions (NVIDIA H100/H200 datasheets)"
+_NVLINK3 = "NVLink 3: 600 GB/s per GPU both directions (NVIDIA A100 datasheet)"
+_NVLINK2 = "NVLink 2: 300 GB/s per GPU both directions (NVIDIA V100 datasheet)"
+_PCIE3 = "PCIe 3.0 x16: 16 GB/s per direction"
+_PCIE4 = "PCIe 4.0 x16: 32 GB/s per direction"
+_PCIE5 = "PCIe 5.0 x16: 64 GB/s per direction"
+INTERCONNECTS: dict[str, tuple[float, str]] = {
+    "Tesla V100-SXM2-16GB": (150e9, _NVLINK2),
+    "Tesla V100-SXM2-32GB": (150e9, _NVLINK2),
+    "Tesla V100-PCIE-16GB": (16e9, _PCIE3),
+    "Tesla V100-PCIE-32GB": (16e9, _PCIE3),
+    "Tesla V100S-PCIE-32GB": (16e9, _PCIE3),
+    "Tesla T4": (16e9, _PCIE3),
+    "NVIDIA A100 40GB (SXM)": (300e9, _NVLINK3),
+    "NVIDIA A100 80GB (SXM)": (300e9, _NVLINK3),
+    "NVIDIA A100 40GB PCIe": (32e9, _PCIE4),
+    "NVIDIA A100 80GB PCIe": (32e9, _PCIE4),
+    "NVIDIA A10": (32e9, _PCIE4),
+    "NVIDIA A10G": (32e9, _PCIE4),
+    "NVIDIA GeForce RTX 3090": (32e9, _PCIE4),
+    "NVIDIA L4": (32e9, _PCIE4),
+    "NVIDIA L40": (32e9, _PCIE4),
+    "NVIDIA L40S": (32e9, _PCIE4),
+    "NVIDIA GeForce RTX 4090": (32e9, _PCIE4),
+    "NVIDIA H100 SXM": (450e9, _NVLINK4),
+    "NVIDIA H100 PCIe": (64e9, _PCIE5),
+    "NVIDIA H100 NVL": (
+        300e9,
+        "NVLink bridge: 600 GB/s both directions (NVIDIA H100 NVL datasheet)",
+    ),
+    "NVIDIA GH200 480GB": (450e9, _NVLINK4),
+    "NVIDIA GH200 144G HBM3e": (450e9, _NVLINK4),
+    "NVIDIA H200": (450e9, _NVLINK4),
+    "NVIDIA H200 NVL": (
+        450e9,
+        "NVLink bridge: 900 GB/s both directions (NVIDIA H200 NVL datasheet)",
+    ),
+    "AMD Instinct MI300X": (
+        448e9,
+        "Infinity Fabric: 896 GB/s peer bandwidth (AMD MI300X datasheet)",
+    ),
+    "AMD Instinct MI325X": (
+        448e9,
+        "Infinity Fabric: 896 GB/s peer bandwidth (AMD MI325X datasheet)",
+    ),
+}
+
+
+def interconnect(device: str) -> tuple[float, str] | None:
+    """The per-direction peer bandwidth of this GPU's interconnect and its source, or None."""
+    row = lookup(device)
+    if row is None:
+        return None
+    return INTERCONNECTS.get(row.device)

@@ -21,7 +21,7 @@ gap. How each number is made:
     estimated as in Megatron-style tensor parallelism: half the weight matmuls all-reduce their
     output, the smaller of their input and output activation (one [tokens, width] tensor per
     pair of matmuls), costing ``2 (n - 1) / n * bytes / link bandwidth`` with the link's
-    per-direction bandwidth from ``INTERCONNECTS``. Convolutions and other ops add no exchange
+    per-direction bandwidth from ``peaks.INTERCONNECTS``. Convolutions and other ops add no exchange
     here, so for them the estimate is a floor.
   * capacity: when the peak memory exceeds one GPU's memory, the state must be split across
     ``ceil(peak / capacity)`` GPUs (weights, activations and temporaries split evenly, at best).
@@ -39,64 +39,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .comparison import part_label, per_run_divisor
-from .peaks import lookup
+from .peaks import NODE_GPUS, interconnect
 from .schema import SPLIT_PARTS
 
 if TYPE_CHECKING:
     from .report import Report
-
-# GPUs one node links with its fast interconnect: the split of one run stays within it.
-NODE_GPUS = 8
-
-# Peer-to-peer bandwidth per GPU and direction, bytes/s: what a ring all-reduce's bus bandwidth
-# can at most reach. NVLink and Infinity Fabric figures are the datasheets' totals (both
-# directions) halved; PCIe parts use their PCIe link (x16, per direction).
-_NVLINK4 = "NVLink 4: 900 GB/s per GPU both directions (NVIDIA H100/H200 datasheets)"
-_NVLINK3 = "NVLink 3: 600 GB/s per GPU both directions (NVIDIA A100 datasheet)"
-_NVLINK2 = "NVLink 2: 300 GB/s per GPU both directions (NVIDIA V100 datasheet)"
-_PCIE3 = "PCIe 3.0 x16: 16 GB/s per direction"
-_PCIE4 = "PCIe 4.0 x16: 32 GB/s per direction"
-_PCIE5 = "PCIe 5.0 x16: 64 GB/s per direction"
-INTERCONNECTS: dict[str, tuple[float, str]] = {
-    "Tesla V100-SXM2-16GB": (150e9, _NVLINK2),
-    "Tesla V100-SXM2-32GB": (150e9, _NVLINK2),
-    "Tesla V100-PCIE-16GB": (16e9, _PCIE3),
-    "Tesla V100-PCIE-32GB": (16e9, _PCIE3),
-    "Tesla V100S-PCIE-32GB": (16e9, _PCIE3),
-    "Tesla T4": (16e9, _PCIE3),
-    "NVIDIA A100 40GB (SXM)": (300e9, _NVLINK3),
-    "NVIDIA A100 80GB (SXM)": (300e9, _NVLINK3),
-    "NVIDIA A100 40GB PCIe": (32e9, _PCIE4),
-    "NVIDIA A100 80GB PCIe": (32e9, _PCIE4),
-    "NVIDIA A10": (32e9, _PCIE4),
-    "NVIDIA A10G": (32e9, _PCIE4),
-    "NVIDIA GeForce RTX 3090": (32e9, _PCIE4),
-    "NVIDIA L4": (32e9, _PCIE4),
-    "NVIDIA L40": (32e9, _PCIE4),
-    "NVIDIA L40S": (32e9, _PCIE4),
-    "NVIDIA GeForce RTX 4090": (32e9, _PCIE4),
-    "NVIDIA H100 SXM": (450e9, _NVLINK4),
-    "NVIDIA H100 PCIe": (64e9, _PCIE5),
-    "NVIDIA H100 NVL": (
-        300e9,
-        "NVLink bridge: 600 GB/s both directions (NVIDIA H100 NVL datasheet)",
-    ),
-    "NVIDIA GH200 480GB": (450e9, _NVLINK4),
-    "NVIDIA GH200 144G HBM3e": (450e9, _NVLINK4),
-    "NVIDIA H200": (450e9, _NVLINK4),
-    "NVIDIA H200 NVL": (
-        450e9,
-        "NVLink bridge: 900 GB/s both directions (NVIDIA H200 NVL datasheet)",
-    ),
-    "AMD Instinct MI300X": (
-        448e9,
-        "Infinity Fabric: 896 GB/s peer bandwidth (AMD MI300X datasheet)",
-    ),
-    "AMD Instinct MI325X": (
-        448e9,
-        "Infinity Fabric: 896 GB/s peer bandwidth (AMD MI325X datasheet)",
-    ),
-}
 
 _TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(us|µs|ms|s|sec|min)\s*$", re.I)
@@ -176,14 +123,6 @@ def parse_goal(text: str, items: float | None = None) -> Goal:
         "0.5s) or a throughput per second (2000/s, or 2000 img/s with --items 64: the items "
         "one run processes)."
     )
-
-
-def interconnect(device: str) -> tuple[float, str] | None:
-    """The per-direction peer bandwidth of this GPU's interconnect and its source, or None."""
-    row = lookup(device)
-    if row is None:
-        return None
-    return INTERCONNECTS.get(row.device)
 
 
 # --- the plan ----------------------------------------------------------------------------------
