@@ -45,7 +45,8 @@ API_LAYER = {"jupyter_brrr", "cli", "__main__"}
 # off loading a module (torch, pandas, a rarely used path) and must fit the layers.
 _SHOWN = "a display hook: the object renders itself through its view when it is shown"
 ALLOWED_LAZY = {
-    ("report", "views.figures"): "Report.figure and Report.save_html: " + _SHOWN,
+    ("report", "views.figures"): "Report.figure (deprecated): " + _SHOWN,
+    ("report", "views.standalone"): "Report.save_html writes the report app's HTML file",
     ("report", "views.text"): "Report.__repr__: " + _SHOWN,
     ("report", "views.bundle"): "Report._repr_mimebundle_: " + _SHOWN,
     ("comparison", "views.change"): "Comparison's repr and HTML: " + _SHOWN,
