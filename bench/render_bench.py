@@ -119,6 +119,13 @@ def synthetic(doc: dict, n_ops: int, n_kernels: int, n_cpu: int) -> dict:
         if isinstance(s.get(key), (int, float)):
             s[key] = type(s[key])(s[key] * reps)
     s["kernel_count"] = n_kernels
+    if "display" in doc:  # schema 2 on: what the renderers draw, for the tiled tables
+        import pandas as pd
+
+        from jupyter_brrr import display
+        from jupyter_brrr.report import json_safe
+
+        doc["display"] = json_safe(display.specs(pd.DataFrame(ops["data"], columns=oc), s))
     doc["name"] = (
         f"synthetic: {n_ops:,} op rows, {n_kernels:,} kernels, {len(cpu['data']):,} CPU ops "
         "(GPT-2 forward tiled)"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 import pandas as pd
 
-from . import analysis
+from . import analysis, display
 from .analysis import steady_state_options
 from .modules import path_pattern
 from .schema import (
@@ -200,6 +200,8 @@ class Report:
             # The size sweep and the memory breakdown (actions/sweep.py, memory.py).
             "sweep": json_safe(self.sweep),
             "memory": json_safe(self.memory),
+            # What the renderers draw, computed once here (display.py): they only draw it.
+            "display": json_safe(display.specs(self.ops, self.summary)),
         }
 
     def to_json(self, indent: int | None = None) -> str:

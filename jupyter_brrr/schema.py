@@ -9,7 +9,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
 
     {
       "schema": "jupyter_brrr.report",
-      "version": 1,
+      "version": 2,                   # 1: no "display"
       "name": "cell [3]",             # what was profiled
       "source": "magic" | "profile" | "trace",
       "created": "2026-11-29T15:50:00+00:00",
@@ -35,7 +35,8 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "history": null | [RUN, ...],   # a named run: the runs of its name, oldest first
       "target": null | TARGET,        # the plan for a --target (target.py)
       "sweep": null | SWEEP,          # a size sweep (actions/sweep.py; absent from older reports)
-      "memory": null | MEMORY         # what held the peak memory (memory.py; likewise)
+      "memory": null | MEMORY,        # what held the peak memory (memory.py; likewise)
+      "display": DISPLAY              # what the renderers draw (display.py; absent in version 1)
     }
 
     SWEEP = {"schema": "jupyter_brrr.sweep", "version": 1, "variable", "device", "gpu",
@@ -52,6 +53,12 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
               "timeline": {"times_s": [...], "categories": [...], "bytes": [[...] per category],
                            "allocated": [...]},
               "largest": table (MEMORY_LARGEST_COLUMNS), "advice": [...], "notes": [...]}
+
+    DISPLAY = {"main_dtype": null | "bf16",     # the roof whose peak the overview quotes
+               "roofline": null | {"x_range": [min, max], "y_range": [min, max],
+                   "bandwidth": null | {"bytes_per_s", "x": [x0, x1], "y": [y0, y1], "label"},
+                   "ceilings": [{"flops_per_s", "dtypes": [...], "ridge" (null without a
+                                 bandwidth), "x": [x0, x1], "label", "used"}]}}
 
     AB = {"baseline": "eager", "runs_total": 1234, "notes": ["..."],
           "fused_ops": {variant: [op names eager ran that the variant fused away]},
@@ -118,7 +125,7 @@ import math
 from typing import Any, TypedDict
 
 SCHEMA_NAME = "jupyter_brrr.report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIME_TYPE = "application/vnd.jupyter-brrr.report+json"
 
 # The parts of the span, each with its summary key "<part>_s"; they sum to span_s.
@@ -881,6 +888,8 @@ REPORT = _Object(
         "target": _Nullable(_Map(_Type())),
         "sweep": _Nullable(_SWEEP),
         "memory": _Nullable(_MEMORY),
+        # Written from the report's own tables by display.specs; recomputed when read.
+        "display": _Nullable(_Map(_Type())),
     },
 )
 

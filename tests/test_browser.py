@@ -16,8 +16,10 @@ kernels' ``TORCHINDUCTOR_CACHE_DIR`` and ``TMPDIR`` under the test's temp dir) s
 
 Notebooks with saved outputs open with no kernel at all (the page is served with JupyterLab's
 ``notebookStartsKernel`` off). Screenshots go to tests/artifacts/browser/ (git-ignored).
-The tests of one module share the server, the browser and the pages, and run in file order:
-the A/B test uses the report that the live test made, and the reopen test the A/B result.
+The tests share the server and the browser; each opens the pages it checks (a saved report's
+page is fresh for each test), except the live CPU notebook, whose kernel runs once for the
+module: its A/B is a module fixture, so the A/B test and the reopen test find it whichever runs
+first. No test depends on another or on their order (`pytest --reverse` runs them backwards).
 
     python -m pytest tests/test_browser.py -v          # the whole browser suite
     python -m pytest -m "not browser"                  # everything else
@@ -88,9 +90,6 @@ CPU_CELL = """\
 with torch.no_grad():
     y = model(x)
 y.sum()"""
-
-# Records what earlier tests established, for the tests that build on them.
-STATE: dict[str, object] = {}
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -273,20 +272,6 @@ def _open_with_reports(context, server, path: str, n_reports: int, *, kernel: bo
 
 
 @pytest.fixture(scope="module")
-def _gpu_page(context, server):
-    page = _open_with_reports(context, server, "gpu.ipynb", 1)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
-def _saved_page(context, server):
-    page = _open_with_reports(context, server, "saved.ipynb", 5)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def _cpu_page(context, server):
     """cpu.ipynb with a kernel: Run > Run All Cells, then the report of the %%brrr cell."""
     page = open_notebook(context, server.url, "cpu.ipynb", kernel=True, timeout=T_PAGE)
@@ -311,20 +296,25 @@ def _cpu_page(context, server):
     page.close()
 
 
-# The pages above stay open for the module; a test brings its page to the front (a page in the
-# background gets no animation frames: BokehJS would not paint, hover tooltips would not show).
+# The saved-report pages are opened fresh for each test (a test's sorting, filtering or theme
+# never reaches another); the live CPU page, whose kernel ran the notebook, is shared by the
+# module, and each test that uses it brings it to the front (a page in the background gets no
+# animation frames: BokehJS would not paint, hover tooltips would not show) and opens the view
+# it checks.
 
 
 @pytest.fixture
-def gpu_page(_gpu_page):
-    _gpu_page.bring_to_front()
-    return _gpu_page
+def gpu_page(context, server):
+    page = _open_with_reports(context, server, "gpu.ipynb", 1)
+    yield page
+    page.close()
 
 
 @pytest.fixture
-def saved_page(_saved_page):
-    _saved_page.bring_to_front()
-    return _saved_page
+def saved_page(context, server):
+    page = _open_with_reports(context, server, "saved.ipynb", 5)
+    yield page
+    page.close()
 
 
 @pytest.fixture
@@ -412,7 +402,9 @@ def test_gpu_report_views(gpu_page, lab, artifacts):
     s = doc["summary"]
     root = page.locator(".jp-brrr").first
     assert root.get_attribute("data-state") == "done"
-    assert kernel_status(page) is None and server.kernels() == []
+    # No kernel for this notebook (the live CPU notebook's may run, whichever test came first).
+    assert kernel_status(page) is None
+    assert "gpu.ipynb" not in [session["path"] for session in server.sessions()]
     header = root.locator(".jp-brrr-header").inner_text()
     assert "NVIDIA H200" in header and "span" in header and "GPU busy" in header
 
@@ -480,6 +472,7 @@ def test_cpu_report_live(cpu_page, server, artifacts):
     cell = page.locator(".jp-CodeCell").nth(2)
     root = cell.locator(".jp-brrr")
     assert root.get_attribute("data-state") == "done", root.inner_text()
+    open_view(page, root, "overview")  # whichever test ran before (the A/B shows its tab)
     # The cell ran like a plain cell: its last value is shown.
     assert "tensor(" in cell.locator(".jp-OutputArea-executeResult").inner_text()
     assert "CPU only" in root.locator('[data-testid="brrr-device"]').inner_text()
@@ -947,11 +940,15 @@ def test_saved_rank_shows_communication_and_the_cost_model(saved_page, artifacts
 # --- 8. issue 4: the "Try torch.compile" button ----------------------------------------------------
 
 
-def test_ab_button_updates_report(cpu_page, artifacts):
-    page = cpu_page
+@pytest.fixture(scope="module")
+def cpu_ab(_cpu_page, artifacts) -> dict:
+    """The "Try torch.compile" button pressed once on the live CPU report (whichever test asks
+    first): what the page showed when the A/B result arrived."""
+    page = _cpu_page
+    page.bring_to_front()
     cell = page.locator(".jp-CodeCell").nth(2)
     root = cell.locator(".jp-brrr")
-    assert root.locator('[data-testid="brrr-tab-ab"]').count() == 0
+    tabs_before = root.locator('[data-testid="brrr-tab-ab"]').count()
 
     # A shorter time budget (ipywidgets sends the value on Enter).
     budget = cell.locator(".widget-text", has=page.locator("label", has_text="s / variant"))
@@ -990,25 +987,36 @@ def test_ab_button_updates_report(cpu_page, artifacts):
     status = cell.locator(".widget-html").filter(
         has_text=re.compile(r"Done:|The A/B failed|Cancelled after|Not run\.")
     )
-    assert "Done:" in status.first.inner_text(), status.first.inner_text()
-    assert root.get_attribute("data-active-tab") == "ab"  # shown as soon as it arrived
-    assert button.is_enabled()
-    assert page.locator(".jp-brrr").count() == 1  # updated in place, not a second report
-    rows = root.locator('[data-testid="brrr-ab-row"]')
-    assert rows.count() >= 2
-    text = root.locator('[data-panel="ab"]').inner_text()
-    assert "eager" in text and "compile" in text, text
     root.scroll_into_view_if_needed()
     shot(cell, artifacts, "cpu_6_ab")
-    STATE["ab_text"] = text
-    STATE["ab_rows"] = rows.count()
+    return {
+        "tabs_before": tabs_before,
+        "status": status.first.inner_text(),
+        "active_tab": root.get_attribute("data-active-tab"),
+        "reports": page.locator(".jp-brrr").count(),
+        "rows": root.locator('[data-testid="brrr-ab-row"]').count(),
+        "text": root.locator('[data-panel="ab"]').inner_text(),
+    }
+
+
+def test_ab_button_updates_report(cpu_page, cpu_ab):
+    page = cpu_page
+    cell = page.locator(".jp-CodeCell").nth(2)
+    assert cpu_ab["tabs_before"] == 0  # no A/B before the button
+    assert "Done:" in cpu_ab["status"], cpu_ab["status"]
+    assert cpu_ab["active_tab"] == "ab"  # shown as soon as it arrived
+    assert cpu_ab["reports"] == 1  # updated in place, not a second report
+    assert cpu_ab["rows"] >= 2
+    assert "eager" in cpu_ab["text"] and "compile" in cpu_ab["text"], cpu_ab["text"]
+    assert cell.get_by_role("button", name="Try torch.compile").is_enabled()
+    assert page.locator(".jp-brrr").count() == 1
     assert app_errors(page.brrr_errors) == []
 
 
-# --- 5 (+8). save, shut the kernel down, reopen with no kernel --------------------------------------
+# --- 5 (+8). save, reopen the saved copy with no kernel ---------------------------------------------
 
 
-def test_saved_notebook_reopens_without_kernel(cpu_page, context, server, artifacts):
+def test_saved_notebook_reopens_without_kernel(cpu_page, cpu_ab, context, server, artifacts):
     import nbformat
 
     page = cpu_page
@@ -1023,29 +1031,26 @@ def test_saved_notebook_reopens_without_kernel(cpu_page, context, server, artifa
     outputs = saved["cells"][2]["outputs"]
     reports = [o["data"][MIME_TYPE] for o in outputs if MIME_TYPE in o.get("data", {})]
     assert len(reports) == 1, [list(o.get("data", {})) for o in outputs]
-    saved_doc = reports[0]
-    if "ab_rows" in STATE:
-        assert saved_doc["ab"], "the A/B result is not in the saved notebook"
-    page.close()
-    server.shutdown_all_kernels()
-    assert server.kernels() == []
+    assert reports[0]["ab"], "the A/B result is not in the saved notebook"
 
-    # A copy as someone else would receive it: not signed by this server, so untrusted.
+    # Copies of the saved notebook, as this user reopens it (signed by this server: trusted) and
+    # as someone else would receive it (not signed: untrusted). The live page keeps its kernel,
+    # for the other tests; the copies must start none.
+    reopened = server.api("POST", "contents", {"copy_from": "cpu.ipynb"})["path"]
     nb = nbformat.read(str(server.root / "cpu.ipynb"), as_version=4)
     nb.metadata["shared_by"] = "someone else"
     nbformat.write(nb, str(server.root / "cpu_shared.ipynb"))
 
-    for name in ("cpu.ipynb", "cpu_shared.ipynb"):
+    for name in (reopened, "cpu_shared.ipynb"):
         page2 = _open_with_reports(context, server, name, 1)
         try:
             root = page2.locator(".jp-brrr").first
             assert root.get_attribute("data-state") == "done", root.inner_text()
             assert kernel_status(page2) is None, "a kernel was started"
-            if name == "cpu_shared.ipynb":
-                trusted = page2.evaluate(
-                    "() => window.jupyterapp.shell.currentWidget.content.widgets[2].model.trusted"
-                )
-                assert trusted is False
+            trusted = page2.evaluate(
+                "() => window.jupyterapp.shell.currentWidget.content.widgets[2].model.trusted"
+            )
+            assert trusted is (name == reopened)
             # The interactive views, drawn from the saved data.
             for view in VIEWS[1:]:
                 open_view(page2, root, view)
@@ -1054,15 +1059,14 @@ def test_saved_notebook_reopens_without_kernel(cpu_page, context, server, artifa
                 root.scroll_into_view_if_needed()
                 shot(page2.locator(".jp-CodeCell").nth(2), artifacts, "reopened_overview")
             # Issue 4: the A/B result persisted with the notebook.
-            if "ab_rows" not in STATE:
-                pytest.fail("the A/B test did not pass: nothing to check after reopening")
             open_view(page2, root, "ab")
-            assert root.locator('[data-testid="brrr-ab-row"]').count() == STATE["ab_rows"]
-            assert root.locator('[data-panel="ab"]').inner_text() == STATE["ab_text"]
+            assert root.locator('[data-testid="brrr-ab-row"]').count() == cpu_ab["rows"]
+            assert root.locator('[data-panel="ab"]').inner_text() == cpu_ab["text"]
             if name == "cpu_shared.ipynb":
                 shot(page2.locator(".jp-CodeCell").nth(2), artifacts, "reopened_ab")
             assert app_errors(page2.brrr_errors) == []
-            assert server.sessions() == [], f"a kernel was started: {server.sessions()}"
+            sessions = [s["path"] for s in server.sessions()]
+            assert name not in sessions, f"a kernel was started: {sessions}"
         finally:
             page2.close()
 
@@ -1075,13 +1079,16 @@ def test_notebook7_renders_report(context, server, artifacts):
     pytest.importorskip(
         "notebook", reason="Jupyter Notebook 7 (the notebook package) is not installed"
     )
+    # Its own copy: Notebook 7 starts a kernel for the notebook it opens, which the tests that
+    # open gpu.ipynb with no kernel must not find.
+    path = server.api("POST", "contents", {"copy_from": "gpu.ipynb"})["path"]
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     try:
         page.goto(f"{server.url}/tree", timeout=T_PAGE)
-        page.get_by_text("gpu.ipynb").first.wait_for(timeout=T_PAGE)
-        page.goto(f"{server.url}/notebooks/gpu.ipynb", timeout=T_PAGE)
+        page.get_by_text(path).first.wait_for(timeout=T_PAGE)
+        page.goto(f"{server.url}/notebooks/{path}", timeout=T_PAGE)
         wait_reports(page, 1)
         root = page.locator(".jp-brrr").first
         assert root.get_attribute("data-state") == "done", root.inner_text()
@@ -1093,3 +1100,6 @@ def test_notebook7_renders_report(context, server, artifacts):
         assert app_errors(errors) == []
     finally:
         page.close()
+        for session in server.sessions():
+            if session["path"] == path:
+                server.api("DELETE", f"sessions/{session['id']}")

@@ -148,7 +148,7 @@ def test_split_across_gpus_with_communication() -> None:
     assert line.startswith(
         "Splitting one run across 4 GPUs (tensor parallel, an estimate) could reach it: "
         "28.8 ms = GPU work 95 ms / 4 + idle 5 ms (the host's share, not divided) + "
-        "communication 0 us"
+        "communication 0 s"
     )
     assert any("fits on one GPU" in line for line in result["lines"])
 

@@ -322,7 +322,7 @@ def test_a_fallback_reads_unchanged(ab: Report) -> None:
     compiled.update(verdict="fallback", speedup=None, fallback_reason="line 3: no RNN")
     report = Report.from_json(json.dumps(doc))
     row = next(r for r in html.ab_rows(report.ab) if r["variant"] == compiled["name"])
-    assert row["verdict"] == "unchanged: fell back to eager" and row["speedup"] == "-"
+    assert row["verdict"] == "unchanged: fell back to eager" and row["speedup"] == "\u2014"
 
 
 def test_ab_table(ab: Report) -> None:
@@ -503,13 +503,17 @@ def test_figure_kinds_and_restyling(gpt2: Report) -> None:
         figures.figure(gpt2, "pie")
 
 
-def test_whatif_slider_has_a_callback(gpt2: Report) -> None:
-    from bokeh.models import CustomJS, Slider
+def test_whatif_figure_projects_with_analysis_amdahl_and_runs_no_code(gpt2: Report) -> None:
+    from bokeh.models import ColumnDataSource, CustomJS
 
-    layout = figures.figure(gpt2, "whatif")
-    slider = layout.select_one({"type": Slider})
-    callbacks = slider.js_property_callbacks["change:value"]
-    assert isinstance(callbacks[0], CustomJS)
+    from jupyter_brrr.analysis import amdahl
+
+    fig = figures.figure(gpt2, "whatif")
+    assert not list(fig.select({"type": CustomJS}))  # the formula lives in Python (and in TS)
+    data = next(s for s in fig.select({"type": ColumnDataSource}) if "share" in s.data).data
+    base_ms = gpt2.summary["span_s"] * 1e3
+    for share, projected in zip(data["share"], data["projected"], strict=True):
+        assert projected == pytest.approx(base_ms / amdahl(share, 2.0))
 
 
 def test_figures_of_large_aggregated_report(

@@ -33,7 +33,7 @@ const Bokeh = {
 import { boundColor, boundKey, BOUNDS, COLORS, LABELS } from './colors';
 import { h } from './dom';
 import { ellipsize, fmtPct, fmtSI, fmtTime, sig } from './format';
-import type { ICpuOpRow, IKernelRow, IOpRow, IPeaks } from './schema';
+import type { ICpuOpRow, IKernelRow, IOpRow, IRooflineSpec } from './schema';
 
 type Figure = ReturnType<typeof Bokeh.Plotting.figure>;
 type View = { remove(): void };
@@ -271,61 +271,24 @@ function exposePoints(el: HTMLElement, view: any, points: IPlotPoint[]) {
 }
 
 /**
- * Draw the roofline: ceilings from the peaks and one point per op row.
- * `pts` are ReportData.roofOps: FLOPs, bytes and GPU time all positive.
+ * Draw the roofline: the ceilings and axis ranges of `spec` (computed in
+ * Python, display.roofline) and one point per op row. `pts` are
+ * ReportData.roofOps: FLOPs, bytes and GPU time all positive.
  */
 export async function drawRoofline(
   target: HTMLElement,
   pts: IOpRow[],
-  peaks: IPeaks | null,
+  spec: IRooflineSpec,
   t: IChartTheme
 ): Promise<IChartHandle> {
-  const intensity = (o: IOpRow) =>
-    o.intensity && o.intensity > 0 ? o.intensity : o.flops! / o.bytes!;
-  const rate = (o: IOpRow) =>
-    o.flops_per_s && o.flops_per_s > 0
-      ? o.flops_per_s
-      : o.flops! / o.gpu_time_s!;
-  const bw = peaks?.bandwidth && peaks.bandwidth > 0 ? peaks.bandwidth : null;
-  const dtypes = Object.entries(peaks?.flops ?? {}).sort((a, b) => b[1] - a[1]);
-
-  let xmin = Infinity;
-  let xmax = -Infinity;
-  let ymin = Infinity;
-  let ymax = -Infinity;
-  for (const o of pts) {
-    const x = intensity(o);
-    const y = rate(o);
-    xmin = Math.min(xmin, x);
-    xmax = Math.max(xmax, x);
-    ymin = Math.min(ymin, y);
-    ymax = Math.max(ymax, y);
-  }
-  for (const [, p] of dtypes) {
-    ymax = Math.max(ymax, p);
-    if (bw) {
-      xmax = Math.max(xmax, p / bw);
-      xmin = Math.min(xmin, p / bw);
-    }
-  }
-  if (!Number.isFinite(xmin)) {
-    xmin = 0.1;
-    xmax = 1000;
-  }
-  if (!Number.isFinite(ymin)) {
-    ymin = ymax > 0 && Number.isFinite(ymax) ? ymax / 1e4 : 1e9;
-    ymax = Number.isFinite(ymax) ? ymax : 1e15;
-  }
-  xmin = xmin / 4;
-  xmax = xmax * 4;
-  ymin = Math.min(ymin, bw ? bw * xmin : ymin) / 3;
-  ymax = ymax * 3;
+  const intensity = (o: IOpRow) => o.flops! / o.bytes!;
+  const rate = (o: IOpRow) => o.flops! / o.gpu_time_s!;
 
   const fig = Bokeh.Plotting.figure({
     x_axis_type: 'log',
     y_axis_type: 'log',
-    x_range: [xmin, xmax],
-    y_range: [ymin, ymax],
+    x_range: spec.x_range,
+    y_range: spec.y_range,
     height: 420,
     sizing_mode: 'stretch_width',
     x_axis_label: 'Arithmetic intensity (FLOP / byte)',
@@ -335,50 +298,42 @@ export async function drawRoofline(
   });
 
   // Ceilings: the bandwidth slope up to the highest ridge, and one flat roof
-  // per peak (dtypes with the same peak share a roof: "bf16, fp16"). They
-  // are named in a legend of their own, so labels never cover points.
-  const roofs: { peak: number; dtypes: string[] }[] = [];
-  for (const [dtype, peak] of dtypes) {
-    const same = roofs.find(r => Math.abs(r.peak - peak) <= 1e-6 * peak);
-    if (same) {
-      same.dtypes.push(dtype);
-    } else {
-      roofs.push({ peak, dtypes: [dtype] });
-    }
-  }
+  // per peak (dtypes with the same peak share a roof: "bf16, fp16"); those
+  // the ops were held against are drawn strong. They are named in a legend
+  // of their own, so labels never cover points.
   const ceilingItems: any[] = [];
+  const bw = spec.bandwidth;
   if (bw) {
-    const ridgeMax = roofs.length ? roofs[0].peak / bw : xmax;
     const r = fig.line({
-      x: [xmin, ridgeMax],
-      y: [bw * xmin, bw * ridgeMax],
+      x: bw.x,
+      y: bw.y,
       line_color: t.fg2,
       line_width: 2
     });
     ceilingItems.push(
-      new Bokeh.LegendItem({
-        label: { value: `memory ${fmtSI(bw, 'B/s')}` },
-        renderers: [r]
-      })
+      new Bokeh.LegendItem({ label: { value: bw.label }, renderers: [r] })
     );
   }
-  const dashes = ['solid', 'dashed', 'dotted', 'dotdash', 'dashdot'] as const;
-  roofs.forEach(({ peak, dtypes: names }, k) => {
-    const ridge = bw ? peak / bw : xmin;
+  const dashes = ['dashed', 'dotted', 'dotdash', 'dashdot'] as const;
+  let faint = 0;
+  spec.ceilings.forEach(c => {
+    const dash = c.used
+      ? 'solid'
+      : dashes[Math.min(faint++, dashes.length - 1)];
     const r = fig.line({
-      x: [ridge, xmax],
-      y: [peak, peak],
+      x: c.x,
+      y: [c.flops_per_s, c.flops_per_s],
       line_color: t.fg2,
-      line_alpha: k === 0 ? 1 : 0.8,
-      line_width: k === 0 ? 2 : 1.5,
-      line_dash: dashes[Math.min(k, dashes.length - 1)]
+      line_alpha: c.used ? 1 : 0.8,
+      line_width: c.used ? 2 : 1.5,
+      line_dash: dash
     });
     const renderers: any[] = [r];
-    if (bw) {
+    if (c.ridge !== null) {
       renderers.push(
         fig.scatter({
-          x: [ridge],
-          y: [peak],
+          x: [c.ridge],
+          y: [c.flops_per_s],
           size: 7,
           marker: 'diamond',
           fill_color: t.fg2,
@@ -387,14 +342,7 @@ export async function drawRoofline(
       );
     }
     ceilingItems.push(
-      new Bokeh.LegendItem({
-        label: {
-          value:
-            `${names.join(', ')} ${fmtSI(peak, 'FLOP/s')}` +
-            (bw ? ` (ridge ${sig(ridge)} FLOP/B)` : '')
-        },
-        renderers
-      })
+      new Bokeh.LegendItem({ label: { value: c.label }, renderers })
     );
   });
 

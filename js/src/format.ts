@@ -1,5 +1,9 @@
 /**
  * Number formatting for the report views. Every function returns plain text.
+ *
+ * fmtTime, fmtSI, fmtBytes and sig follow jupyter_brrr/display.py, which
+ * the Python views use: the cases in tests/data/display_cases.json hold the
+ * two together (js/src/__tests__/format.spec.ts, tests/test_display.py).
  */
 
 const DASH = '\u2014';
@@ -25,7 +29,10 @@ export function fmtTime(s: number | null | undefined): string {
   return `${sig(s * 1e9)} ns`;
 }
 
-/** A number with 3 significant digits, without exponent for usual ranges. */
+/**
+ * A number to 3 significant digits without trailing zeros, in exponent form
+ * below 0.001 and from 1e6 (the rule of jupyter_brrr/display.py `sig`).
+ */
 export function sig(x: number, digits = 3): string {
   if (!Number.isFinite(x)) {
     return DASH;
@@ -35,10 +42,16 @@ export function sig(x: number, digits = 3): string {
     return '0';
   }
   if (a >= 1e6 || a < 1e-3) {
-    return x.toExponential(digits - 1);
+    const [mantissa, exponent] = x.toExponential(digits - 1).split('e');
+    return `${trim(mantissa)}e${exponent}`;
   }
   const decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(a)));
-  return x.toFixed(Math.min(decimals, 6));
+  return trim(x.toFixed(Math.min(decimals, 6)));
+}
+
+/** "4.80" -> "4.8", "100.0" -> "100", "1.00" -> "1". */
+function trim(text: string): string {
+  return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
 }
 
 const SI = [

@@ -3,6 +3,7 @@
  * computed once on first use.
  */
 
+import { legacyMainDtype, legacyRoofline } from './legacy';
 import {
   cpuOpRows,
   ICpuOpRow,
@@ -10,6 +11,7 @@ import {
   IModuleRow,
   IOpRow,
   IReport,
+  IRooflineSpec,
   isCpuOnly,
   kernelRows,
   moduleRows,
@@ -193,32 +195,28 @@ export class ReportData {
     return (this._opCpu ??= this.ops.reduce((a, o) => a + opTime(o, true), 0));
   }
 
-  /** The dtype of most of the modelled FLOPs that ran on the GPU, to pick a peak (as the
-   * static HTML does); null when no op with a FLOP model ran there. */
+  /** The dtype (roof) of most of the modelled FLOPs that ran on the GPU, whose peak the
+   * overview quotes (computed in Python: display.main_dtype); null when no op with a FLOP
+   * model ran there. */
   get mainDtype(): string | null {
-    const peaks = this.report.summary.peaks?.flops ?? {};
-    const byDtype = new Map<string, number>();
-    for (const o of this.ops) {
-      // The roof the op was held against: float32 on TF32 tensor cores counts as tf32.
-      const roof = o.roof || o.dtype;
-      if (
-        roof &&
-        roof in peaks &&
-        (o.flops ?? 0) > 0 &&
-        (o.gpu_time_s ?? 0) > 0
-      ) {
-        byDtype.set(roof, (byDtype.get(roof) ?? 0) + (o.flops ?? 0));
-      }
+    const display = this.report.display;
+    return display
+      ? display.main_dtype
+      : legacyMainDtype(this.ops, this.report.summary.peaks);
+  }
+
+  /** The roofline's geometry (computed in Python: display.roofline); null where no op
+   * can be placed on it. */
+  get roofline(): IRooflineSpec | null {
+    if (this._roofline === undefined) {
+      const display = this.report.display;
+      this._roofline = display
+        ? display.roofline
+        : this.roofOps.length
+          ? legacyRoofline(this.roofOps, this.report.summary.peaks)
+          : null;
     }
-    let best: string | null = null;
-    let bestFlops = -1;
-    for (const [d, f] of byDtype) {
-      if (f > bestFlops) {
-        best = d;
-        bestFlops = f;
-      }
-    }
-    return best;
+    return this._roofline;
   }
 
   private _ops?: IOpRow[];
@@ -228,4 +226,5 @@ export class ReportData {
   private _byOp?: Map<string, IKernelRow[]>;
   private _opCpu?: number;
   private _roofOps?: IOpRow[];
+  private _roofline?: IRooflineSpec | null;
 }

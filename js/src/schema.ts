@@ -9,7 +9,7 @@
 export const SCHEMA_NAME = 'jupyter_brrr.report';
 
 /** The schema version this extension reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The MIME type of a report in a notebook output bundle. */
 export const MIME_TYPE = 'application/vnd.jupyter-brrr.report+json';
@@ -472,6 +472,47 @@ export interface IMemoryTimeline {
   allocated: number[];
 }
 
+/** A compute ceiling of the roofline: one peak, with the dtypes that share it. */
+export interface ICeiling {
+  /** The peak, FLOP/s. */
+  flops_per_s: number;
+  /** The dtypes (roofs) with this peak, e.g. ["bf16", "fp16"]. */
+  dtypes: string[];
+  /** Where the bandwidth slope meets it, FLOP/byte; null without a bandwidth. */
+  ridge: number | null;
+  /** Its line, from the ridge (or the left edge) to the right edge. */
+  x: [number, number];
+  /** Legend text, e.g. "bf16, fp16 990 TFLOP/s (ridge 206 FLOP/B)". */
+  label: string;
+  /** Whether an op was held against it (drawn strong). */
+  used: boolean;
+}
+
+/** The roofline's geometry, computed once in Python (jupyter_brrr/display.py). */
+export interface IRooflineSpec {
+  /** The intensity axis, FLOP/byte (log). */
+  x_range: [number, number];
+  /** The FLOP/s axis (log). */
+  y_range: [number, number];
+  /** The bandwidth slope up to the highest ridge; null without a bandwidth or a peak. */
+  bandwidth: {
+    bytes_per_s: number;
+    x: [number, number];
+    y: [number, number];
+    label: string;
+  } | null;
+  /** Compute ceilings, highest first. */
+  ceilings: ICeiling[];
+}
+
+/** What the renderers draw, computed once in Python (schema version 2 on). */
+export interface IDisplay {
+  /** The dtype (roof) of most of the modelled GPU FLOPs, whose peak the overview quotes. */
+  main_dtype: string | null;
+  /** The roofline; null for a report without GPU ops to place. */
+  roofline: IRooflineSpec | null;
+}
+
 /** A whole report document. */
 export interface IReport {
   /** Always SCHEMA_NAME. */
@@ -504,6 +545,8 @@ export interface IReport {
   modules: ITable;
   /** A/B comparison, when one ran. */
   ab: IAB | null;
+  /** What the renderers draw (null in reports of schema version 1). */
+  display: IDisplay | null;
   /** A named run: the change since the previous run of its name. */
   change?: IComparison | null;
   /** A named run: the runs of its name, oldest first. */
@@ -1460,6 +1503,64 @@ function parseMemory(value: unknown): IMemory | null {
   };
 }
 
+function pair(value: unknown): [number, number] | null {
+  if (!Array.isArray(value) || value.length !== 2) {
+    return null;
+  }
+  const [a, b] = [num(value[0]), num(value[1])];
+  return a === null || b === null ? null : [a, b];
+}
+
+function parseRoofline(value: unknown): IRooflineSpec | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const x = pair(value.x_range);
+  const y = pair(value.y_range);
+  if (!x || !y) {
+    return null;
+  }
+  const bw = isObject(value.bandwidth) ? value.bandwidth : null;
+  const bwx = bw ? pair(bw.x) : null;
+  const bwy = bw ? pair(bw.y) : null;
+  const bwv = bw ? num(bw.bytes_per_s) : null;
+  const ceilings: ICeiling[] = [];
+  for (const c of Array.isArray(value.ceilings) ? value.ceilings : []) {
+    const peak = isObject(c) ? num(c.flops_per_s) : null;
+    const cx = isObject(c) ? pair(c.x) : null;
+    if (!isObject(c) || peak === null || !cx) {
+      continue;
+    }
+    ceilings.push({
+      flops_per_s: peak,
+      dtypes: strings(c.dtypes),
+      ridge: num(c.ridge),
+      x: cx,
+      label: str(c.label),
+      used: c.used === true
+    });
+  }
+  return {
+    x_range: x,
+    y_range: y,
+    bandwidth:
+      bw && bwx && bwy && bwv !== null
+        ? { bytes_per_s: bwv, x: bwx, y: bwy, label: str(bw.label) }
+        : null,
+    ceilings
+  };
+}
+
+function parseDisplay(value: unknown): IDisplay | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    main_dtype: typeof value.main_dtype === 'string' ? value.main_dtype : null,
+    roofline: parseRoofline(value.roofline)
+  };
+}
+
 /**
  * Validate a document and return it as a report with defaults filled in.
  *
@@ -1531,7 +1632,8 @@ export function parseReport(data: unknown): IReport {
     history: parseHistory(doc.history),
     target: parseTarget(doc.target),
     sweep: parseSweep(doc.sweep),
-    memory: parseMemory(doc.memory)
+    memory: parseMemory(doc.memory),
+    display: parseDisplay(doc.display)
   };
 }
 

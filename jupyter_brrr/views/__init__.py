@@ -12,5 +12,6 @@
 
 Shared by them, so that they import these rather than each other: ``style`` (colours and
 labels), ``format`` (numbers and units as text), ``markup`` (static HTML building blocks) and
-``geometry`` (chart geometry, pure numpy, for every chart library).
+``geometry`` (chart geometry, pure numpy, for every chart library: the roofline's comes from
+``display.py``, which the report JSON carries for the browser app too).
 """

@@ -15,9 +15,8 @@ for the users of ``report.figure()`` until it is removed.
   time, FLOP/s, bytes/s and % of the roof. Without GPU work: the top ops by CPU time.
 - ``"timeline"``: kernels per stream over the span (idle gaps are the white space), top-level
   CPU ops in lanes above; zoom and pan along time.
-- ``"whatif"``: Amdahl's law with a slider: the projected span if one part got N times faster
-  (computed in the browser by a CustomJS callback: this is the user's own export, not the
-  notebook's safe renderer).
+- ``"whatif"``: Amdahl's law: the projected span if each part in turn got twice as fast
+  (``analysis.amdahl``; the report app's What-if tab has the slider).
 
 Strings from the report reach the page only as data (tooltips, table cells, select options and
 canvas text, which bokeh escapes or draws as text) or through ``html.escape`` (the header).
@@ -431,13 +430,11 @@ def roofline_figure(report: Report) -> Any:
             report, title="No GPU work was recorded: no roofline. Top ops by self CPU time"
         )
     ops = report.ops
-    g = roofline_geometry(report)
-    peaks, bw, ceilings = g.peaks, g.bandwidth, g.ceilings
+    peaks = report.summary.get("peaks") or {}
+    g = roofline_geometry(report)  # the geometry the report JSON carries (display.roofline)
+    spec = g.spec
     rows, x, y, t = ops[g.plotted], g.x, g.y, g.t
-    xmin, xmax, ymax = g.xmin, g.xmax, g.ymax
-    ymin = max(g.ymin, ymax / 1e10)
-    if bw:
-        ymin = min(ymin, bw * xmin * 2)
+    (xmin, xmax), (ymin, ymax) = spec["x_range"], spec["y_range"]
 
     device = report.summary.get("device", "GPU")
     source_text = (
@@ -457,43 +454,38 @@ def roofline_figure(report: Report) -> Any:
     fig.yaxis.axis_label = "achieved FLOP/s"
     _decade_ticks(fig.xaxis, xmin, xmax)
     _decade_ticks(fig.yaxis, ymin, ymax)
-    used = set(_roofs(rows)) if len(rows) else set()
-    labelled = [c for c in ceilings if used & set(c[1].split("/"))] or ceilings[:1]
-    if bw and ceilings:
-        top = ceilings[0][0]
-        fig.line([xmin / 100, top / bw], [bw * xmin / 100, top], line_color="#333333", line_width=2)
+    slope = spec["bandwidth"]
+    if slope:
+        fig.line(slope["x"], slope["y"], line_color="#333333", line_width=2)
+        x0 = math.sqrt(slope["x"][0] * slope["x"][1]) / 2
         fig.add_layout(
             Label(
-                x=math.sqrt(xmin * top / bw) / 2,
-                y=bw * math.sqrt(xmin * top / bw) / 2,
-                text=f"memory {fmt.rate(bw, 'B/s')}",
+                x=x0,
+                y=slope["bytes_per_s"] * x0,
+                text=slope["label"],
                 text_font_size="11px",
                 text_color="#333333",
                 y_offset=4,
             )
         )
-    for peak, dtypes in ceilings:
-        strong = (peak, dtypes) in labelled
-        ridge = peak / bw if bw else xmin
+    for ceiling in spec["ceilings"]:
+        strong, ridge, peak = ceiling["used"], ceiling["ridge"], ceiling["flops_per_s"]
         fig.line(
-            [ridge, xmax * 100],
+            ceiling["x"],
             [peak, peak],
             line_color="#333333" if strong else "#aaaaaa",
             line_width=2 if strong else 1,
             line_dash="solid" if strong else "dashed",
         )
-        if bw:
+        if ridge is not None:
             fig.scatter(
                 [ridge], [peak], marker="diamond", size=9, color="#333333" if strong else "#aaaaaa"
             )
-        text = f"{dtypes} {fmt.rate(peak, 'FLOP/s')}" + (
-            f", ridge {ridge:.0f} FLOP/B" if bw else ""
-        )
         fig.add_layout(
             Label(
-                x=ridge,
+                x=ridge if ridge is not None else xmin,
                 y=peak,
-                text=text,
+                text=ceiling["label"],
                 text_font_size="11px" if strong else "9px",
                 text_color="#222222" if strong else "#999999",
                 text_align="right",
@@ -722,43 +714,10 @@ def _whatif_parts(report: Report) -> tuple[float, list[tuple[str, float]]]:
     return base, parts
 
 
-_WHATIF_JS = """
-const n = slider.value;
-const d = source.data;
-const projected = [], labels = [], speedups = [];
-for (let i = 0; i < d.share.length; i++) {
-  const p = d.share[i];
-  const s = 1 / ((1 - p) + p / n);
-  projected.push(base_ms / s);
-  speedups.push(s);
-  labels.push((base_ms / s).toPrecision(3) + " ms (" + s.toFixed(2) + "x; limit " + d.limit_text[i] + ")");
-}
-d.projected = projected;
-d.label = labels;
-source.change.emit();
-const i = Number(select.value);
-const p = d.share[i];
-const s = speedups[i];
-const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-div.text = "If <b>" + esc(d.part[i]) + "</b> (" + (100 * p).toFixed(0) + "% of the time) got <b>" + n.toFixed(1)
-  + "x</b> faster: " + base_ms.toPrecision(3) + " ms &rarr; <b>" + (base_ms / s).toPrecision(3) + " ms</b> ("
-  + s.toFixed(2) + "x overall). Amdahl limit, if it took no time at all: " + esc(d.limit_text[i]) + ".";
-"""
-
-
 def whatif_figure(report: Report, factor: float = 2.0) -> Any:
-    """Amdahl's law: the projected span if one part got N times faster, with a slider for N."""
-    from bokeh.layouts import column
-    from bokeh.models import (
-        ColumnDataSource,
-        CustomJS,
-        Div,
-        HoverTool,
-        LabelSet,
-        Select,
-        Slider,
-        Span,
-    )
+    """Amdahl's law: the projected span if each part in turn got ``factor`` times faster
+    (``analysis.amdahl``; the report app's What-if tab has the slider)."""
+    from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Span
 
     base, parts = _whatif_parts(report)
     parts.sort(key=lambda part: -part[1])  # the biggest part first: it is the one to fix first
@@ -847,34 +806,7 @@ def whatif_figure(report: Report, factor: float = 2.0) -> Any:
     fig.ygrid.visible = False
     fig.yaxis.major_label_text_font_size = "11px"
 
-    slider = Slider(
-        start=1,
-        end=50,
-        value=factor,
-        step=0.5,
-        title="speed-up N of the chosen part",
-        width=WIDTH // 2,
-    )
-    select = Select(
-        title="part",
-        value="0",
-        options=[(str(i), name) for i, name in enumerate(source.data["part"])],
-        width=WIDTH // 2,
-    )
-    div = Div(width=WIDTH)
-    callback = CustomJS(
-        args={"slider": slider, "select": select, "source": source, "div": div, "base_ms": base_ms},
-        code=_WHATIF_JS,
-    )
-    slider.js_on_change("value", callback)
-    select.js_on_change("value", callback)
-    p, s = shares[0], amdahl(shares[0], factor)
-    div.text = (
-        f"If <b>{escape(parts[0][0])}</b> ({100 * p:.0f}% of the time) got <b>{factor:.1f}x</b> faster: "
-        f"{base_ms:.3g} ms &rarr; <b>{base_ms / s:.3g} ms</b> ({s:.2f}x overall). "
-        f"Amdahl limit, if it took no time at all: {escape(limits[0])}."
-    )
-    return column(select, slider, div, fig)
+    return fig
 
 
 # --- messages ----------------------------------------------------------------------------

@@ -1,9 +1,14 @@
-"""Number and text formatting shared by all the views (text, static HTML, pictures, bokeh)."""
+"""Number and text formatting shared by all the views (text, static HTML, pictures, bokeh).
+
+Times, rates and sizes follow the rules of ``display.py``, which the browser app
+(``js/src/format.ts``) shares: the same value reads the same in every view."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from .. import display
 
 
 def number(value: Any) -> float | None:
@@ -54,37 +59,24 @@ def si(value: float, _pos: Any = None) -> str:
 
 
 def seconds(value: float | None) -> str:
-    """1.23 s, 4.56 ms, 7.8 us."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if value >= 1:
-        return f"{value:.3g} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:.3g} ms"
-    return f"{value * 1e6:.3g} us"
+    """1.23 s, 4.56 ms, 7.80 µs: the rule the browser app shares (``display.seconds``)."""
+    return display.seconds(value)
 
 
 def rate(value: float | None, unit: str) -> str:
-    """A per-second figure with an SI prefix: 787 TFLOP/s, 4.24 TB/s."""
-    if value is None or (isinstance(value, float) and (math.isnan(value) or value <= 0)):
-        return "-"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+    """A per-second figure with an SI prefix: 787 TFLOP/s, 4.80 TB/s (``display.quantity``);
+    a dash where there is none (missing, or not above zero)."""
+    number_ = display.finite(value)
+    return display.DASH if number_ is None or number_ <= 0 else display.quantity(number_, unit)
 
 
 def size(value: float | None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    for prefix, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.3g} {prefix}"
-    return f"{value:.0f} B"
+    """Bytes in decimal units: 1.69 GB (``display.nbytes``)."""
+    return display.nbytes(value)
 
 
 def percent(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+    return f"{100 * part / whole:.0f}%" if whole > 0 else display.DASH
 
 
 def runs(runs: dict) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import display
 from ..analysis import SHORT_S, steady_state_options
 from ..schema import SPLIT_PARTS
 from . import change
@@ -32,17 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["AB_COLUMNS", "COLOURS", "LABELS", "ab_rows", "header", "key_figures", "render"]
 
 # --- key figures ---------------------------------------------------------------------------------
-
-
-def _main_dtype(report: Report) -> str | None:
-    ops = report.ops
-    if not len(ops) or "dtype" not in ops:
-        return None
-    with_flops = ops[(ops["flops"].fillna(0) > 0) & (ops["gpu_time_s"].fillna(0) > 0)]
-    if not len(with_flops):
-        return None
-    by_dtype = with_flops.groupby("dtype")["flops"].sum()
-    return str(by_dtype.idxmax()) if len(by_dtype) else None
 
 
 def _warm(report: Report) -> str:
@@ -89,7 +79,7 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
         rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
         achieved = fmt.number(s.get("achieved_flops_per_s"))
-        dtype = _main_dtype(report)
+        dtype = display.main_dtype(report.ops, peaks)
         peak_flops = (peaks or {}).get("flops", {}).get(dtype) if dtype else None
         value = f"{fmt.rate(achieved, 'FLOP/s')} while busy"
         if achieved and peak_flops:
@@ -281,7 +271,7 @@ def _roof_cell(fraction: float | None, roof: str, flag: str) -> str:
     """The share of the roof and which roof; an op above its roof shows the reason instead (a
     model or peak mismatch is not an achievement)."""
     if fraction is None:
-        return "-"
+        return display.DASH
     if flag:
         return f'<span title="{_e(flag)}">over its {_e(roof)} roof</span>'
     return f"{100 * fraction:.0f}% {_e(roof)}".strip()
@@ -315,7 +305,7 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
         speedup = fmt.number(v.get("speedup"))
         low, high = fmt.number(v.get("speedup_low")), fmt.number(v.get("speedup_high"))
         if speedup is None:
-            speed = "-"
+            speed = display.DASH
         elif low is not None and high is not None and (low, high) != (speedup, speedup):
             speed = f"{speedup:.2f}x ({low:.2f}–{high:.2f})"
         else:
@@ -328,7 +318,7 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
                 f" (max abs err {err:.2g})" if err is not None else ""
             )
         else:
-            correctness = "-"
+            correctness = display.DASH
         error = " ".join(str(v.get("error") or "").split())
         rows.append(
             {
@@ -339,7 +329,7 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
                 "verdict": (
                     "unchanged: fell back to eager"
                     if v.get("verdict") == "fallback"
-                    else str(v.get("verdict") or "-")
+                    else str(v.get("verdict") or display.DASH)
                 ),
                 "correctness": correctness,
                 "compile": fmt.seconds(fmt.number(v.get("compile_s"))),

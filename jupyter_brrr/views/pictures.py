@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import display
 from ..schema import SPLIT_PARTS
 from . import format as fmt
 from .geometry import roofline_geometry
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 WIDTH_IN, DPI = 6.4, 100
 ROOF_HEIGHT_IN, SPLIT_HEIGHT_IN = 3.6, 1.0
 _FONT = 8
-_DECADES = 7  # the roofline shows this many decades of FLOP/s below its top
 
 
 @dataclass(frozen=True)
@@ -209,23 +209,20 @@ def _roofline_figure(report: Report) -> Any:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     ops = report.ops
+    peaks = report.summary.get("peaks") or {}
     g = roofline_geometry(report)
-    peaks, bw, ceilings = g.peaks, g.bandwidth, g.ceilings
+    spec = g.spec
     plotted, x, y, t = g.plotted, g.x, g.y, g.t
-    xmin, xmax, ymax = g.xmin, g.xmax, g.ymax
+    (xmin, xmax), (ymin, ymax) = spec["x_range"], spec["y_range"]
     bounds = ops["bound"].astype(str).to_numpy()[plotted]
-    # The roofs the ops were held against (float32 on TF32 tensor cores: tf32).
-    roof_column = ops["roof"] if "roof" in ops else ops["dtype"]
-    used_dtypes = set(roof_column.fillna("").astype(str).to_numpy()[plotted])
     flagged = (
         ops["roof_flag"].fillna("").astype(str).to_numpy()[plotted] != ""
         if "roof_flag" in ops
         else np.zeros(int(np.count_nonzero(plotted)), dtype=bool)
     )
-    # Points far below the rest (a scalar op at kFLOP/s) sit on the floor as triangles instead
-    # of squashing the plot.
-    floor = ymax / 10**_DECADES
-    ymin = max(g.ymin, floor / 1.5)
+    # Points far below the rest (a scalar op at kFLOP/s) sit on the floor as triangles: the
+    # axis is at most display.ROOF_DECADES deep.
+    floor = ymax / 10**display.ROOF_DECADES
 
     fig = _new_figure(ROOF_HEIGHT_IN)
     ax = fig.add_axes((0.11, 0.13, 0.86, 0.74))
@@ -234,22 +231,21 @@ def _roofline_figure(report: Report) -> Any:
     ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
 
-    # Ceilings: the bandwidth slope up to the highest ridge, a flat roof per dtype (those the ops
-    # use drawn dark and labelled left of their ridge point, where no op can be; the others faint).
-    labelled = [c for c in ceilings if used_dtypes & set(c[1].split("/"))] or ceilings[:1]
-    if bw and ceilings:
-        top_ridge = ceilings[0][0] / bw
-        ax.plot(
-            [xmin, top_ridge], [bw * xmin, ceilings[0][0]], color="#333333", linewidth=1.4, zorder=2
-        )
+    # Ceilings: the bandwidth slope up to the highest ridge, a flat roof per peak (those the ops
+    # were held against drawn dark and labelled left of their ridge point, where no op can be;
+    # the others faint).
+    slope = spec["bandwidth"]
+    if slope:
+        ax.plot(slope["x"], slope["y"], color="#333333", linewidth=1.4, zorder=2)
         # Label the slope along it, just above, where the line is inside the plot.
+        bw, top_ridge = slope["bytes_per_s"], slope["x"][1]
         x0 = math.sqrt(max(xmin * 1.5, ymin * 3 / bw) * top_ridge) / 2
         ax_w, ax_h = WIDTH_IN * DPI * 0.86, ROOF_HEIGHT_IN * DPI * 0.74
         angle = math.degrees(
             math.atan((ax_h / math.log10(ymax / ymin)) / (ax_w / math.log10(xmax / xmin)))
         )
         ax.annotate(
-            f"memory {fmt.rate(bw, 'B/s')}",
+            slope["label"],
             xy=(x0, bw * x0),
             xytext=(0, 3),
             textcoords="offset points",
@@ -258,11 +254,10 @@ def _roofline_figure(report: Report) -> Any:
             fontsize=_FONT - 0.5,
             color="#333333",
         )
-    for peak, dtypes in ceilings:
-        used = (peak, dtypes) in labelled
-        ridge = peak / bw if bw else xmin
+    for ceiling in spec["ceilings"]:
+        used, ridge, peak = ceiling["used"], ceiling["ridge"], ceiling["flops_per_s"]
         ax.plot(
-            [ridge, xmax],
+            ceiling["x"],
             [peak, peak],
             color="#333333" if used else "#b0b0b0",
             linewidth=1.4 if used else 0.8,
@@ -271,16 +266,14 @@ def _roofline_figure(report: Report) -> Any:
         )
         if not used:
             continue
-        label = f"{dtypes} {fmt.rate(peak, 'FLOP/s')}"
-        if bw:
-            label += f", ridge {ridge:.0f} FLOP/B"
+        if ridge is not None:
             ax.plot([ridge], [peak], marker="D", markersize=3.5, color="#333333", zorder=3)
         ax.annotate(
-            label,
-            xy=(ridge if bw else xmin, peak),
-            xytext=(-4 if bw else 4, 3),
+            ceiling["label"],
+            xy=(ridge if ridge is not None else xmin, peak),
+            xytext=(-4 if ridge is not None else 4, 3),
             textcoords="offset points",
-            ha="right" if bw else "left",
+            ha="right" if ridge is not None else "left",
             va="bottom",
             fontsize=_FONT - 1,
             color="#222222",

@@ -56,6 +56,10 @@ export async function renderRoofline(
   });
   panel.appendChild(chartEl);
   panel.appendChild(info);
+  const spec = data.roofline;
+  if (!spec) {
+    throw new Error('this report has no roofline geometry for its ops');
+  }
   const charts = await ctx.charts();
-  ctx.track(await charts.drawRoofline(chartEl, plotted, peaks, ctx.theme()));
+  ctx.track(await charts.drawRoofline(chartEl, plotted, spec, ctx.theme()));
 }
