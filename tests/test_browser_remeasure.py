@@ -11,12 +11,13 @@ up the state it checks. The figures checked are read from the JSON in the saved 
 from __future__ import annotations
 
 import json
-import math
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+
+from jupyter_brrr import display
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,34 +49,11 @@ STANDARD_TABS = ["overview", "operators", "roofline", "timeline", "whatif"]
 ARTIFACTS = REPO / "tests" / "artifacts" / "browser"  # git-ignored screenshots
 
 
-# --- the figures as the views write them (js/src/format.ts) ------------------------------------------
+# --- the figures as the views write them ------------------------------------------------------------
 
-
-def _sig(x: float, digits: int = 3) -> str:
-    a = abs(x)
-    if a == 0:
-        return "0"
-    if a >= 1e6 or a < 1e-3:
-        mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-        return f"{mantissa}e{int(exponent):+d}"
-    decimals = max(0, digits - 1 - math.floor(math.log10(a)))
-    return f"{x:.{min(decimals, 6)}f}"
-
-
-def fmt_time(s: float | None) -> str:
-    """fmtTime of js/src/format.ts."""
-    if s is None or not math.isfinite(s):
-        return "\u2014"
-    a = abs(s)
-    if a == 0:
-        return "0 s"
-    if a >= 1:
-        return f"{_sig(s)} s"
-    if a >= 1e-3:
-        return f"{_sig(s * 1e3)} ms"
-    if a >= 1e-6:
-        return f"{_sig(s * 1e6)} \u00b5s"
-    return f"{_sig(s * 1e9)} ns"
+# js/src/format.ts's fmtTime is display.seconds's rule (tests/data/display_cases.json holds them
+# together): the Python side says what the page shows.
+fmt_time = display.seconds
 
 
 def rows_of(table: dict) -> list[dict]:
