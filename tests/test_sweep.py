@@ -209,3 +209,18 @@ def test_interleaved_rounds_cancel_a_drift_between_sizes() -> None:
     assert any("interleaved rounds" in note for note in fair.notes)
     table = fair.table
     assert (table["q1_s"] <= table["span_s"]).all() and (table["span_s"] <= table["q3_s"]).all()
+
+
+def test_cancel_during_the_interleaved_rounds_keeps_the_sizes_measured() -> None:
+    cancel = threading.Event()
+    calls = []
+
+    def step(n: int) -> None:
+        calls.append(n)
+        if len(calls) == 8:  # both sizes captured (3 runs each), in the first round
+            cancel.set()
+
+    result = jupyter_brrr.sweep(step, [1, 2], warmup=0, repeat=2, rounds=3, cancel=cancel)
+    assert result.stopped == "cancelled"
+    assert list(result.table["status"]) == ["ok", "ok"]
+    assert len(calls) < 6 + 3 * 2 * 2

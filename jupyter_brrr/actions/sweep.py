@@ -426,8 +426,9 @@ def _interleave(
                     times[point.size].append(_timed(lambda p=point: fn(p.size), gpu)[0])
                     result.runs_total += 1
             done += 1
-    except KeyboardInterrupt:
-        pass  # the rounds so far stand; those cut short are dropped below
+    except KeyboardInterrupt:  # Ctrl-C, or cancel: the rounds so far stand
+        if result.stopped == "done":
+            result.stopped = "cancelled"
     except BaseException as error:  # a size that failed now (memory held elsewhere): say so
         result.notes.append(f"The interleaved rounds stopped: {type(error).__name__}: {error}")
         _free(gpu)
