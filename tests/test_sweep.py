@@ -119,8 +119,8 @@ def test_the_sweep_stops_cleanly_where_memory_runs_out() -> None:
         return torch.empty(n, dtype=torch.uint8)
 
     result = jupyter_brrr.sweep(step, [1024, 2048, 2**50, 2**51], warmup=0, repeat=2)
-    assert result.stopped == "oom" and result.oom_at == 2**50
-    assert list(result.table["status"]) == ["ok", "ok", "oom"]
+    assert result.stopped == "oom" and result.oom_at == 2**50, (result.table, result.notes)
+    assert list(result.table["status"]) == ["ok", "ok", "oom"], (result.table, result.notes)
     assert "OOM at size=1125899906842624" in repr(result)
     assert torch.ones(3).sum().item() == 3.0  # still usable
 

@@ -520,9 +520,10 @@ def is_out_of_memory(error: BaseException) -> bool:
     """A CUDA out-of-memory error, or the CPU allocator's refusal (a RuntimeError there)."""
     import torch
 
+    text = str(error) if isinstance(error, RuntimeError) else ""
     return isinstance(error, torch.OutOfMemoryError) or (
-        isinstance(error, RuntimeError)
-        and "DefaultCPUAllocator: can't allocate memory" in str(error)
+        "DefaultCPUAllocator" in text
+        and ("can't allocate memory" in text or "not enough memory" in text)
     )
 
 
