@@ -5,7 +5,8 @@ table and machinery:
 
 ``sweep``: a tiny MLP from batch 8 to 512 is overhead (time ratio per doubling under 1.3); a
 bf16 GEMM and x.cos().cos() on tensors past the L2 double per doubling (1.8-2.2, compute and
-memory). ``capacity``: a training step's peak breakdown adds up to the allocator's peak within
+memory); an attention layer's prefill grows into compute, its decode step (one token against a
+KV cache) is fixed memory-bound work. ``capacity``: a training step's peak breakdown adds up to the allocator's peak within
 2%; a sweep under a 2.5 GiB memory fraction ends cleanly at the OOM and predicts the largest
 batch within 10% of the one found by bisection. Core only (no IPython).
 """
@@ -65,6 +66,69 @@ def check_sweep() -> None:
         f"ratios {[round(r, 2) for r in d['per_doubling']]}, verdicts {list(d['verdict'])}; "
         f"launches {list(launches)}; spans {[f'{t * 1e3:.3g} ms' for t in result.table['span_s']]}; "
         f"{result.elapsed_s:.1f} s",
+    )
+    _decode_and_prefill_rows()
+    _doubling_rows("sweep: bf16 GEMM [n,8192]x[8192,8192]", _gemm_sweep(), "compute")
+    _doubling_rows("sweep: x.cos().cos() float32 2**25..2**28", _cos_sweep(), "memory")
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def _decode_and_prefill_rows() -> None:
+    """The tour's attention layer (width 8192, 64 heads, bf16; 512 MiB of weights): prefill of a
+    prompt of n tokens grows into compute-bound work; decode of one token against a cache of n
+    tokens reads every weight for that token, a fixed amount of memory-bound work."""
+    from jupyter_brrr.actions.sweep import sweep
+
+    d_model, n_heads, lengths = 8192, 64, [512, 1024, 2048, 4096, 8192]
+    head_dim, dtype = d_model // n_heads, torch.bfloat16
+    w_q, w_k, w_v, w_o = (
+        torch.randn(d_model, d_model, device="cuda", dtype=dtype) / d_model**0.5 for _ in range(4)
+    )
+    cache_k, cache_v = (
+        torch.randn(1, n_heads, lengths[-1], head_dim, device="cuda", dtype=dtype) for _ in range(2)
+    )
+
+    def heads_of(t: torch.Tensor) -> torch.Tensor:
+        return t.view(1, -1, n_heads, head_dim).transpose(1, 2)
+
+    def prefill(length: int) -> object:
+        x = torch.randn(1, length, d_model, device="cuda", dtype=dtype)
+        with torch.no_grad():
+            q, k, v = (heads_of(x @ w) for w in (w_q, w_k, w_v))
+            out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return out.transpose(1, 2).reshape(1, length, d_model) @ w_o
+
+    def decode(length: int) -> object:
+        x = torch.randn(1, 1, d_model, device="cuda", dtype=dtype)
+        with torch.no_grad():
+            q = heads_of(x @ w_q)
+            k, v = cache_k[:, :, :length], cache_v[:, :, :length]
+            out = nn.functional.scaled_dot_product_attention(q, k, v)
+            return out.transpose(1, 2).reshape(1, 1, d_model) @ w_o
+
+    pre = sweep(prefill, lengths, variable="tokens", warmup=3, repeat=5)
+    d = pre.doublings
+    row(
+        "sweep: prefill 512..8192 tokens, last doubling's verdict compute",
+        d["per_doubling"].iloc[-1],
+        2.0,
+        "x",
+        d["verdict"].iloc[-1] == "compute",
+        f"ratios {[round(r, 2) for r in d['per_doubling']]}, verdicts {list(d['verdict'])}",
+    )
+    dec = sweep(decode, lengths, variable="cache", warmup=3, repeat=5, items=lambda n: 1)
+    d, t = dec.doublings, dec.table
+    memory_bound = bool((t["memory_s"] > t["compute_s"]).all())
+    row(
+        "sweep: decode 1 token against a cache of 512..8192, verdicts fixed or memory",
+        d["per_doubling"].max(),
+        1.3,
+        "x",
+        bool(d["verdict"].isin(["fixed", "memory"]).all()) and memory_bound,
+        f"ratios {[round(r, 2) for r in d['per_doubling']]}, verdicts {list(d['verdict'])}; "
+        f"memory-bound split at every size: {memory_bound}; "
+        f"spans {[f'{x * 1e6:.0f} us' for x in t['span_s']]}",
     )
 
 
