@@ -24,6 +24,7 @@ from jupyter_brrr import display  # noqa: E402
 from jupyter_brrr.analysis import amdahl  # noqa: E402
 from jupyter_brrr.report import Report  # noqa: E402
 from jupyter_brrr.schema import SCHEMA_VERSION  # noqa: E402
+from jupyter_brrr.views import style  # noqa: E402
 
 # The values of display_cases.json: boundaries of units and notations, halves (rounded away from
 # zero on the exact binary value, as JavaScript does), negatives and missing values.
@@ -41,7 +42,7 @@ AMDAHL = [(0, 2), (0.25, 2), (0.5, 10), (0.6, 1e9), (0.9, 3.3), (1, 2), (1, 100)
 
 def cases() -> dict:
     return {
-        "about": "Formatting and Amdahl cases that jupyter_brrr/display.py (tests/test_display.py) "
+        "about": "Formatting, Amdahl and style cases that jupyter_brrr/display.py (tests/test_display.py) "
         "and js/src/format.ts (js/src/__tests__/format.spec.ts) both check: one definition in two "
         "languages. Written from the Python side by `python tests/test_display.py`.",
         "sig": [[v, display.sig(v)] for v in SIG],
@@ -49,13 +50,17 @@ def cases() -> dict:
         "quantity": [[v, unit, display.quantity(v, unit)] for v, unit in QUANTITY],
         "bytes": [[v, display.nbytes(v)] for v in BYTES],
         "amdahl": [[p, n, amdahl(p, n), None if p >= 1 else 1 / (1 - p)] for p, n in AMDAHL],
+        # One colour and one label per bottleneck (views/style.py; js/src/colors.ts).
+        "style": {"colours": style.COLOURS, "labels": style.LABELS},
     }
 
 
 def write_cases() -> None:
     lines = [f'  "about": {json.dumps(cases()["about"])}']
     for key, rows in cases().items():
-        if key != "about":
+        if key == "style":
+            lines.append(f'  "style": {json.dumps(rows, ensure_ascii=False)}')
+        elif key != "about":
             body = ",\n".join(f"    {json.dumps(row, ensure_ascii=False)}" for row in rows)
             lines.append(f'  "{key}": [\n{body}\n  ]')
     CASES.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")

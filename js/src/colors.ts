@@ -1,5 +1,7 @@
 /**
- * One colour per bottleneck, the same in every view and both themes.
+ * One colour per bottleneck, the same in every view and both themes, and
+ * the same as the Python views' (jupyter_brrr/views/style.py): the tests of
+ * both sides check them against tests/data/display_cases.json.
  */
 
 /** Colours of the span split and of op/kernel bounds. */

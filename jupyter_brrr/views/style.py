@@ -1,7 +1,7 @@
 """Colours and labels shared by every view (static HTML, PNG pictures, bokeh figures).
 
 One colour and one label per bottleneck, the same as the JupyterLab renderer's
-(``js/src/colors.ts``). A module of its own so that the views import it, not each other.
+(``js/src/colors.ts``; both sides' tests check them against ``tests/data/display_cases.json``). A module of its own so that the views import it, not each other.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 
+import { COLORS, LABELS } from '../colors';
 import { fmtBytes, fmtPct, fmtSI, fmtTime, fmtX, sig } from '../format';
 import { amdahl } from '../views/whatif';
 import { readJson } from './fixtures';
@@ -48,6 +49,13 @@ describe('the formatting shared with Python', () => {
         expect(r.limit).toBeCloseTo(limit, 12);
       }
     }
+  });
+});
+
+describe('the style shared with Python', () => {
+  it('has the colours and labels of views/style.py', () => {
+    expect(COLORS).toEqual(cases.style.colours);
+    expect(LABELS).toEqual(cases.style.labels);
   });
 });
 
