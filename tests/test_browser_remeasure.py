@@ -374,6 +374,15 @@ def test_ranks_tab_and_rank_timeline_of_a_job(lab, page_of) -> None:
     assert "communication" in bars.first.locator("[data-part]").evaluate_all(
         "els => els.map(e => e.dataset.part)"
     )
+    # Under each, all its communication: exposed, and hidden behind its own work.
+    comm = root.locator('[data-testid="brrr-rank-comm"]')
+    assert comm.count() == len(ranks)
+    assert comm.first.locator("[data-part]").evaluate_all(
+        "els => els.map(e => e.dataset.part)"
+    ) == ["exposed", "hidden"]
+    titles = comm.evaluate_all("els => els.map(e => e.title)")
+    for r in ranks:
+        assert any(fmt_time(r["hidden_comm_s"]) in t for t in titles), titles
 
     # The straggler, or why there is none, in the figures of the JSON.
     straggler = doc["summary"]["straggler"]
@@ -449,6 +458,12 @@ def test_the_straggler_of_a_job_recorded_here_is_named_and_on_top(lab, page_of, 
         "els => els.map(e => e.dataset.kind)"
     )
     assert kinds == [r["kind"] for r in doc["recommendations"]] and "straggler" in kinds
+    # The arrow keys move between the tabs, as in a report.
+    root.locator('[data-testid="brrr-tab-ranks"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "el => el.dataset.activeTab === 'rank-timeline'", arg=root.element_handle()
+    )
     open_view(page, root, "rank-timeline")
     timeline = root.locator('[data-testid="brrr-rank-timeline"]')
     assert timeline.get_attribute("data-lanes") == "2"

@@ -28,6 +28,19 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
     super();
     this.mimeType = options.mimeType;
     this.addClass('jp-brrr');
+    // Charts are drawn on canvas in the theme's colours read at draw time:
+    // redraw when JupyterLab switches theme (it sets these body attributes).
+    this.themeObserver = new MutationObserver(() => {
+      const theme = document.body.dataset.jpThemeName ?? '';
+      if (theme !== this.themeName && this.model) {
+        this.themeName = theme;
+        void this.renderModel(this.model);
+      }
+    });
+    this.themeObserver.observe(document.body, {
+      attributes: true,
+      attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light']
+    });
   }
 
   /** Parse the data and return the header and tabs; throw a ReportError when unreadable. */
@@ -38,6 +51,8 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
   };
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.model = model;
+    this.themeName = document.body.dataset.jpThemeName ?? '';
     this.removeCharts();
     const generation = ++this.generation;
     const node = this.node;
@@ -127,6 +142,20 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
         tab.label
       );
       b.addEventListener('click', () => void activate(tab.id));
+      b.addEventListener('keydown', ev => {
+        if (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') {
+          ev.preventDefault();
+          const tabs = built.tabs;
+          const i = tabs.findIndex(t => t.id === tab.id);
+          const next =
+            tabs[
+              (i + (ev.key === 'ArrowRight' ? 1 : tabs.length - 1)) %
+                tabs.length
+            ];
+          buttons.get(next.id)!.focus();
+          void activate(next.id);
+        }
+      });
       buttons.set(tab.id, b);
       bar.appendChild(b);
       const panel = h('div', {
@@ -149,6 +178,7 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
       return;
     }
     this.generation++;
+    this.themeObserver.disconnect();
     this.removeCharts();
     super.dispose();
   }
@@ -180,6 +210,9 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
   }
 
   protected mimeType: string;
+  private model: IRenderMime.IMimeModel | null = null;
+  private themeName = '';
+  private themeObserver: MutationObserver;
   private charts: IChartHandle[] = [];
   private generation = 0;
 }

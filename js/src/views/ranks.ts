@@ -76,6 +76,38 @@ export function stragglerLine(job: IJob): string {
   return `Straggler: rank ${s.rank} arrives last at ${s.last_count ?? '?'} of ${s.decided} collectives (beyond ${noise} of clock noise), ${late}; ${wait}.`;
 }
 
+/**
+ * A thin bar under a rank's split: all its communication on the same scale,
+ * the exposed part solid and the part hidden behind its own work pale.
+ */
+function commBar(r: IJobRankRow, longest: number): HTMLElement {
+  const all = r.comm_s ?? 0;
+  const bar = h('div', {
+    class: 'jp-brrr-commbar',
+    data: { testid: 'brrr-rank-comm' },
+    title: `communication ${fmtTime(r.comm_s)}: exposed ${fmtTime(r.communication_s)}, hidden behind work ${fmtTime(r.hidden_comm_s)} (${fmtPct(r.overlap, 0)})`,
+    style: { width: `${longest > 0 ? Math.min(1, all / longest) * 100 : 0}%` }
+  });
+  for (const [part, seconds] of [
+    ['exposed', r.communication_s ?? 0],
+    ['hidden', r.hidden_comm_s ?? 0]
+  ] as [string, number][]) {
+    if (all > 0 && seconds > 0) {
+      bar.appendChild(
+        h('div', {
+          class: `jp-brrr-commbar-${part}`,
+          data: { part },
+          style: {
+            width: `${(seconds / all) * 100}%`,
+            background: COLORS.communication
+          }
+        })
+      );
+    }
+  }
+  return bar;
+}
+
 function busy(r: IJobRankRow): number | null {
   return r.span_s !== null && r.idle_s !== null ? r.span_s - r.idle_s : null;
 }
@@ -182,11 +214,16 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
       )
     );
     grid.appendChild(
-      splitBar(
-        JOB_SPLIT_PARTS.map(p => ({ key: p, seconds: r[`${p}_s`] })),
-        r.span_s,
-        longest > 0 ? (r.span_s ?? 0) / longest : 1,
-        'brrr-rank-bar'
+      h(
+        'div',
+        null,
+        splitBar(
+          JOB_SPLIT_PARTS.map(p => ({ key: p, seconds: r[`${p}_s`] })),
+          r.span_s,
+          longest > 0 ? (r.span_s ?? 0) / longest : 1,
+          'brrr-rank-bar'
+        ),
+        commBar(r, longest)
       )
     );
     grid.appendChild(
@@ -202,6 +239,19 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
     h(
       'div',
       { class: 'jp-brrr-legend' },
+      h(
+        'span',
+        { class: 'jp-brrr-legend-item' },
+        h('span', {
+          class: 'jp-brrr-swatch jp-brrr-commbar-hidden',
+          style: { background: COLORS.communication }
+        }),
+        h(
+          'span',
+          { class: 'jp-brrr-legend-name' },
+          'thin bar: all communication, pale where hidden behind work'
+        )
+      ),
       ...JOB_SPLIT_PARTS.map(p =>
         h(
           'span',
