@@ -475,11 +475,13 @@ def _remeasure_same_code() -> None:
         fn = make()
         warm_for(fn, seconds=1.0)
         verdicts, changes, drift_notes, clocks = [], [], 0, []
+        op_verdicts: list[str] = []  # every op row's, over the 10 pairs
         for _ in range(10):
             first = jupyter_brrr.profile(fn, warmup=1, repeat=5)
             second = jupyter_brrr.profile(fn, warmup=1, repeat=5)
             comparison = jupyter_brrr.diff(first, second)
             verdicts.append(comparison.verdict)
+            op_verdicts += comparison.ops["verdict"].tolist()
             changes.append(comparison.span.change)
             drift_notes += any("host's speed itself drifts" in n for n in comparison.notes)
             if comparison.verdict != "noise":
@@ -504,6 +506,17 @@ def _remeasure_same_code() -> None:
             )
         else:
             row(f"{name}: same code twice, called noise", noise, 9, "of 10", noise >= 9, detail)
+        # Each op's own verdict (comparison.part_verdicts): the same code's ops are noise.
+        op_noise = op_verdicts.count("noise") / max(len(op_verdicts), 1)
+        row(
+            f"{name}: same code twice, op rows called noise",
+            op_noise,
+            0.9,
+            "share",
+            op_noise >= 0.9,
+            f"{len(op_verdicts)} op rows: "
+            f"{dict((v, op_verdicts.count(v)) for v in sorted(set(op_verdicts)))}",
+        )
         del fn
         gc.collect()
         torch.cuda.empty_cache()

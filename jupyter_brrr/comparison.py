@@ -30,9 +30,12 @@ profiler traces) and returns a :class:`Comparison`. How each number is made:
   on at least one side are listed.
 - **Each part, op and op category** gets a verdict of its own: "faster" (less time), "slower"
   or "noise". Each is timed in one profiled run per side, so it has no spread of its own: its
-  change is noise when it is under ``DRIFT`` of its larger time (as the span's), or under
-  ``PART_FLOOR`` (1%) of the span, a slice of the run too thin to tell apart from scheduling
-  and clock jitter.
+  change is noise when it is under ``DRIFT`` of its larger time (as the span's), under
+  ``PART_FLOOR`` (1%) of the span (a slice of the run too thin to tell apart from scheduling
+  and clock jitter), or when its own speed-up lies within the span's band of noise: the range
+  the timed runs give the span's speed-up, divided by that speed-up (how far apart two runs of
+  one side can be, as a ratio; a single run of a part can be no steadier than the runs
+  around it).
 - **The bottleneck shift** names the op (by name, all its shapes together) and the split part
   with the largest share before and after.
 - **The Amdahl check** reads the earlier report's what-if at the speed-up each part actually got:
@@ -504,12 +507,18 @@ def compare_reports(
     by_name = _by_name(ops)
     by_category = _by_category(ops)
     scale = max(b.span, a.span)
+    band = (
+        (span.low / span.speedup, span.high / span.speedup)
+        if span.low is not None and span.high is not None and span.speedup > 0
+        else None
+    )
     for table in (split, ops, by_name, by_category):
         table["verdict"] = part_verdicts(
             table["time_before_s" if "time_before_s" in table else "before_s"],
             table["time_after_s" if "time_after_s" in table else "after_s"],
             scale,
             drift=drift,
+            band=band,
         )
     split.loc["span", "verdict"] = span.verdict
     comparison = Comparison(
@@ -817,11 +826,17 @@ def _by_category(ops: pd.DataFrame) -> pd.DataFrame:
 
 
 def part_verdicts(
-    before_s: Any, after_s: Any, span_s: float, *, drift: float = DRIFT
+    before_s: Any,
+    after_s: Any,
+    span_s: float,
+    *,
+    drift: float = DRIFT,
+    band: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """The verdict of each part's or op's change from ``before_s`` to ``after_s`` (seconds per
-    run): "faster", "slower", or "noise" when the change is under ``drift`` of its larger time
-    or under ``PART_FLOOR`` of ``span_s`` (see the module docstring)."""
+    run): "faster", "slower", or "noise" when the change is under ``drift`` of its larger time,
+    under ``PART_FLOOR`` of ``span_s``, or when its speed-up (before / after) lies within
+    ``band``, the span's band of noise (see the module docstring)."""
     before = np.nan_to_num(np.asarray(before_s, dtype=float))
     after = np.nan_to_num(np.asarray(after_s, dtype=float))
     delta = after - before
@@ -829,6 +844,10 @@ def part_verdicts(
         np.abs(delta) >= PART_FLOOR * span_s
     )
     beyond &= delta != 0
+    if band is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(after > 0, before / np.where(after > 0, after, 1.0), np.inf)
+        beyond &= (ratio < band[0]) | (ratio > band[1])
     return np.where(beyond, np.where(delta < 0, "faster", "slower"), "noise").astype(object)
 
 

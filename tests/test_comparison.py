@@ -443,3 +443,11 @@ def test_a_part_change_under_one_percent_of_the_span_is_noise() -> None:
     # 10x faster, but 0.5% of a 100 ms span: too thin a slice of one profiled run to tell.
     verdicts = part_verdicts([0.0005, 0.010, 0.010, 0.0], [0.00005, 0.012, 0.0104, 0.002], 0.1)
     assert verdicts.tolist() == ["noise", "slower", "noise", "slower"]
+
+
+def test_a_part_moving_within_the_spans_band_of_noise_is_noise() -> None:
+    # Runs of each side 20% apart: a part 15% faster is within it, one 30% faster is not, nor
+    # one that appeared.
+    band = (0.8, 1.25)
+    verdicts = part_verdicts([0.010, 0.010, 0.0], [0.0087, 0.0077, 0.002], 0.1, band=band)
+    assert verdicts.tolist() == ["noise", "faster", "slower"]

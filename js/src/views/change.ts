@@ -419,7 +419,7 @@ function opsSection(c: IComparison): HTMLElement | null {
     );
     const parts = [
       `${list.length} of ${fmtInt(total)} op rows`,
-      'an op is timed in one profiled run per side: its change is within noise when under 5% of its own time or under 1% of the span'
+      'an op is timed in one profiled run per side: its change is within noise when under 5% of its own time, under 1% of the span, or within the spread of the timed runs'
     ];
     if (total > rows.length) {
       parts.push(`the report keeps the ${rows.length} largest`);
