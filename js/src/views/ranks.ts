@@ -200,6 +200,7 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
   const longest = Math.max(...ranks.map(r => r.span_s ?? 0), 0);
   const order = [...ranks].sort(
     (a, b) =>
+      Number(b.rank === straggler) - Number(a.rank === straggler) ||
       (b.last_count ?? 0) - (a.last_count ?? 0) ||
       (b.lateness_s ?? 0) - (a.lateness_s ?? 0) ||
       a.rank - b.rank
