@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -199,3 +200,29 @@ def test_the_sweep_and_memory_documents_have_the_keys_python_writes() -> None:
     assert set(doc) == _interface_keys("IMemory")
     assert set(doc["timeline"]) == _interface_keys("IMemoryTimeline")
     assert set(doc["at_peak"]) == set(schema.MEMORY_CATEGORIES)
+
+
+def test_the_example_named_run_and_job_have_what_python_writes(named_report: dict) -> None:
+    """tests/data/reports/named.json and job.json, which the browser app's unit tests read
+    (js/src/__tests__/remeasure.spec.ts), carry the keys and columns Python writes today."""
+    import jupyter_brrr
+
+    reports = Path(__file__).resolve().parent / "data" / "reports"
+    named = json.loads((reports / "named.json").read_text())
+    for key in ("change", "history", "target"):
+        assert named[key], key
+    change = named["change"]
+    assert set(change) == set(named_report["change"])
+    for table in ("split", "ops", "by_category", "counts", "amdahl"):
+        assert change[table]["columns"] == named_report["change"][table]["columns"], table
+    assert set(named["history"][0]) == set(named_report["history"][0])
+    assert set(named["target"]) == set(named_report["target"])
+
+    job = json.loads((reports / "job.json").read_text())
+    again = json.loads(
+        jupyter_brrr.load(Path(__file__).resolve().parent / "data" / "ranks").to_json()
+    )
+    assert set(job["summary"]) == set(again["summary"]) == set(schema.JOB_SUMMARY_KEYS)
+    for table in ("ranks", "collectives", "steps", "calls", "lanes"):
+        assert job[table]["columns"] == again[table]["columns"], table
+        assert len(job[table]["data"]) == len(again[table]["data"]), table
