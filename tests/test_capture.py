@@ -176,7 +176,9 @@ def test_sustained_warm_up_waits_for_the_clock_to_settle(quick_warmup) -> None:
 def test_a_clock_that_keeps_falling_stops_at_the_cap(quick_warmup) -> None:
     warm = warm_up(lambda: time.sleep(0.002), FakeSensors(lambda t: 1980.0 - 400.0 * t))
     assert warm.ended == "cap"
-    assert 0.45 <= warm.seconds < 0.6  # no run started that would end past it
+    # No run started that would end past the cap by the last run's time (a 2 ms sleep; a
+    # loaded machine wakes it a few ms late).
+    assert 0.45 <= warm.seconds < 0.6 + 0.03
 
 
 def test_a_slow_cell_warms_up_once(quick_warmup) -> None:
