@@ -258,9 +258,12 @@ def test_change_tab_and_history_chart_of_a_notebook_executed_beforehand(
     assert fmt_time(history[0]["span_s"]) in table_rows.last.inner_text()
     chart.scroll_into_view_if_needed()
     points = chart.evaluate("el => el.jupyterBrrrRuns()")
-    page.mouse.move(points[2]["x"], points[2]["y"])
+    # Just inside the bar's top (the marker sits on its edge); a second move makes sure Bokeh
+    # saw the pointer arrive.
+    page.mouse.move(points[2]["x"], points[2]["y"] + 6)
+    page.mouse.move(points[2]["x"] + 1, points[2]["y"] + 8)
     tip = page.locator(".jp-brrr-tip").filter(has_text="run 3")
-    tip.first.wait_for(state="visible", timeout=10_000)
+    tip.first.wait_for(state="visible", timeout=30_000)
     assert history[2]["settings"] in tip.first.inner_text()
     shot(root, "change")
 
@@ -424,18 +427,22 @@ def test_the_straggler_of_a_job_recorded_here_is_named_and_on_top(lab, page_of, 
     import jupyter_brrr
 
     where, rel = folder(lab)
-    traces = where / "traces"
-    command = [
-        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
-        *("--nproc-per-node", "2", str(REPO / "tests" / "jobs" / "ddp_gloo.py")),
-        *(str(traces), "1", "0.05"),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, env=kernel_env, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    job = jupyter_brrr.load(traces)
-    bundle = report_bundle(job)
-    doc = bundle[JOB_MIME]
-    straggler = doc["summary"]["straggler"]
+    # A machine loaded by other work can hold any rank back for a while: one more recording
+    # if the first did not name the slowed rank (tests/test_job.py checks the naming itself).
+    for attempt in range(2):
+        traces = where / f"traces{attempt}"
+        command = [
+            *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+            *("--nproc-per-node", "2", str(REPO / "tests" / "jobs" / "ddp_gloo.py")),
+            *(str(traces), "1", "0.05"),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, env=kernel_env, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        bundle = report_bundle(jupyter_brrr.load(traces))
+        doc = bundle[JOB_MIME]
+        straggler = doc["summary"]["straggler"]
+        if straggler["rank"] == 1:
+            break
     assert straggler["rank"] == 1, straggler
     write_notebook(where / "job.ipynb", [("jupyter_brrr.load('traces/')", [bundle])])
 
