@@ -226,3 +226,19 @@ def test_the_example_named_run_and_job_have_what_python_writes(named_report: dic
     for table in ("ranks", "collectives", "steps", "calls", "lanes"):
         assert job[table]["columns"] == again[table]["columns"], table
         assert len(job[table]["data"]) == len(again[table]["data"]), table
+
+
+def test_the_sweep_example_reads_back_whole() -> None:
+    """tests/data/reports/sweep.json, a CPU report with its sweep and memory breakdown (the
+    vitest suite reads the same file)."""
+    import json
+
+    from jupyter_brrr import Report
+
+    doc = json.loads(
+        (Path(__file__).resolve().parent / "data" / "reports" / "sweep.json").read_text()
+    )
+    report = Report.from_json(doc)
+    assert report.sweep == doc["sweep"] and report.memory == doc["memory"]
+    assert doc["sweep"]["points"]["columns"] == list(schema.SWEEP_POINT_COLUMNS)
+    assert set(doc["memory"]["at_peak"]) == set(schema.MEMORY_CATEGORIES)

@@ -2,7 +2,17 @@
 
 import { describe, expect, it } from 'vitest';
 
-import { opRows, parseReport, ReportError, SCHEMA_VERSION } from '../schema';
+import {
+  MEMORY_CATEGORIES,
+  MEMORY_LARGEST_COLUMNS,
+  opRows,
+  parseReport,
+  ReportError,
+  SCHEMA_VERSION,
+  SWEEP_POINT_COLUMNS,
+  SWEEP_VERDICTS,
+  tableRows
+} from '../schema';
 import { readJson } from './fixtures';
 
 describe('parseReport', () => {
@@ -58,5 +68,44 @@ describe('parseReport', () => {
     );
     const ab = parseReport(readJson('reports', 'ab.json')).ab!;
     expect(ab.variants.length).toBeGreaterThan(1);
+  });
+});
+
+describe('the sweep and memory documents', () => {
+  const doc = readJson('reports', 'sweep.json');
+  const report = parseReport(doc);
+
+  it('reads a sweep: its tables, verdicts and guides', () => {
+    const sweep = report.sweep!;
+    expect(sweep.variable).toBe(doc.sweep.variable);
+    expect(sweep.points.columns).toEqual([...SWEEP_POINT_COLUMNS]);
+    expect(sweep.points.data.length).toBe(doc.sweep.points.data.length);
+    const verdicts = tableRows<{ verdict: string }>(sweep.doublings).map(
+      d => d.verdict
+    );
+    expect(
+      verdicts.every(v => (SWEEP_VERDICTS as readonly string[]).includes(v))
+    ).toBe(true);
+    expect(sweep.guides.flat).toEqual(doc.sweep.guides.flat);
+    expect(sweep.knee).toBe(doc.sweep.knee);
+  });
+
+  it('reads a memory breakdown: the parts at the peak and the timeline', () => {
+    const memory = report.memory!;
+    expect(Object.keys(memory.at_peak).sort()).toEqual(
+      [...MEMORY_CATEGORIES].sort()
+    );
+    const t = memory.timeline;
+    expect(t.bytes.length).toBe(t.categories.length);
+    expect(t.bytes.every(series => series.length === t.times_s.length)).toBe(
+      true
+    );
+    expect(memory.largest.columns).toEqual([...MEMORY_LARGEST_COLUMNS]);
+  });
+
+  it('leaves both out of a report that has neither', () => {
+    const plain = parseReport(readJson('reports', 'small.json'));
+    expect(plain.sweep).toBeNull();
+    expect(plain.memory).toBeNull();
   });
 });
