@@ -114,3 +114,52 @@ def test_an_error_at_the_first_size_is_the_cell_s_own(ip) -> None:
     with pytest.raises(ZeroDivisionError), capture_output():
         ip.run_cell_magic("brrr", "--sweep n=1,2", "y = n / 0")
     assert ip.run_cell("1 + 1").success  # the kernel stays usable
+
+
+@pytest.mark.slow
+def test_a_front_end_sees_a_progress_bar_that_becomes_text(kernel_env) -> None:
+    """In a real kernel, asked as JupyterLab asks (allow_stdin): a progress bar while the sweep
+    runs, moved per size, then replaced through its display id by a line of text (the saved
+    notebook holds no widget), and the report below it."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", env=kernel_env)
+    try:
+
+        def execute(code: str) -> list[dict]:
+            msg_id = kc.execute(code, allow_stdin=True)
+            msgs = []
+            while True:
+                m = kc.get_iopub_msg(timeout=180)
+                msgs.append(m)
+                done = m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                if done and m["parent_header"].get("msg_id") == msg_id:
+                    return msgs
+
+        execute("%load_ext jupyter_brrr\nimport torch")
+        msgs = execute("%%brrr --sweep n=2,4,8 --repeat 2\ny = torch.ones(n) * 2")
+        widget = "application/vnd.jupyter.widget-view+json"
+        bar_output = next(m["content"] for m in msgs if widget in m["content"].get("data", {}))
+        bar_id = bar_output["transient"]["display_id"]
+        values = [
+            m["content"]["data"]["state"]["value"]
+            for m in msgs
+            if m["msg_type"] == "comm_msg"
+            and isinstance(m["content"]["data"].get("state", {}).get("value"), float)
+        ]
+        assert values[-1] == pytest.approx(2 / 3)  # the bar moved to the last size
+        final = [
+            m["content"]
+            for m in msgs
+            if m["msg_type"] == "update_display_data"
+            and m["content"]["transient"]["display_id"] == bar_id
+        ]
+        assert final and set(final[-1]["data"]) == {"text/plain"}
+        assert "ran to n=8 (3/3)" in final[-1]["data"]["text/plain"]
+        reports = [m for m in msgs if MIME_TYPE in m["content"].get("data", {})]
+        assert len(reports) == 1 and reports[0]["content"]["data"][MIME_TYPE]["sweep"]
+        streams = "".join(m["content"].get("text", "") for m in msgs if m["msg_type"] == "stream")
+        assert "n=2 (1/3)" not in streams  # the bar, not printed lines
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -6,8 +6,10 @@ The sweep sets the variable in the user's namespace before each run of the cell,
 its inputs from it; each size is measured like a report (``--warmup``/``--repeat``, at least 1
 and 5). The report shown is that of the size with the best throughput, with the sweep in it (its
 ``sweep`` key: the Sweep tab, and the static tables and picture in the saved notebook).
-Progress is printed, one line per size; the kernel's interrupt (Ctrl-C, the stop button)
-stops the sweep between runs and keeps what was measured.
+Progress is a bar where someone can watch it (``shell.widgets_enabled``; replaced by a line of
+text when the sweep ends, so the saved notebook holds no widget), else one printed line per
+size. The kernel's interrupt (Ctrl-C, the stop button) stops the sweep between runs and keeps
+what was measured: a Cancel button could not be clicked while the cell runs.
 
 A cell that looks stateful (trains, updates tensors in place, appends, writes files) is not
 re-run without a yes, as the A/B treats it: ``--sweep-stateful restore`` copies the state the cell
@@ -30,7 +32,7 @@ from ..capture import ProfilerInUseError
 from ..memory import memory_breakdown
 from .ab import stateful_refusal
 from .cell import NotebookCell
-from .shell import hidden_names
+from .shell import hidden_names, widgets_enabled
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -101,8 +103,13 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
         namespace[var] = size
         return run_cell()
 
+    bar = _ProgressBar(var, len(sizes)) if widgets_enabled(shell) and not args.quiet else None
+
     def progress(point: Any) -> None:
-        say(f"{var}={point.size} ({point.k}/{point.n})")
+        if bar is not None:
+            bar.show(point.k, point.size)
+        else:
+            say(f"{var}={point.size} ({point.k}/{point.n})")
 
     reset = snapshot.reset if snapshot is not None else None
     try:
@@ -127,6 +134,9 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
         if snapshot is not None:
             snapshot.restore()
         raise
+    finally:
+        if bar is not None:
+            bar.done()
     best = result.best if result.best is not None else None
     report = result.reports.get(best) if best is not None else None
     memory = None
@@ -153,6 +163,35 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     if not args.quiet:
         display(report, display_id=True)
     return None
+
+
+class _ProgressBar:
+    """A progress bar and a line under the cell while the sweep runs; at the end the output
+    becomes plain text (its display id updated), so that the saved notebook shows what ran
+    rather than a widget whose model is gone."""
+
+    def __init__(self, var: str, n: int) -> None:
+        import ipywidgets as w
+
+        self.var, self.n = var, n
+        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(width="16em"))
+        self.label = w.Label(f"sweep of {var}: starting")
+        self.box = w.HBox([self.bar, self.label])
+        self.handle = display(self.box, display_id=True)
+        self.last = ""
+
+    def show(self, k: int, size: int) -> None:
+        self.bar.value = (k - 1) / self.n
+        self.last = f"{self.var}={size} ({k}/{self.n})"
+        self.label.value = (
+            f"sweep: {self.last}; interrupt the kernel to stop, keeping what was measured"
+        )
+
+    def done(self) -> None:
+        text = f"sweep of {self.var}: ran to {self.last or 'no size'}"
+        if self.handle is not None:
+            self.handle.update({"text/plain": text}, raw=True)
+        self.box.close()
 
 
 def run_memory(
