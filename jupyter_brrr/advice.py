@@ -466,7 +466,7 @@ def _back_to_back(context: _Context) -> dict[int, float]:
     same = (rows[1:] == rows[:-1]) & (streams[1:] == streams[:-1]) & (rows[:-1] >= 0)
     followed = np.bincount(rows[:-1][same], minlength=context.n_rows)
     total = np.bincount(rows[rows >= 0], minlength=context.n_rows)
-    return {row: (followed[row] + 1) / total[row] for row in np.flatnonzero(total).tolist()}
+    return {row: (followed[row] + 1) / total[row] for row in np.flatnonzero(total).tolist()}  # pyright: ignore[reportReturnType]  # numpy/pandas stubs: loose scalar types
 
 
 def _bf16(context: _Context) -> list[dict]:
@@ -1127,7 +1127,7 @@ def _stall_ops(
 def _sync_label(context: _Context, runtime: pd.DataFrame, index: int) -> str:
     """The top-level op around a synchronising runtime call (``aten::item``), or the call."""
     calls = context.evidence.calls
-    when = float(runtime["start_s"].iat[index])
+    when = float(runtime["start_s"].iat[index])  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     thread = [(runtime["pid"].iat[index], runtime["tid"].iat[index])]
     mine = np.flatnonzero(_on_threads(calls, thread) & (calls["parent"] < 0))
     inside = mine[(calls["start_s"][mine] <= when) & (calls["end_s"][mine] >= when)]

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -282,7 +283,7 @@ def analyze(
     result = Analysis(
         summary=summary,
         ops=op_table,
-        kernels=frame(kernels),
+        kernels=frame(kernels),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         cpu_ops=_cpu_lane(trace.ops, ops, origin),
         notes=notes,
         modules=modules.module_tree(ops, owner),
@@ -455,7 +456,7 @@ def _launch_hints(
     # The first kernel of each op names its element type.
     first_rows, first_at = np.unique(rows, return_index=True)
     for row, at in zip(first_rows.tolist(), first_at.tolist(), strict=True):
-        hints[row] = costs.launch_hint(names[at], total_blocks[row] or None, params)
+        hints[row] = costs.launch_hint(names[at], total_blocks[row] or None, params)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     return hints
 
 
@@ -685,7 +686,7 @@ def _kernel_table(
         CUDA graph replay launches kernels with no op around them)."""
         if every_event_owned:
             return ops[column][owner]
-        return np.append(ops[column], missing)[owner]  # owner -1: the last
+        return np.append(ops[column], missing)[owner]  # owner -1: the last  # pyright: ignore[reportArgumentType, reportCallIssue]  # numpy/pandas stubs: loose scalar types
 
     category = of_owner("category", "")
     bound = of_owner("bound", "other")  # "other" already where the owner owns no cost
@@ -1033,7 +1034,7 @@ def _percent(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _coverage_notes(summary: dict, trace: Trace) -> list[str]:
+def _coverage_notes(summary: Mapping[str, Any], trace: Trace) -> list[str]:
     """Plain words on the share of GPU time the report can explain, and why not more."""
     share = summary.get("modelled_share")
     if share is None:
@@ -1193,7 +1194,7 @@ def _limits(
         call_dims=dims,
         call_strides=trace.ops["strides"].to_numpy(dtype=object),
     )
-    facts["dims"] = np.where(first_call >= 0, dims[np.maximum(first_call, 0)], None)
+    facts["dims"] = np.where(first_call >= 0, dims[np.maximum(first_call, 0)], None)  # pyright: ignore[reportArgumentType, reportCallIssue]  # numpy/pandas stubs: loose scalar types
     table = {**op_columns, "dims": facts["dims"]}
     found = limits.op_limits(table, facts, peaks, limits.Device.from_props(device_props(trace)))
     for column in ("regime", "reason", "why"):
@@ -1273,7 +1274,9 @@ def amdahl(share: float, factor: float) -> float:
     return 1.0 / ((1.0 - share) + share / factor)
 
 
-def what_if(summary: dict, ops: pd.DataFrame, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
+def what_if(
+    summary: Mapping[str, Any], ops: pd.DataFrame, factors: tuple[float, ...] = (2, 10)
+) -> pd.DataFrame:
     """Amdahl projections for each part of the span and for the top ops by GPU time (by self
     CPU time in a report without GPU work)."""
     span = summary["span_s"]

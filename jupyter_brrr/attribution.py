@@ -192,7 +192,7 @@ def _compiled_reason(value: object) -> str:
     if type(value).__name__ == "OptimizedModule":
         return f"{type(getattr(value, '_orig_mod', value)).__name__} is wrapped by torch.compile"
     if _is_module(value):
-        for name, module in value.named_modules():
+        for name, module in value.named_modules():  # pyright: ignore[reportAttributeAccessIssue]  # _is_module checked it
             if getattr(module, "_compiled_call_impl", None) is not None:
                 return f"{name or type(module).__name__} was compiled in place (.compile())"
             if type(module).__name__ == "OptimizedModule":
@@ -272,9 +272,9 @@ def _library_folders() -> tuple[str, ...]:
     }
     folders.add(os.path.dirname(os.path.abspath(__file__)))
     for name in ("torch", "IPython", "ipykernel", "traitlets"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            folders.add(os.path.dirname(os.path.abspath(module.__file__)))
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            folders.add(os.path.dirname(os.path.abspath(file)))
     return tuple(sorted(os.path.join(f, "") for f in folders if f))
 
 

@@ -282,7 +282,7 @@ def _capture(
     gpu = torch.cuda.is_available() and not cpu
     protocol = protocol_of(warmup=warmup, repeat=repeat, gpu=gpu, burst=burst)
     steady = protocol != "single"
-    runs: Runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}
+    runs = {"warmup": 0, "timed": 0, "profiled": 0, "total": 0}  # counted as they run
     spans: list[float] = []
     sensors = GpuSensors() if gpu and steady else None
     readings: list[tuple[float | None, float | None]] = []
@@ -305,7 +305,7 @@ def _capture(
     runs["total"] = runs["warmup"] + runs["timed"]
     try:
         with _profiler_turn():
-            if bindings is not None:
+            if bindings is not None and namespace is not None:
                 _set_back(namespace, bindings)
             del bindings
             if steady:
@@ -342,7 +342,7 @@ def _profiled_run(
     readings: list[tuple[float | None, float | None]],
     warm: WarmUp,
     sensors: GpuSensors | None,
-    runs: Runs,
+    runs: dict[str, int],
     name: str,
     source: str,
     attribution: Attribution | None = None,
@@ -395,7 +395,7 @@ def _profiled_run(
     if taken_over:
         del profiler
         if error is not None:
-            error.__notes__ = [
+            error.__notes__ = [  # pyright: ignore[reportAttributeAccessIssue]  # add_note() is 3.11+; 3.10 shows __notes__ too
                 *getattr(error, "__notes__", []),
                 f"(jupyter_brrr: no report: {TAKEN_OVER_MESSAGE})",
             ]
@@ -436,7 +436,7 @@ def _profiled_run(
         if error is None:
             raise
         report = None
-        error.__notes__ = [
+        error.__notes__ = [  # pyright: ignore[reportAttributeAccessIssue]  # add_note() is 3.11+; 3.10 shows __notes__ too
             *getattr(error, "__notes__", []),
             f"(jupyter_brrr: no partial report: {analysis_error})",
         ]
@@ -453,16 +453,16 @@ def _warm_up(
     sustained: bool,
     gpu: bool,
     sensors: GpuSensors | None,
-    runs: Runs,
+    runs: dict[str, int],
 ) -> WarmUp:
     """Warm up as the module docstring says; each run's value is dropped as it returns."""
     __tracebackhide__ = True
     warm = WarmUp()
-    read = sensors is not None and sensors.available
+    read = sensors if sensors is not None and sensors.available else None
     samples: list[tuple[float, float]] = []
     started = time.perf_counter()
-    if read:
-        warm.clock_start_mhz = sensors.sm_clock_mhz()
+    if read is not None:
+        warm.clock_start_mhz = read.sm_clock_mhz()
         if warm.clock_start_mhz is not None:
             samples.append((0.0, warm.clock_start_mhz))
     last_sample = last_run = 0.0
@@ -485,8 +485,8 @@ def _warm_up(
         runs["warmup"] += 1
         done = time.perf_counter() - started
         last_run = done - now
-        if read and done - last_sample >= CLOCK_SAMPLE_S:
-            mhz = sensors.sm_clock_mhz()
+        if read is not None and done - last_sample >= CLOCK_SAMPLE_S:
+            mhz = read.sm_clock_mhz()
             if mhz is not None:
                 samples.append((done, mhz))
             last_sample = done
@@ -495,8 +495,8 @@ def _warm_up(
 
         torch.cuda.synchronize()
     warm.seconds = time.perf_counter() - started
-    if read:
-        warm.clock_end_mhz = sensors.sm_clock_mhz()
+    if read is not None:
+        warm.clock_end_mhz = read.sm_clock_mhz()
     return warm
 
 
@@ -598,9 +598,9 @@ def _live_thread_names() -> dict[int, str]:
     (torch's own threads are named there: ``pt_autograd_0`` runs the backward of CUDA
     tensors), else the Python threads'."""
     names = {
-        thread.native_id: thread.name
+        native: thread.name
         for thread in threading.enumerate()
-        if getattr(thread, "native_id", None) is not None
+        if (native := getattr(thread, "native_id", None)) is not None
     }
     try:
         tasks = os.scandir("/proc/self/task")
@@ -849,7 +849,7 @@ def math_mode() -> dict[str, Any]:
             return None
 
     matmul_precision = read(lambda: str(matmul.fp32_precision))
-    conv_precision = read(lambda: str(cudnn.conv.fp32_precision))
+    conv_precision = read(lambda: str(cudnn.conv.fp32_precision))  # pyright: ignore[reportAttributeAccessIssue]  # newer torch; read() catches its absence
     matmul_allow = read(lambda: bool(matmul.allow_tf32))
     conv_allow = read(lambda: bool(cudnn.allow_tf32))
     return {
@@ -902,7 +902,7 @@ def _report(
     memory: _Memory,
     profiled_span: float | None,
     wall: float | None,
-    runs: Runs,
+    runs: dict[str, int],
     name: str,
     source: str,
     failed: bool,
@@ -952,7 +952,12 @@ def _report(
         device_peaks,
         span_s=span if gpu else None,
         span_source=span_source,
-        runs=runs,
+        runs=Runs(
+            warmup=runs["warmup"],
+            timed=runs["timed"],
+            profiled=runs["profiled"],
+            total=runs["total"],
+        ),
         peak_memory_bytes=memory.peak,
         memory_capacity_bytes=capacity,
         device=device,

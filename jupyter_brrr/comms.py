@@ -259,20 +259,20 @@ def comm_args(path: str | PathLike) -> dict[tuple[str, float], _CommArgs]:
     with igzip.open(path, "rb") if gzipped else path.open("rb") as f:  # type: ignore[attr-defined]
         text = f.read()
     found: dict[tuple[str, float], _CommArgs] = {}
-    at = text.find(_MARKER)
+    at = text.find(_MARKER)  # pyright: ignore[reportArgumentType]  # the file is read in binary: bytes
     if at < 0:
         return found
     events: list[_CommEvent] = []
-    if b"\n  {" in text[: at + 1]:
+    if b"\n  {" in text[: at + 1]:  # pyright: ignore[reportOperatorIssue]  # the file is read in binary: bytes
         while at >= 0:
-            start = text.rfind(b"\n  {", 0, at)
-            end = text.find(b"\n  }", at)
+            start = text.rfind(b"\n  {", 0, at)  # pyright: ignore[reportArgumentType]  # the file is read in binary: bytes
+            end = text.find(b"\n  }", at)  # pyright: ignore[reportArgumentType]  # the file is read in binary: bytes
             if start < 0 or end < 0:
                 break
             # An odd event is skipped: its call keeps the sizes of its shapes.
             with contextlib.suppress(msgspec.DecodeError):
                 events.append(_EVENT_DECODER.decode(text[start : end + 4]))
-            at = text.find(_MARKER, end)
+            at = text.find(_MARKER, end)  # pyright: ignore[reportArgumentType]  # the file is read in binary: bytes
     else:
         document = msgspec.json.decode(text, type=dict[str, Any])
         raw = document.get("traceEvents") or []
@@ -388,19 +388,19 @@ def collectives(
     calls = {
         int(row): {
             "op": canonical_op(names[row]),
-            "enqueue_s": float(ops["start_s"].iat[row]),
+            "enqueue_s": float(ops["start_s"].iat[row]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "call_row": int(row),
-            "pid": ops["pid"].iat[row],
-            "tid": ops["tid"].iat[row],
-            "end_host_s": float(ops["end_s"].iat[row]),
+            "pid": ops["pid"].iat[row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "tid": ops["tid"].iat[row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "end_host_s": float(ops["end_s"].iat[row]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "kernels": [],
-            "external_id": ops["external_id"].iat[row],
+            "external_id": ops["external_id"].iat[row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         }
         for row in call_rows
     }
     # record_param_comms below a call carries the args of newer PyTorch.
     for row in np.flatnonzero(is_call & ~outer):
-        found = args.get(("op", float(ops["external_id"].iat[row])))
+        found = args.get(("op", float(ops["external_id"].iat[row])))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         if found is not None and call_of[row] in calls:
             calls[call_of[row]]["args"] = found
     for row, call in calls.items():
@@ -453,11 +453,11 @@ def _kernel_call(call: dict, kernels: pd.DataFrame, rows: list[int], args: dict)
     """A call whose work is NCCL/RCCL kernels."""
     first = rows[0]
     name = str(kernels["name"].iat[first])
-    start = float(min(kernels["start_s"].iat[k] for k in rows))
-    end = float(max(kernels["end_s"].iat[k] for k in rows))
+    start = float(min(kernels["start_s"].iat[k] for k in rows))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+    end = float(max(kernels["end_s"].iat[k] for k in rows))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     found = (
         call.get("args")
-        or args.get(("kernel", float(kernels["correlation"].iat[first])))
+        or args.get(("kernel", float(kernels["correlation"].iat[first])))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         or _kernel_columns(kernels, first)
     )
     op = call.get("op") or canonical_op(name)
@@ -564,8 +564,8 @@ def _gloo_calls(trace: Trace, calls: list[dict]) -> list[dict]:
     for row in rows:
         name = str(names[row])
         op = canonical_op(name)
-        start = float(annotations["start_s"].iat[row])
-        end = float(annotations["end_s"].iat[row])
+        start = float(annotations["start_s"].iat[row])  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+        end = float(annotations["end_s"].iat[row])  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         queue = waiting.get(op, [])
         call = queue.pop(0) if queue and queue[0]["enqueue_s"] <= start + 1e-6 else None
         size, dtype = _tensor_bytes(annotations["dims"].iat[row], annotations["types"].iat[row])

@@ -136,7 +136,13 @@ def as_report(value: ReportLike, *, what: str = "report") -> Report:
             ) from error
     from .loading import load
 
-    return load(path)
+    loaded = load(path)
+    if not isinstance(loaded, Report):
+        raise TypeError(
+            f"jupyter_brrr.diff: the {what} {path.name!r} holds the traces of a job's ranks; "
+            "compare one rank's trace file, or one report."
+        )
+    return loaded
 
 
 def _read_text(path: Path) -> str:
@@ -571,8 +577,8 @@ class _Figures:
         # the profiler, so GPU times are kept.
         self.op_scale = 1.0
         profiled = s.get("profiled_span_s")
-        if not self.gpu and _finite(profiled) and float(profiled) > 0 and self.span > 0:
-            self.op_scale = min(self.span * self.per_run / float(profiled), 1.0)
+        if not self.gpu and _finite(profiled) and float(profiled) > 0 and self.span > 0:  # pyright: ignore[reportArgumentType]  # checked by _finite() / pandas stubs' loose scalar types
+            self.op_scale = min(self.span * self.per_run / float(profiled), 1.0)  # pyright: ignore[reportArgumentType]  # checked by _finite() / pandas stubs' loose scalar types
 
     def side(self, label: str, run: int | None) -> Side:
         return Side(
@@ -755,7 +761,7 @@ def _pair_extra_arguments(merged: pd.DataFrame) -> pd.DataFrame:
                 continue
             new.remove(match)
             for column in ("calls_after", "time_after"):
-                merged.at[row, column] = merged.at[match, column]
+                merged.at[row, column] = merged.at[match, column]  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             merged.at[row, "status"] = "both"
             drop.append(match)
     return merged.drop(index=drop)
@@ -879,7 +885,7 @@ def _kernels_table(b: _Figures, a: _Figures) -> pd.DataFrame:
     )
     table["delta_s"] = table["time_after_s"] - table["time_before_s"]
     order = np.maximum(table["time_before_s"], table["time_after_s"])
-    return table.iloc[np.argsort(-order.to_numpy(), kind="stable")].reset_index(drop=True)
+    return table.iloc[np.argsort(-order.to_numpy(), kind="stable")].reset_index(drop=True)  # pyright: ignore[reportAttributeAccessIssue]  # numpy/pandas stubs: loose scalar types
 
 
 def _counts(b: _Figures, a: _Figures) -> pd.DataFrame:
@@ -893,8 +899,8 @@ def _counts(b: _Figures, a: _Figures) -> pd.DataFrame:
         rows.append(
             {
                 "what": what,
-                "before": float(before) / b.per_run if _finite(before) else math.nan,
-                "after": float(after) / a.per_run if _finite(after) else math.nan,
+                "before": float(before) / b.per_run if _finite(before) else math.nan,  # pyright: ignore[reportArgumentType]  # checked by _finite() / pandas stubs' loose scalar types
+                "after": float(after) / a.per_run if _finite(after) else math.nan,  # pyright: ignore[reportArgumentType]  # checked by _finite() / pandas stubs' loose scalar types
             }
         )
     return pd.DataFrame(rows).set_index("what")
@@ -963,8 +969,8 @@ def _shift(split: pd.DataFrame, by_name: pd.DataFrame, gpu: bool) -> list[str]:
             "CUDA graph replays them so); the kernel table shows them."
         )
     elif len(by_name) and by_name["share_before"].max() > 0:
-        top_before = by_name.loc[by_name["share_before"].idxmax()]
-        top_after = by_name.loc[by_name["share_after"].idxmax()]
+        top_before = by_name.loc[by_name["share_before"].idxmax()]  # pyright: ignore[reportArgumentType, reportCallIssue]  # checked by _finite() / pandas stubs' loose scalar types
+        top_after = by_name.loc[by_name["share_after"].idxmax()]  # pyright: ignore[reportArgumentType, reportCallIssue]  # checked by _finite() / pandas stubs' loose scalar types
         if top_before["name"] == top_after["name"]:
             lines.append(
                 f"{top_after['name']} is still the largest share: "
@@ -1015,8 +1021,8 @@ def _notes(c: Comparison, b: _Figures, a: _Figures) -> list[str]:
         total = c.split.loc["span", "delta_s"]
         same_work = all(
             _finite(c.counts.loc[w, "before"])
-            and abs(c.counts.loc[w, "before"] - c.counts.loc[w, "after"])
-            <= 0.01 * max(c.counts.loc[w, "before"], 1)
+            and abs(c.counts.loc[w, "before"] - c.counts.loc[w, "after"])  # pyright: ignore[reportArgumentType, reportOperatorIssue]  # checked by _finite() / pandas stubs' loose scalar types
+            <= 0.01 * max(c.counts.loc[w, "before"], 1)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             for w in ("kernels", "launches")
         )
         if same_work and total != 0 and idle["delta_s"] / total > 0.7:

@@ -1,3 +1,8 @@
+# pyright: reportOptionalMemberAccess=false, reportOptionalOperand=false
+# Why: a formula reads its arguments with ``_Args.tensor(i)``, None where the trace lacks that
+# tensor; a formula that needs it then fails on the None (AttributeError, TypeError), which
+# ``op_cost`` turns into "no model for this call" (``_LAYOUT_ERRORS``). Checking each access
+# would double the formulas for the same outcome.
 """Cost model: FLOPs and minimum bytes moved per PyTorch op, from its input shapes and dtypes.
 
 An exported Kineto trace carries no FLOP counts. For each CPU op it records ``Input Dims`` (one
@@ -316,8 +321,13 @@ class _Args:
 
 
 def _cost(
-    category: str, flops: float, reads: Sequence[_T], writes: Sequence[_T], compute: str
+    category: str,
+    flops: float,
+    reads: Sequence[_T | None],
+    writes: Sequence[_T | None],
+    compute: str,
 ) -> OpCost:
+    # A None among the tensors (absent from the trace) fails here: no model for the call.
     traffic = sum(t.nbytes for t in reads) + sum(t.nbytes for t in writes)
     return OpCost(float(flops), float(traffic), category, _TYPES[compute][0])
 
@@ -348,7 +358,7 @@ def _promote(tensors: Sequence[_T]) -> str:
     return _widest([t.type for t in dimensioned if _kind(t.type) == top])
 
 
-def _stat_type(t: _T) -> str:
+def _stat_type(t: _T | None) -> str:
     """The dtype of saved statistics (mean, rstd): float for half inputs, as the kernels use."""
     return "float" if t.type in _HALF_TYPES else t.type
 
@@ -909,7 +919,7 @@ def _cumsum(args: _Args) -> OpCost | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _pool_out_shape(args: _Args, x: _T) -> tuple[int, ...] | None:
+def _pool_out_shape(args: _Args, x: _T | None) -> tuple[int, ...] | None:
     """Output shape of max_pool2d / avg_pool2d(self, kernel_size, stride, padding, ...)."""
     kernel = args.ints(1, 2)
     stride = args.ints(2, 2) or kernel  # an empty stride means the kernel size
@@ -932,11 +942,12 @@ def _pool_out_shape(args: _Args, x: _T) -> tuple[int, ...] | None:
 def _pool(args: _Args, *, with_indices: bool) -> OpCost | None:
     x = args.tensor(0)
     shape = _pool_out_shape(args, x)
-    if shape is None:
+    kernel = args.ints(1, 2)
+    if shape is None or kernel is None:
         return None
     out = _T(shape, x.type)
     writes = [out, _T(shape, "long int")] if with_indices else [out]
-    return _cost("reduction", out.numel * math.prod(args.ints(1, 2)), [x], writes, x.type)
+    return _cost("reduction", out.numel * math.prod(kernel), [x], writes, x.type)
 
 
 def _max_pool_backward(args: _Args) -> OpCost | None:
@@ -986,7 +997,7 @@ _BATCH_NORM_EVAL_FLOPS = 2
 _BACKWARD_FACTOR = 2
 
 
-def _norm_rows(x: _T, normalized: Any, weight: _T | None) -> int:
+def _norm_rows(x: _T | None, normalized: Any, weight: _T | None) -> int:
     """Number of normalised rows: elements / prod(normalized_shape)."""
     if isinstance(normalized, list) and normalized:
         inner = math.prod(normalized)
@@ -1446,9 +1457,10 @@ def _foreach(args: _Args, name: str, hints: _Launch | None = None) -> OpCost | N
         return None
     per_element = _foreach_flops_per_element(_foreach_base(name))
     reductions = _foreach_base(name) in ("norm", "max", "sum")
-    sizes = [_list_numel(args, i) for i in lists]
+    counted = [_list_numel(args, i) for i in lists]
+    sizes = [size for size in counted if size is not None]
     source = "formula"
-    if None in sizes:
+    if len(sizes) < len(counted):
         estimate = _launch_elements(hints)
         if estimate is None:
             return None
@@ -1988,8 +2000,9 @@ def cost_columns(
     kernels tell (:func:`launch_hint`), or None.
     """
     n = len(ops)
-    names = ops["name"].to_numpy(dtype=object)
-    columns = [
+    # Object arrays (Any: their elements are the names, shape lists and texts op_cost takes).
+    names: Any = ops["name"].to_numpy(dtype=object)
+    columns: list[Any] = [
         ops[c].to_numpy(dtype=object) if c in ops else np.full(n, None, dtype=object)
         for c in _KEY_COLUMNS[1:]
     ]
@@ -2005,7 +2018,9 @@ def cost_columns(
         wanted |= np.asarray(fallback, dtype=bool) & aten[name_codes]
     candidates = np.flatnonzero(wanted)
     candidates = candidates[pd.notna(columns[0][candidates])]
-    hints = np.full(n, None, dtype=object) if launches is None else np.asarray(launches, object)
+    hints: Any = (
+        np.full(n, None, dtype=object) if launches is None else np.asarray(launches, object)
+    )
     # Arguments are keyed by identity: the trace reader decodes each distinct value once, so
     # equal arguments are the same object (elsewhere equal ones are merely costed twice).
     # Launch hints are few and distinct by value.

@@ -315,7 +315,7 @@ class _Columns:
             self.first_ts = float(np.nanmin(ts, initial=self.first_ts))
         instants = np.flatnonzero(kinds == _INSTANT)
         totals = values["total_allocated"][code["total_allocated"][instants]]
-        sampled = instants[np.not_equal(totals, None)]
+        sampled = instants[np.not_equal(totals, None)]  # pyright: ignore[reportArgumentType, reportCallIssue]  # numpy/pandas stubs: loose scalar types
         self.memory += zip(
             number["ts"][sampled].tolist(),
             values["device_id"][code["device_id"][sampled]].tolist(),
@@ -373,7 +373,7 @@ class _Codes(dict):
         category = _CATEGORY_ALIASES.get(raw.lower(), raw.lower())
         self.categories[raw] = category
         if phase == "X":
-            code = _KIND_CODES.get(_KIND_OF_CATEGORY.get(category), _OTHER_COMPLETE)
+            code = _KIND_CODES.get(_KIND_OF_CATEGORY.get(category), _OTHER_COMPLETE)  # pyright: ignore[reportArgumentType, reportCallIssue]  # a missing category has no code: other
         else:
             code = _INSTANT if phase == "i" else _SKIP
         self[key] = code
@@ -544,7 +544,7 @@ def _blocks(path: Path) -> Iterator[bytes]:
         f.seek(0)
         source = igzip.open(f, "rb") if gzipped else f
         while block := source.read(_BLOCK_BYTES):
-            yield block
+            yield block  # pyright: ignore[reportReturnType]  # both sources give bytes (opened in binary)
 
 
 def _memory_blocks(data: bytes | bytearray) -> Iterator[bytes]:
@@ -800,7 +800,7 @@ class _Parser:
     def _string_end(self, start: int) -> int:
         """The end of the JSON string that starts at ``start`` (a key), reading more as needed."""
         while True:
-            end = _KEY_PREFIX.match(self.buffer, start).end()
+            end = _KEY_PREFIX.match(self.buffer, start).end()  # pyright: ignore[reportOptionalMemberAccess]  # matches: a key starts there
             if end < len(self.buffer) and not (
                 end == len(self.buffer) - 1 and self.buffer[end] == 0x5C
             ):
@@ -1138,7 +1138,7 @@ def read_trace(path: str | PathLike) -> Trace:
         return _read(_blocks(path), str(path))
     except TraceError as e:
         raise TraceError(e.args[0] if str(e).startswith(str(path)) else f"{path}: {e}") from None
-    except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:
+    except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:  # pyright: ignore[reportGeneralTypeIssues]  # isal's zlib.error is an exception class (its stub says otherwise)
         raise TraceError(
             f"{path}: the gzip stream is damaged or truncated ({e}). Copy the file again."
         ) from None
@@ -1158,7 +1158,7 @@ def parse_trace(data: bytes | str | dict, name: str = "<trace>") -> Trace:
         return _read(_memory_blocks(data), None)
     except TraceError as e:
         raise TraceError(f"{name}: {e}") from None
-    except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:
+    except (EOFError, isal_zlib.error, igzip.BadGzipFile) as e:  # pyright: ignore[reportGeneralTypeIssues]  # isal's zlib.error is an exception class (its stub says otherwise)
         raise TraceError(f"{name}: the gzip stream is damaged or truncated ({e}).") from None
     except UnicodeDecodeError as e:
         raise TraceError(f"{name}: not valid {e.encoding} text ({e.reason}).") from None
@@ -1262,7 +1262,7 @@ def _normalise_gpu_ids(table: pd.DataFrame) -> pd.DataFrame:
     columns = {name: table[name].to_numpy() for name in table.columns if name not in ("pid", "tid")}
     columns["stream"] = _integer_ids(table["stream"], table["tid"], -1)
     columns["device"] = _integer_ids(table["device"], table["pid"], 0)
-    return frame(columns)
+    return frame(columns)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
 
 
 def _integer_ids(ids: pd.Series, fallback: pd.Series, default: int) -> np.ndarray:

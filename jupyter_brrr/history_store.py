@@ -191,7 +191,9 @@ def run_settings(entry: Run) -> str:
         if isinstance(runs.get(key), int | float) and runs[key]
     ]
     text = ", ".join(counts) or str(entry.report.source or "")
-    timing = s.get("timing") if isinstance(s.get("timing"), Mapping) else {}
+    timing = s.get("timing")
+    if not isinstance(timing, Mapping):
+        timing = {}
     if timing.get("protocol") and timing["protocol"] != "single":
         text += f" ({timing['protocol']})"
     if s.get("warm") is False:
@@ -358,7 +360,7 @@ def trimmed(report: Report) -> Report:
     else:
         grouped = kernels
     return Report(
-        summary=dict(report.summary),
+        summary=dict(report.summary),  # pyright: ignore[reportArgumentType]  # filtered: only files with a run number
         ops=report.ops,
         kernels=grouped,
         notes=report.notes,
@@ -429,7 +431,7 @@ def _read_run(path: Path) -> Run:
 
 def _name_in(folder: Path) -> str | None:
     """The history name stored in a folder's newest readable run file."""
-    files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)
+    files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
     for path in reversed(files):
         try:
             with gzip.open(path, "rt", encoding="utf-8") as f:
@@ -446,7 +448,7 @@ def _prune(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
     try:
-        files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)
+        files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
         sizes = [p.stat().st_size for p in files]
         removed = 0
         while len(files) > 2 and (len(files) > MAX_RUNS or sum(sizes) > MAX_NAME_BYTES):

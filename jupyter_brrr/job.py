@@ -259,7 +259,7 @@ def _rank_parts(
             ops["start_s"].to_numpy(float)[top], ops["end_s"].to_numpy(float)[top]
         )
     parts["comm"] = _union(*comm)
-    return parts
+    return parts  # pyright: ignore[reportReturnType]  # numpy/pandas stubs: loose scalar types
 
 
 def _inside_comm_annotations(
@@ -460,9 +460,9 @@ def _one_trace_per_rank(ranks: list[RankData]) -> tuple[list[RankData], list[str
                     f"Rank {rank} has {len(found)} traces ({listed}) and their names do not say "
                     "which profiled window each is. Pass one file per rank (a list or a glob)."
                 )
-            found.sort(key=lambda f: f.window)
+            found.sort(key=lambda f: f.window)  # pyright: ignore[reportArgumentType]  # several traces of a rank: each has a window (checked above)
             chosen.append(found[-1])
-            windows_seen.update(windows)
+            windows_seen.update(windows)  # pyright: ignore[reportArgumentType]  # several traces of a rank: each has a window (checked above)
         else:
             chosen.append(found[0])
     if windows_seen:
@@ -638,7 +638,7 @@ def _clock_offsets(calls: pd.DataFrame, ranks: list[RankData]) -> dict[int, floa
     shared = calls.groupby("instance")["rank"].transform("nunique") > 1
     sub = calls[shared]
     if not len(sub):
-        return {r.rank: 0.0 for r in ranks}
+        return {r.rank: 0.0 for r in ranks}  # pyright: ignore[reportReturnType]  # ranks are numbered by then (_one_trace_per_rank)
     median_end = sub.groupby("instance")["end_s"].transform("median")
     offsets = (sub["end_s"] - median_end).groupby(sub["rank"]).median()
     return {int(r.rank or 0): float(offsets.get(r.rank, 0.0)) for r in ranks}
@@ -666,7 +666,7 @@ def _instances(calls: pd.DataFrame) -> pd.DataFrame:
             {
                 "instance": instance,
                 "ranks": len(block),
-                "last_rank": int(block["rank"].iat[last]) if len(order) > 1 else -1,
+                "last_rank": int(block["rank"].iat[last]) if len(order) > 1 else -1,  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
                 "lateness_s": lateness,
                 "end_spread_s": float(end.max() - end.min()) if len(order) > 1 else math.nan,
                 # Once the last rank is there: its own time to the end.
@@ -928,7 +928,7 @@ def _summary(
     work = rank_table["work_s"].to_numpy(float) if len(rank_table) else np.zeros(0)
     busiest = int(np.argmax(work)) if len(work) else None
     # The busiest rank against the median of the others (with two ranks: against the other).
-    others = np.delete(work, busiest) if len(work) > 1 else work
+    others = np.delete(work, busiest) if len(work) > 1 else work  # pyright: ignore[reportArgumentType, reportCallIssue]  # len(work) > 1: busiest is set
     median_work = float(np.median(others)) if len(others) else 0.0
     span = rank_table["span_s"].to_numpy(float) if len(rank_table) else np.zeros(0)
     comm = rank_table["comm_s"].to_numpy(float) if len(rank_table) else np.zeros(0)
@@ -950,7 +950,7 @@ def _summary(
         "overlap": float(1 - exposed.sum() / comm.sum()) if comm.sum() > 0 else None,
         "work_median_s": median_work,
         "work_max_s": float(work.max()) if len(work) else 0.0,
-        "busiest_rank": int(rank_table["rank"].iat[busiest]) if busiest is not None else None,
+        "busiest_rank": int(rank_table["rank"].iat[busiest]) if busiest is not None else None,  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         "imbalance": float(work.max() / median_work) if median_work > 0 else None,
         "straggler": straggler,
         "link_source": collectives.attrs.get("link_source", ""),
@@ -994,8 +994,8 @@ def recommend(job: JobReport) -> list[dict]:
     # Exposed communication that is not waiting for another rank: what overlap can hide.
     span = ranks["span_s"].where(ranks["span_s"] > 0) if len(ranks) else ranks.get("span_s")
     transfer = (ranks["communication_s"] - ranks["wait_s"]).clip(lower=0) if len(ranks) else None
-    if len(ranks) and (transfer / span).max() >= EXPOSED_SHARE:
-        worst = ranks.loc[(transfer / span).idxmax()]
+    if len(ranks) and (transfer / span).max() >= EXPOSED_SHARE:  # pyright: ignore[reportOperatorIssue]  # numpy/pandas stubs: loose scalar types
+        worst = ranks.loc[(transfer / span).idxmax()]  # pyright: ignore[reportArgumentType, reportCallIssue, reportOperatorIssue]  # numpy/pandas stubs: loose scalar types
         exposed, waits = float(worst["communication_s"]), float(worst["wait_s"])
         share = (exposed - min(waits, exposed)) / float(worst["span_s"])
         table = job.collectives

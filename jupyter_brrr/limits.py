@@ -278,7 +278,7 @@ def op_limits(
     for row in np.flatnonzero(candidates).tolist():
         launch = {key: values[row] for key, values in launches.items()}
         op = {key: table[key][row] for key in _OP_FIELDS if key in table}
-        found = _reason(op, launch, peaks, device)
+        found = _reason(op, launch, peaks, device)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         if found is not None:
             reason[row], why[row] = found
             efficiency[row] = launch.get("wave_efficiency", np.nan)

@@ -45,7 +45,7 @@ def path_pattern(paths: list[str]) -> str:
     return ".".join([*common, "*"])
 
 
-def _per_group(codes: np.ndarray, values: np.ndarray, groups: int) -> list[list[str]]:
+def _per_group(codes: np.ndarray, values: np.ndarray, groups: int) -> list[list[tuple[str, int]]]:
     """The distinct values of each group, in order of first appearance, with their counts
     (as repeated entries kept once: ``[(value, count), ...]``)."""
     found: list[dict[str, int]] = [{} for _ in range(groups)]
@@ -57,7 +57,7 @@ def _per_group(codes: np.ndarray, values: np.ndarray, groups: int) -> list[list[
         group, value = divmod(pair, len(distinct) + 1)
         if value:
             found[group][str(distinct[value - 1])] = count
-    return [list(d.items()) for d in found]  # type: ignore[misc]
+    return [list(d.items()) for d in found]
 
 
 def call_pattern(codes: np.ndarray, modules: np.ndarray, groups: int) -> np.ndarray:

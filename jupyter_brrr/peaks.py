@@ -809,7 +809,7 @@ def _tf32_matmuls(torch: Any, allow: bool) -> Iterator[None]:
     for holder in (torch.backends.cuda.matmul, getattr(torch.backends, "mkldnn", None)):
         holder = getattr(holder, "matmul", holder)  # mkldnn keeps it one level down
         with suppress(AttributeError):  # torch < 2.9 has no new API
-            new.append((holder, holder.fp32_precision))
+            new.append((holder, holder.fp32_precision))  # pyright: ignore[reportOptionalMemberAccess]  # the holder is there: AttributeError is suppressed otherwise
     torch.backends.cuda.matmul.allow_tf32 = allow
     try:
         yield

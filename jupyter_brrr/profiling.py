@@ -63,8 +63,8 @@ def profile(
     )
     if result.error is not None:
         raise result.error
-    if result.no_report is not None:
-        raise ProfilerInUseError(result.no_report)
+    if result.no_report is not None or result.report is None:
+        raise ProfilerInUseError(result.no_report or "the profiler recorded nothing")
     if goal is not None:
         result.report.set_target(goal)
     return result.report

@@ -101,8 +101,8 @@ def _export_labelled(prof: Any, path: Path, label: dict) -> None:
             head = source.read(1 << 16)
             brace = head.index(b"{") + 1
             key = b'\n  "jupyter_brrr": ' + json.dumps(label).encode() + b","
-            target.write(head[:brace] + key + head[brace:])
-            shutil.copyfileobj(source, target, 1 << 20)
+            target.write(head[:brace] + key + head[brace:])  # pyright: ignore[reportArgumentType]  # gzip opened in binary write mode
+            shutil.copyfileobj(source, target, 1 << 20)  # pyright: ignore[reportArgumentType]  # gzip opened in binary write mode
     finally:
         os.unlink(raw)
 

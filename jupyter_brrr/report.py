@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import numpy as np
 import pandas as pd
@@ -37,11 +37,12 @@ from .schema import (
     SPLIT_PARTS,
     STEP_COLUMNS,
     SchemaError,
+    Summary,
     check_report,
 )
 
 if TYPE_CHECKING:
-    from .target import TargetPlan
+    from .target import Goal, TargetPlan
 
 __all__ = ["Report", "SchemaError", "json_safe", "steady_state_options"]
 
@@ -78,7 +79,7 @@ class Report:
     def __init__(
         self,
         *,
-        summary: dict,
+        summary: Summary,
         ops: pd.DataFrame,
         kernels: pd.DataFrame,
         cpu_ops: pd.DataFrame | None = None,
@@ -147,7 +148,7 @@ class Report:
         """Amdahl projections: the span if one part (a category or a top op) got faster."""
         return analysis.what_if(self.summary, self.ops, factors)
 
-    def set_target(self, goal: str, items: float | None = None) -> TargetPlan:
+    def set_target(self, goal: Goal | str, items: float | None = None) -> TargetPlan:
         """Hold the report against a target, ``"30ms"`` per run or ``"2000/s"`` (``items`` per
         run): the gap, whether fixing the top bottleneck can close it, and what scaling out
         would take. The plan is kept in ``report.target`` (and shown with the report)."""
@@ -158,7 +159,8 @@ class Report:
 
     def split(self) -> pd.Series:
         """The span split, in seconds: compute, memory, other, idle."""
-        return pd.Series({k: self.summary[f"{k}_s"] for k in SPLIT_PARTS})
+        summary = cast(Mapping[str, Any], self.summary)  # the parts' keys, by name
+        return pd.Series({k: summary[f"{k}_s"] for k in SPLIT_PARTS})
 
     @property
     def empty(self) -> bool:
@@ -238,7 +240,8 @@ class Report:
             )
         check_report(doc)
         return cls(
-            summary=_with_split_parts(doc["summary"]),
+            # A document's summary: an older writer's may lack the later keys.
+            summary=cast(Summary, _with_split_parts(doc["summary"])),
             ops=_frame(doc["ops"], OPS_COLUMNS),
             kernels=_frame(doc["kernels"], KERNEL_COLUMNS),
             cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS),
@@ -285,7 +288,8 @@ class Report:
                 _write_whole(trace_out, lambda out: _copy(source, out))
             else:
                 _write_whole(
-                    trace_out, lambda out: _copy(source, gzip.GzipFile(fileobj=out, mode="wb"))
+                    trace_out,
+                    lambda out: _copy(source, gzip.GzipFile(fileobj=out, mode="wb")),  # pyright: ignore[reportArgumentType]  # a gzip file object is a binary file
                 )
             written.append(trace_out)
         return written

@@ -265,7 +265,7 @@ def over_roof_flags(table: Mapping[str, np.ndarray], peaks: Peaks | None) -> np.
 
 
 def _reason(row: Mapping[str, object], peaks: Peaks | None) -> str:
-    percent = f"{100 * float(row['roof_fraction']):.0f}% of its {row['roof']} roof"
+    percent = f"{100 * float(row['roof_fraction']):.0f}% of its {row['roof']} roof"  # pyright: ignore[reportArgumentType]  # the row's roof fraction is a number here
     category, basis = row["category"], row["roof_basis"]
     calls = max(float(row["calls"]), 1.0)  # type: ignore[arg-type]
     per_call = float(row["bytes"]) / calls  # type: ignore[arg-type]

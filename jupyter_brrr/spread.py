@@ -180,11 +180,11 @@ def _median_among(n_low: int, n_high: int) -> str:
 def findings(times: Sequence[float], *, what: str = "timed runs") -> list[Finding]:
     """How the runs of ``times`` (in run order) disagree, in words; empty when they agree."""
     values = finite(times)
-    summary = stats(values)
+    summary = stats(values)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     if summary is None or summary.n < 2:
         return []
     found: list[Finding] = []
-    two = levels(values)
+    two = levels(values)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     if two is not None:
         n_low, n_high = len(two.low), len(two.high)
         if two.shifted:
@@ -206,7 +206,7 @@ def findings(times: Sequence[float], *, what: str = "timed runs") -> list[Findin
                 f"The median, {_ms(summary.median)}, {_median_among(n_low, n_high)}.",
             )
         )
-    drift = trend(values)
+    drift = trend(values)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     if drift is not None and not (two is not None and two.shifted):
         direction = "slower" if drift.change > 0 else "faster"
         found.append(

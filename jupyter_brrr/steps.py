@@ -26,7 +26,9 @@ per-run figures must come from one step, not from the whole trace. How the numbe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,7 +66,7 @@ class StepWindows:
     def count(self) -> int:
         return len(self.table)
 
-    def summary(self, whole: dict) -> dict:
+    def summary(self, whole: Mapping[str, Any]) -> dict:
         """The report's ``summary["steps"]``: how many, the median steady step and the spread
         of the steady steps, the steps set apart, and the whole trace's span and split."""
         table = self.table
@@ -74,11 +76,11 @@ class StepWindows:
             "count": len(table),
             "steady": len(steady),
             "median_step": str(table.at[self.median, "step"]),
-            "median_s": float(table.at[self.median, "span_s"]),
+            "median_s": float(table.at[self.median, "span_s"]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "fastest_step": str(table.at[fastest, "step"]),
-            "fastest_s": float(table.at[fastest, "span_s"]),
+            "fastest_s": float(table.at[fastest, "span_s"]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "slowest_step": str(table.at[slowest, "step"]),
-            "slowest_s": float(table.at[slowest, "span_s"]),
+            "slowest_s": float(table.at[slowest, "span_s"]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "set_apart": [
                 {"step": str(row.step), "kind": str(row.kind), "span_s": float(row.span_s)}
                 for row in table[table["kind"] != "steady"].itertuples()
@@ -284,7 +286,7 @@ def _median_steady(table: pd.DataFrame) -> int:
     """The row of the median steady step: the lower middle one of an even count."""
     steady = table.index[table["kind"].to_numpy() == "steady"]
     if not len(steady):  # every step cut short: the least cut
-        return int(table["kernels"].idxmax())
+        return int(table["kernels"].idxmax())  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     spans = table.loc[steady, "span_s"].to_numpy()
     order = np.argsort(spans, kind="stable")
     return int(steady[order[(len(order) - 1) // 2]])

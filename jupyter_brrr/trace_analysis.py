@@ -70,7 +70,7 @@ def report_of_trace(
         result = analysis.analyze(
             steps.step_trace(trace, windows, step),
             peaks,
-            span_s=float(windows.table.at[step, "span_s"]),
+            span_s=float(windows.table.at[step, "span_s"]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             span_source="trace_step",
             device=trace_device,
             notes=[*notes, windows.note()],

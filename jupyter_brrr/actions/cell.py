@@ -122,7 +122,7 @@ def function_form(
     filename: str,
     source: str,
     namespace: dict[str, Any],
-    compiler: Callable[[ast.Module, str, str], CodeType] = compile,
+    compiler: Callable[..., CodeType] = compile,
 ) -> CellTarget:
     """The function form of a parsed cell over ``namespace`` (see the module docstring).
 
@@ -159,7 +159,8 @@ def build_function(
     _refuse_unsupported(body)
     last = None
     if body and isinstance(body[-1], ast.Expr):
-        last = body.pop().value
+        last = body[-1].value
+        body.pop()
     declared_global = _declared_globals(body)
     bound, deleted, handler_only = _bound_names(body)
     params = tuple(
@@ -197,7 +198,8 @@ def build_function(
         body=[*body, ret],
         decorator_list=[],
         returns=None,
-        **({"type_params": []} if "type_params" in ast.FunctionDef._fields else {}),
+        # Python 3.12+ wants type_params; older ast has none.
+        **({"type_params": []} if "type_params" in ast.FunctionDef._fields else {}),  # pyright: ignore[reportArgumentType]
     )
     function.lineno, function.col_offset = 1, 0
     ast.fix_missing_locations(function)
@@ -208,8 +210,14 @@ def _locate(node: ast.AST, anchor: ast.AST) -> None:
     lineno = getattr(anchor, "end_lineno", None) or getattr(anchor, "lineno", 1)
     for child in ast.walk(node):
         if "lineno" in child._attributes and not hasattr(child, "lineno"):
-            child.lineno = child.end_lineno = lineno
-            child.col_offset = child.end_col_offset = 0
+            # Set through setattr: the nodes that have a position are not one ast type.
+            for name, value in (
+                ("lineno", lineno),
+                ("end_lineno", lineno),
+                ("col_offset", 0),
+                ("end_col_offset", 0),
+            ):
+                setattr(child, name, value)
 
 
 def _top_level(nodes: list[ast.stmt]) -> Iterator[ast.AST]:

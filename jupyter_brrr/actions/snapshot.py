@@ -392,7 +392,7 @@ class _Walker:
         return self._container(obj, root, path)
 
     def _tensor(self, tensor: Any, root: str, path: str) -> list[tuple[Any, str]]:
-        torch = self._torch
+        torch: Any = self._torch  # set: a tensor reached here, so torch is imported
         plain = type(tensor) in (torch.Tensor, torch.nn.Parameter)
         if (
             not plain

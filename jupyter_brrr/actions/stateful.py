@@ -313,7 +313,7 @@ class _Visitor(ast.NodeVisitor):
         for statement in [*node.body, *node.orelse]:
             self.visit(statement)
 
-    visit_AsyncFor = visit_For
+    visit_AsyncFor = visit_For  # pyright: ignore[reportAssignmentType]  # the async form is handled alike
 
     def visit_With(self, node: ast.With) -> None:
         for item in node.items:
@@ -323,7 +323,7 @@ class _Visitor(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
 
-    visit_AsyncWith = visit_With
+    visit_AsyncWith = visit_With  # pyright: ignore[reportAssignmentType]  # the async form is handled alike
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -343,7 +343,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._nested(node, node.name)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_FunctionDef  # pyright: ignore[reportAssignmentType]  # the async form is handled alike
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._nested(node, node.name)

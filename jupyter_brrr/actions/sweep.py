@@ -340,7 +340,7 @@ def sweep(
             del captured
             if point.status == "error" and not result.points:
                 # A bug of the step, not a limit of the GPU: its own error, with where it was.
-                error.__notes__ = [
+                error.__notes__ = [  # pyright: ignore[reportAttributeAccessIssue]  # add_note() is 3.11+; 3.10 shows __notes__ too
                     *getattr(error, "__notes__", []),
                     f"(jupyter_brrr.sweep: the step failed at the first size, {variable}={size})",
                 ]
@@ -508,7 +508,7 @@ def _failed_point(size: int, error: BaseException, captured: Any, gpu: bool) -> 
         status, text = "cancelled", "interrupted (Ctrl-C)"
     else:
         status, text = "error", f"{type(error).__name__}: {error}"[:300]
-    row = {c: None for c in POINT_COLUMNS}
+    row: dict[str, Any] = {c: None for c in POINT_COLUMNS}
     report = captured.report
     row.update(size=size, status=status, error=text)
     if report is not None:
@@ -734,7 +734,7 @@ def _confirm(
         reset()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    predicted = sum(c * largest**i for i, c in enumerate(reversed(result.fit["coefficients"])))
+    predicted = sum(c * largest**i for i, c in enumerate(reversed(result.fit["coefficients"])))  # pyright: ignore[reportOptionalSubscript]  # largest came from the fit
     confirmation = {"size": largest, "predicted_peak_bytes": predicted}
     try:
         value = fn(largest)

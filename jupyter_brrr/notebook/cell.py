@@ -36,7 +36,7 @@ class NotebookCell:
     filename: str  # the name IPython's compiler registered the source under
     tree: ast.Module  # ``source`` parsed (and through IPython's AST transformers)
     namespace: dict[str, Any]  # the user's namespace, where the cell runs
-    compiler: Callable[[ast.Module, str, str], CodeType]  # applies earlier cells' __future__s
+    compiler: Callable[..., CodeType]  # IPython's: applies earlier cells' __future__ imports
 
     @classmethod
     def from_shell(cls, shell: InteractiveShell, text: str) -> NotebookCell:

@@ -112,6 +112,12 @@ class JobControls:
 class JobMagics(Magics):
     """Holds the ``%brrr_job`` line magic."""
 
+    @property
+    def ip(self) -> InteractiveShell:
+        """The shell the magic is registered with (IPython sets it before any call)."""
+        assert self.shell is not None
+        return self.shell
+
     @line_magic
     def brrr_job(self, line: str) -> Any:
         """Run a training script under torchrun with every rank profiled, then show the job's
@@ -134,14 +140,14 @@ class JobMagics(Magics):
         report is stored in ``_brrr_job``; ``jupyter_brrr.load(DIR)`` reads the traces again.
         """
         options, script, args, wait = _parse(line)
-        if wait or not widgets_enabled(self.shell):
+        if wait or not widgets_enabled(self.ip):
             return self._run_blocking(script, args, options)
         handle = display(
             {"text/plain": f"%brrr_job: running {script}; the report appears here."},
             raw=True,
             display_id=True,
         )
-        controls = JobControls(handle=handle, shell=self.shell)
+        controls = JobControls(handle=handle, shell=self.ip)
         display(controls)
         controls.start(script, args, **options)
         return None
@@ -161,7 +167,7 @@ class JobMagics(Magics):
             raise
         except JobRunError as error:
             raise UsageError(f"%brrr_job: {error}") from None
-        self.shell.user_ns["_brrr_job"] = job
+        self.ip.user_ns["_brrr_job"] = job
         display(job)
         return None
 

@@ -39,6 +39,12 @@ if TYPE_CHECKING:
 class BrrrMagics(Magics):
     """Holds the ``%%brrr`` cell magic."""
 
+    @property
+    def ip(self) -> InteractiveShell:
+        """The shell the magic is registered with (IPython sets it before any call)."""
+        assert self.shell is not None
+        return self.shell
+
     @magic_arguments()
     @argument("-h", "--help", action="store_true", help="show this help and run nothing")
     @argument(
@@ -228,13 +234,13 @@ class BrrrMagics(Magics):
         if not cell.strip():
             print("%%brrr: the cell is empty: there is nothing to profile.")
             return None
-        code = NotebookCell.from_shell(self.shell, cell)
+        code = NotebookCell.from_shell(self.ip, cell)
         code.codes  # noqa: B018  compiled now: a cell that cannot compile fails here, as a plain cell
-        name = args.name or f"cell [{prompt_number(self.shell)}]"
+        name = args.name or f"cell [{prompt_number(self.ip)}]"
         if args.sweep is not None:
             from .sweep import run_sweep
 
-            return run_sweep(self.shell, code, args, name)
+            return run_sweep(self.ip, code, args, name)
         try:
             result = capture(
                 code.run,
@@ -244,7 +250,7 @@ class BrrrMagics(Magics):
                 burst=args.burst,
                 name=name,
                 source="magic",
-                namespace=self.shell.user_ns,
+                namespace=self.ip.user_ns,
                 attribution=_attribution(code, args),
             )
         except ProfilerInUseError as error:
@@ -262,9 +268,9 @@ class BrrrMagics(Magics):
             if args.memory and not report.empty:
                 from .sweep import run_memory
 
-                run_memory(self.shell, code, args, report)
+                run_memory(self.ip, code, args, report)
         if report is not None:
-            self.shell.user_ns["_brrr"] = report
+            self.ip.user_ns["_brrr"] = report
             if not args.quiet:
                 if report.empty and result.error is None:
                     print("%%brrr: the cell ran no torch operations: there is nothing to show.")
@@ -285,9 +291,9 @@ class BrrrMagics(Magics):
             report is not None
             and handle is not None
             and not report.empty
-            and widgets_enabled(self.shell)
+            and widgets_enabled(self.ip)
         ):
-            _show_controls(self.shell, code, name, report, handle, cpu=args.cpu)
+            _show_controls(self.ip, code, name, report, handle, cpu=args.cpu)
         return result.value if code.show else None
 
     def _ab(
@@ -320,7 +326,7 @@ class BrrrMagics(Magics):
             code,
             report,
             name=name,
-            hidden=hidden_names(self.shell),
+            hidden=hidden_names(self.ip),
             cpu=args.cpu,
             handle=handle,
         )
@@ -390,7 +396,7 @@ class BrrrMagics(Magics):
                 args.name,
                 code=cell,
                 goal=args.goal,
-                folder=history_store.notebook_folder(self.shell.user_ns),
+                folder=history_store.notebook_folder(self.ip.user_ns),
             )
         except Exception as error:  # the history is a convenience: the profile is what matters
             say(f"no history kept for {args.name!r} this time ({type(error).__name__}: {error}).")
@@ -398,7 +404,7 @@ class BrrrMagics(Magics):
         for message in messages:
             say(message)
         if comparison is not None:
-            self.shell.user_ns["_brrr_change"] = comparison
+            self.ip.user_ns["_brrr_change"] = comparison
 
     def _line(self, line: str) -> Any:
         """``%brrr history|diff|forget ...``: the line magic."""
@@ -415,7 +421,7 @@ class BrrrMagics(Magics):
             print(_line_usage())
             return None
         command, rest = words[0], words[1:]
-        store = history.store_for(history.notebook_folder(self.shell.user_ns))
+        store = history.store_for(history.notebook_folder(self.ip.user_ns))
         if command == "history":
             if not rest:
                 names = store.names()
@@ -453,7 +459,7 @@ class BrrrMagics(Magics):
                 comparison: Comparison = runs.diff(*numbers)
             except history.HistoryError as error:
                 raise UsageError(f"%brrr diff: {error}") from None
-            self.shell.user_ns["_brrr_change"] = comparison
+            self.ip.user_ns["_brrr_change"] = comparison
             return comparison
         if command == "forget":
             if len(rest) != 1:
@@ -596,7 +602,7 @@ def _explain(error: BaseException) -> None:
         if torch.cuda.is_available():
             free = f" Memory still allocated now: {torch.cuda.memory_allocated() / 1e9:.2f} GB."
         # __notes__ rather than add_note(), which Python 3.10 lacks.
-        error.__notes__ = [
+        error.__notes__ = [  # pyright: ignore[reportAttributeAccessIssue]  # add_note() is 3.11+; 3.10 shows __notes__ too
             *getattr(error, "__notes__", []),
             "jupyter_brrr: the GPU ran out of memory in this cell. The cell's temporaries were freed "
             f"and the kernel is usable.{free} Try a smaller batch or sequence length, bf16, or "

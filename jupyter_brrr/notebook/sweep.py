@@ -21,6 +21,7 @@ sweep ends (the namespace as it was before the cell); ``keep`` lets the runs cha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
@@ -205,7 +206,12 @@ def run_memory(
 
 
 def _memory_at(
-    shell: Any, step: Any, size: int | None, reset: Any, args: Any, source: str | None
+    shell: InteractiveShell,
+    step: Callable[[Any], Any],
+    size: int | None,
+    reset: Callable[[], Any] | None,
+    args: Namespace,
+    source: str | None,
 ) -> Any:
     """The memory breakdown of one more run (at ``size``). ``reset``: the sweep's, called first;
     else, for a cell (``source``) that looks stateful, its state is copied and put back after

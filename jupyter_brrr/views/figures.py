@@ -80,7 +80,7 @@ def _plot(**kwargs: Any) -> Any:
     kwargs.setdefault("width", WIDTH)
     kwargs.setdefault("toolbar_location", "right")
     fig = bokeh_figure(**kwargs)
-    fig.title.text_font_size = "13px"
+    fig.title.text_font_size = "13px"  # pyright: ignore[reportAttributeAccessIssue, reportOptionalMemberAccess]  # bokeh's title is a Title model
     fig.xaxis.axis_label_text_font_style = "normal"
     fig.yaxis.axis_label_text_font_style = "normal"
     return fig
@@ -517,7 +517,7 @@ def roofline_figure(report: Report) -> Any:
                     "x",
                     "y",
                     size="size",
-                    source=ColumnDataSource(sub),
+                    source=ColumnDataSource(sub),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
                     fill_color=COLOURS.get(bound, COLOURS["other"]),
                     line_color=COLOURS.get(bound, COLOURS["other"]),
                     fill_alpha=0.6,
@@ -694,22 +694,22 @@ def _whatif_parts(report: Report) -> tuple[float, list[tuple[str, float]]]:
         table = report.what_if()
         parts = []
         for row in table.itertuples():
-            if row.time_s <= 0:
+            if row.time_s <= 0:  # pyright: ignore[reportOperatorIssue]  # numpy/pandas stubs: loose scalar types
                 continue
             label = (
-                LABELS.get(row.part, row.part)
+                LABELS.get(row.part, row.part)  # pyright: ignore[reportArgumentType, reportCallIssue]  # numpy/pandas stubs: loose scalar types
                 if row.kind == "category"
                 else f"op: {fmt.short(row.part, 70)}"
             )
-            parts.append((label, float(row.time_s)))
+            parts.append((label, float(row.time_s)))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         return span, parts
     ops = report.ops
     base = float(ops["self_cpu_time_s"].sum()) if len(ops) else 0.0
     top = ops.nlargest(8, "self_cpu_time_s") if len(ops) else ops
     parts = [
-        (f"op: {_label(r.name, r.shapes, 70)}", float(r.self_cpu_time_s))
+        (f"op: {_label(r.name, r.shapes, 70)}", float(r.self_cpu_time_s))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         for r in top.itertuples()
-        if r.self_cpu_time_s > 0
+        if r.self_cpu_time_s > 0  # pyright: ignore[reportOperatorIssue]  # numpy/pandas stubs: loose scalar types
     ]
     return base, parts
 

@@ -6,6 +6,7 @@ Times, rates and sizes follow the rules of ``display.py``, which the browser app
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from .. import display
@@ -79,7 +80,7 @@ def percent(part: float, whole: float) -> str:
     return f"{100 * part / whole:.0f}%" if whole > 0 else display.DASH
 
 
-def runs(runs: dict) -> str:
+def runs(runs: Mapping[str, Any]) -> str:
     """How many times the code ran, in words."""
     total = runs.get("total", 1)
     if total is None:  # a loaded trace: it says how many profiler steps it holds, if any
@@ -98,7 +99,7 @@ def runs(runs: dict) -> str:
     return f"ran {times}" + (f" ({', '.join(parts)})" if len(parts) > 1 else "")
 
 
-def span_source(summary: dict) -> str:
+def span_source(summary: Mapping[str, Any]) -> str:
     """Where the span per run comes from, in words (``summary["span_source"]``, as capture
     writes it: ``cuda_events_unprofiled``, ``host_clock_profiled``, ...; ``trace`` for a file,
     ``trace_step`` for the median step of a file with several profiler steps)."""
@@ -118,7 +119,7 @@ def span_source(summary: dict) -> str:
     return f"median of {timed} unprofiled runs timed with {clock}"
 
 
-def span_scope(summary: dict) -> str:
+def span_scope(summary: Mapping[str, Any]) -> str:
     """What the span covers, in two or three words: "per run", "per step" (the median step of
     a loaded trace) or "for the whole trace" (a loaded trace that marks no profiler steps)."""
     source = summary.get("span_source", "trace")
@@ -129,7 +130,7 @@ def span_scope(summary: dict) -> str:
     return "per run"
 
 
-def span_label(summary: dict) -> str:
+def span_label(summary: Mapping[str, Any]) -> str:
     """What the span covers and where it comes from, in words."""
     scope = span_scope(summary)
     if scope == "for the whole trace":
@@ -137,7 +138,7 @@ def span_label(summary: dict) -> str:
     return f"{scope} ({span_source(summary)})"
 
 
-def steps_lines(summary: dict) -> list[str]:
+def steps_lines(summary: Mapping[str, Any]) -> list[str]:
     """A loaded trace's profiler steps in words: the spread of the steady steps, the steps set
     apart, and the whole trace's span and split. [] when it has none."""
     steps = summary.get("steps")
@@ -161,7 +162,7 @@ def steps_lines(summary: dict) -> list[str]:
     return lines
 
 
-def timed_runs(summary: dict) -> str | None:
+def timed_runs(summary: Mapping[str, Any]) -> str | None:
     """The timed runs' spread, protocol and clocks in one line (``summary["timing"]``, written
     by ``capture``); None for a report without timed runs (one profiled run, a loaded trace)."""
     timing = summary.get("timing") or {}
@@ -194,7 +195,7 @@ def _span_of(values: list[float], unit: str) -> str:
     return f"{low:.0f} {unit}" if round(low) == round(high) else f"{low:.0f}-{high:.0f} {unit}"
 
 
-def memory(summary: dict) -> str | None:
+def memory(summary: Mapping[str, Any]) -> str | None:
     """Peak memory against capacity, with what was there before and one run's increase; None
     where no peak is known."""
     peak = number(summary.get("peak_memory_bytes"))

@@ -9,6 +9,7 @@ paths, notes, variant names, error messages) is escaped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import display
@@ -45,7 +46,7 @@ def _warm(report: Report) -> str:
     return "unknown (loaded trace)"
 
 
-def modelled_text(summary: dict) -> str:
+def modelled_text(summary: Mapping[str, Any]) -> str:
     """'99% of the GPU time has FLOP and byte counts (12% estimated)', in words."""
     text = f"{100 * float(summary['modelled_share']):.0f}% of the GPU time has FLOP and byte counts"
     estimated = fmt.number(summary.get("estimated_share"))
@@ -73,8 +74,8 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
         busy = float(s.get("busy_s") or 0.0)
         rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
         rows += [("steps", line) for line in fmt.steps_lines(s)]
-        if fmt.timed_runs(s):
-            rows.append(("timed runs", fmt.timed_runs(s)))
+        if timed := fmt.timed_runs(s):
+            rows.append(("timed runs", timed))
         gaps = s.get("idle_gap_count")
         idle = f"idle {fmt.percent(span - busy, span)}" + (f" in {gaps:,} gaps" if gaps else "")
         rows.append(("GPU busy", f"{fmt.percent(busy, span)} ({fmt.seconds(busy)}); {idle}"))
@@ -109,10 +110,10 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
             ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
         )
         rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
-        if fmt.timed_runs(s):
-            rows.append(("timed runs", fmt.timed_runs(s)))
-    if fmt.memory(s):
-        rows.append(("peak memory", fmt.memory(s)))
+        if timed := fmt.timed_runs(s):
+            rows.append(("timed runs", timed))
+    if memory := fmt.memory(s):
+        rows.append(("peak memory", memory))
     rows.append(("runs", f"{fmt.runs(s.get('runs') or {})}; {_warm(report)}"))
     return rows
 

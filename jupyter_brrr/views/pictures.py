@@ -311,7 +311,7 @@ def _roofline_figure(report: Report) -> Any:
         named: set[str] = set()
         span_x = math.log10(xmax) - math.log10(xmin)
         for i in order[:8]:
-            name = _short(names[i], 22)
+            name = _short(names[i], 22)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             lx, ly = math.log10(x[i]), math.log10(max(y[i], floor))
             if name in named or any(
                 abs(lx - px) < 1.2 and abs(ly - py) < 0.35 for px, py in placed

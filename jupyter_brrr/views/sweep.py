@@ -145,7 +145,7 @@ def sweep_png(doc: dict) -> bytes | None:
         axis.tick_params(labelsize=6)
     ax3.tick_params(axis="x", labelrotation=90)
     fig.tight_layout()
-    return _png(_render(fig))
+    return _png(_render(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: _render returns pixels
 
 
 # --- memory ---------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def memory_png(doc: dict) -> bytes | None:
     ax.tick_params(labelsize=6)
     ax.legend(fontsize=6, frameon=False, loc="upper left", ncol=3)
     fig.tight_layout()
-    return _png(_render(fig))
+    return _png(_render(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: _render returns pixels
 
 
 def _safe_png(draw: Any, doc: dict) -> bytes | None:

@@ -7,7 +7,8 @@ a length that keeps a line a line (the report's data keeps the whole name).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from ..schema import SPLIT_PARTS
 from . import change
@@ -26,7 +27,7 @@ def _text(value: object, limit: int = TEXT_LIMIT) -> str:
 
 
 def summary_lines(report: Report) -> list[str]:
-    s = report.summary
+    s = cast("Mapping[str, Any]", report.summary)  # read by name: split parts too
     span = s["span_s"]
     name = f": {_text(report.name, 120)}" if report.name else ""
     title = f"jupyter_brrr report{name} — {_text(s['device'], 120)}"
@@ -136,9 +137,10 @@ def steps_table_lines(report: Report) -> list[str]:
     lines = [header, "-" * len(header)]
     for r in steps.itertuples():
         lines.append(
-            f"{fmt.short(r.step, 24):<24} {r.kind:<8} {fmt.seconds(r.span_s):>9} "
+            f"{fmt.short(r.step, 24):<24} {r.kind:<8} {fmt.seconds(r.span_s):>9} "  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             + " ".join(
-                f"{fmt.percent(getattr(r, f'{name}_s'), r.span_s):>9}" for name in SPLIT_PARTS
+                f"{fmt.percent(getattr(r, f'{name}_s'), r.span_s):>9}"  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+                for name in SPLIT_PARTS  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             )
         )
     return lines
