@@ -25,6 +25,7 @@ The report JSON carries the specs under ``"display"`` (schema version 2 on), so 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -241,7 +242,7 @@ def roofline(ops: pd.DataFrame, peaks: dict | None) -> dict:
     }
 
 
-def specs(ops: pd.DataFrame, summary: dict) -> dict:
+def specs(ops: pd.DataFrame, summary: Mapping[str, Any]) -> dict:
     """The report JSON's ``"display"``: what the renderers draw."""
     peaks = summary.get("peaks") or None
     gpu = bool(summary.get("gpu", True))
