@@ -1224,6 +1224,8 @@ def check_nesting() -> None:
         int(calls) == 5 and int(linked) == 5 * per_mm and "besides" in note,
         note[:120] or child.stderr[-200:],
     )
+    if "torch._inductor.runtime.triton_heuristics" not in sys.modules:
+        torch.compile(lambda t: t.sin().cos())(a)  # as after the user's first compiled cell
     compiled = "torch._inductor.runtime.triton_heuristics" in sys.modules
 
     def threaded() -> object:
