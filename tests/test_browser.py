@@ -30,7 +30,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -40,28 +39,19 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser.lab import (
-    CHROMIUM,
     MIME_TYPE,
     REPO,
     REPORT_DONE,
     LabServer,
     app_errors,
+    browser_marks,
     kernel_status,
     open_notebook,
     report_bundle,
     write_notebook,
 )
 
-pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
-
-if not Path(CHROMIUM).exists() and os.environ.get("BRRR_REQUIRE_BROWSER"):
-    raise RuntimeError(f"no Chromium at {CHROMIUM}: install Debian's chromium or set BRRR_CHROMIUM")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
-]
+pytestmark = browser_marks()
 
 DATA = REPO / "tests" / "data"
 REPORTS = DATA / "reports"

@@ -22,23 +22,17 @@ from jupyter_brrr import display
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser.lab import (
-    CHROMIUM,
     MIME_TYPE,
     REPO,
     LabServer,
     app_errors,
+    browser_marks,
     open_notebook,
     report_bundle,
     write_notebook,
 )
 
-pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
-]
+pytestmark = browser_marks()
 
 DATA = REPO / "tests" / "data"
 COMPARISON_MIME = "application/vnd.jupyter-brrr.comparison+json"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -19,17 +18,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser.lab import CHROMIUM, REPO, app_errors
+from browser.lab import REPO, app_errors, browser_marks
 
-pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
-
-if not Path(CHROMIUM).exists() and os.environ.get("BRRR_REQUIRE_BROWSER"):
-    raise RuntimeError(f"no Chromium at {CHROMIUM}: install Debian's chromium or set BRRR_CHROMIUM")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
-]
+pytestmark = browser_marks(slow=False)
 
 DATA = REPO / "tests" / "data"
 ARTIFACTS = REPO / "tests" / "artifacts" / "browser"

@@ -5,7 +5,6 @@ JupyterLab with no kernel, in Debian's Chromium."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -14,26 +13,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser.lab import (
-    CHROMIUM,
     MIME_TYPE,
     REPO,
     LabServer,
     app_errors,
+    browser_marks,
     open_notebook,
     report_bundle,
     write_notebook,
 )
 
-pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
-
-if not Path(CHROMIUM).exists() and os.environ.get("BRRR_REQUIRE_BROWSER"):
-    raise RuntimeError(f"no Chromium at {CHROMIUM}: install Debian's chromium or set BRRR_CHROMIUM")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
-]
+pytestmark = browser_marks()
 
 ARTIFACTS = REPO / "tests" / "artifacts" / "browser"
 T_PAGE = 120_000

@@ -6,6 +6,7 @@
  * is first opened; charts load BokehJS lazily.
  */
 
+import { themeOf } from './charts';
 import type { IChartHandle, IChartTheme } from './charts';
 import { clear, h } from './dom';
 import { fmtPct, fmtTime } from './format';
@@ -263,18 +264,7 @@ export class ReportApp {
   }
 
   private _theme(): IChartTheme {
-    // The theme's colours as they are now, where the chart is drawn.
-    const cs = getComputedStyle(this.node);
-    const v = (name: string, fallback: string) =>
-      cs.getPropertyValue(name).trim() || fallback;
-    return {
-      fg: v('--jp-ui-font-color1', '#333'),
-      fg2: v('--jp-ui-font-color2', '#666'),
-      border: v('--jp-border-color1', '#bbb'),
-      grid: v('--jp-border-color2', '#ddd'),
-      font: v('--jp-ui-font-family', 'sans-serif'),
-      bg: v('--jp-layout-color0', '#fff')
-    };
+    return themeOf(this.node);
   }
 
   private _removeCharts(): void {

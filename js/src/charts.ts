@@ -60,6 +60,21 @@ export interface IChartHandle {
   remove(): void;
 }
 
+/** JupyterLab's theme colours as they are now where a chart is drawn (under ``node``). */
+export function themeOf(node: HTMLElement): IChartTheme {
+  const cs = getComputedStyle(node);
+  const v = (name: string, fallback: string) =>
+    cs.getPropertyValue(name).trim() || fallback;
+  return {
+    fg: v('--jp-ui-font-color1', '#333'),
+    fg2: v('--jp-ui-font-color2', '#666'),
+    border: v('--jp-border-color1', '#bbb'),
+    grid: v('--jp-border-color2', '#ddd'),
+    font: v('--jp-ui-font-family', 'sans-serif'),
+    bg: v('--jp-layout-color0', '#fff')
+  };
+}
+
 export function style(fig: Figure, t: IChartTheme): void {
   fig.background_fill_alpha = 0;
   fig.border_fill_alpha = 0;

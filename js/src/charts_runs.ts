@@ -21,16 +21,11 @@ import {
 } from './charts';
 import { COLORS, LABELS } from './colors';
 import { fmtBytes, fmtPct, fmtTime, fmtX } from './format';
+import { SPLIT_KEYS } from './model';
 import type { IHistoryRun, IJobCallRow, IJobLaneRow } from './schema';
 
 /** The parts of a run's span, bottom to top in the history's stacked bars. */
-const RUN_PARTS = [
-  'compute',
-  'memory',
-  'communication',
-  'other',
-  'idle'
-] as const;
+const RUN_PARTS = SPLIT_KEYS;
 
 /** Where a drawn run is, in page pixels (a test hook, like jupyterBrrrPoints). */
 export interface IRunPoint {

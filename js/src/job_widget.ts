@@ -9,6 +9,7 @@
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
+import { themeOf } from './charts';
 import type { IChartHandle, IChartTheme } from './charts';
 import { clear, h } from './dom';
 import { parseComparison, parseJob, ReportError } from './schema';
@@ -185,17 +186,7 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
 
   /** The theme's colours where the chart is drawn. */
   protected theme(): IChartTheme {
-    const cs = getComputedStyle(this.node);
-    const v = (name: string, fallback: string) =>
-      cs.getPropertyValue(name).trim() || fallback;
-    return {
-      fg: v('--jp-ui-font-color1', '#333'),
-      fg2: v('--jp-ui-font-color2', '#666'),
-      border: v('--jp-border-color1', '#bbb'),
-      grid: v('--jp-border-color2', '#ddd'),
-      font: v('--jp-ui-font-family', 'sans-serif'),
-      bg: v('--jp-layout-color0', '#fff')
-    };
+    return themeOf(this.node);
   }
 
   protected track(handle: IChartHandle): void {

@@ -58,6 +58,24 @@ c.NotebookNotary.db_file = ":memory:"
 """
 
 
+def browser_marks(*, slow: bool = True) -> list:
+    """The marks of a browser test module, called at its top: the module is skipped without
+    Python Playwright or without Chromium, except where ``BRRR_REQUIRE_BROWSER`` is set (CI),
+    where a missing Chromium is an error rather than a silent skip."""
+    import pytest
+
+    pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+    if not Path(CHROMIUM).exists() and os.environ.get("BRRR_REQUIRE_BROWSER"):
+        raise RuntimeError(
+            f"no Chromium at {CHROMIUM}: install Debian's chromium or set BRRR_CHROMIUM"
+        )
+    marks = [pytest.mark.browser, pytest.mark.slow] if slow else [pytest.mark.browser]
+    return [
+        *marks,
+        pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+    ]
+
+
 def _die_with_parent() -> None:
     """In the server's process, before exec: get SIGTERM when the test process dies (killed by
     a CI timeout, say), so that no server or kernel outlives it. Linux only; elsewhere a no-op."""
