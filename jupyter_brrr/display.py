@@ -189,7 +189,9 @@ def ceilings(peaks: dict | None) -> list[tuple[float, list[str]]]:
     ):
         if value is not None and value > 0:
             groups.setdefault(value, []).append(dtype)
-    return list(groups.items())
+    # The dtypes of a ceiling in name order: a report's peaks may list them in any order (a
+    # measured table and a reloaded one differ), and the label must not depend on it.
+    return [(peak, sorted(dtypes)) for peak, dtypes in groups.items()]
 
 
 def roofline(ops: pd.DataFrame, peaks: dict | None) -> dict:

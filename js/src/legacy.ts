@@ -58,6 +58,8 @@ export function legacyRoofline(
       groups.push({ peak, dtypes: [dtype] });
     }
   }
+  // In name order, as display.py has them (the peaks may list them in any order).
+  groups.forEach(g => g.dtypes.sort());
   const xs = pts.map(o => o.flops! / o.bytes!);
   const ys = pts.map(o => o.flops! / o.gpu_time_s!);
   for (const g of groups) {
