@@ -8,7 +8,7 @@
 
 import { themeOf } from './charts';
 import type { IChartHandle, IChartTheme } from './charts';
-import { clear, h } from './dom';
+import { clear, h, showViewError } from './dom';
 import { fmtPct, fmtTime } from './format';
 import { ReportData } from './model';
 import { parseReport } from './schema';
@@ -174,15 +174,7 @@ export class ReportApp {
         if (generation !== this._generation) {
           return;
         }
-        console.error('jupyter_brrr: cannot draw view', id, err);
-        panel.appendChild(
-          h(
-            'div',
-            { class: 'jp-brrr-error', data: { testid: 'brrr-view-error' } },
-            `This view could not be drawn: ${err instanceof Error ? err.message : String(err)}`
-          )
-        );
-        panel.dataset.state = 'error';
+        showViewError(panel, id, err);
       }
       const ms = performance.now() - start;
       panel.dataset.renderMs = ms.toFixed(1);

@@ -75,3 +75,20 @@ export function clear(el: Element): void {
     el.removeChild(el.firstChild);
   }
 }
+
+/** A view's panel when drawing it failed: the error in words, logged, the panel marked. */
+export function showViewError(
+  panel: HTMLElement,
+  id: string,
+  err: unknown
+): void {
+  console.error('jupyter_brrr: cannot draw view', id, err);
+  panel.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-error', data: { testid: 'brrr-view-error' } },
+      `This view could not be drawn: ${err instanceof Error ? err.message : String(err)}`
+    )
+  );
+  panel.dataset.state = 'error';
+}

@@ -11,7 +11,7 @@ import { Widget } from '@lumino/widgets';
 
 import { themeOf } from './charts';
 import type { IChartHandle, IChartTheme } from './charts';
-import { clear, h } from './dom';
+import { clear, h, showViewError } from './dom';
 import { parseComparison, parseJob, ReportError } from './schema';
 import { renderComparison } from './views/change';
 import { IJobContext, renderRankTimeline, renderRanks } from './views/ranks';
@@ -121,15 +121,7 @@ abstract class TabbedDocument extends Widget implements IRenderMime.IRenderer {
         if (generation !== this.generation) {
           return;
         }
-        console.error('jupyter_brrr: cannot draw view', id, err);
-        panel.appendChild(
-          h(
-            'div',
-            { class: 'jp-brrr-error', data: { testid: 'brrr-view-error' } },
-            `This view could not be drawn: ${err instanceof Error ? err.message : String(err)}`
-          )
-        );
-        panel.dataset.state = 'error';
+        showViewError(panel, id, err);
       }
     };
     for (const tab of built.tabs) {
