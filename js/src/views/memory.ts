@@ -4,6 +4,7 @@
  * op and line that made them, and the capacity advice.
  */
 
+import { memorySteps } from '../chart_data';
 import { h } from '../dom';
 import { fmtBytes, fmtPct, fmtTime } from '../format';
 import { tableRows } from '../schema';
@@ -14,7 +15,6 @@ import {
   notesSection,
   tableHead
 } from './common';
-import { stackedAreas } from './svg';
 
 /** One colour per memory category (as views/sweep.py's MEMORY_COLOURS). */
 export const MEMORY_COLORS: { [key: string]: string } = {
@@ -37,7 +37,10 @@ interface ILargest {
 }
 
 /** Render the Memory view into a panel. */
-export function renderMemory(panel: HTMLElement, ctx: IViewContext): void {
+export async function renderMemory(
+  panel: HTMLElement,
+  ctx: IViewContext
+): Promise<void> {
   const mem = ctx.data.report.memory;
   if (!mem) {
     panel.appendChild(
@@ -62,26 +65,21 @@ export function renderMemory(panel: HTMLElement, ctx: IViewContext): void {
   const capacity = mem.capacity_bytes;
   // The capacity line only where it does not flatten the timeline.
   const shown = capacity && peak >= 0.25 * capacity ? capacity : null;
+  const chartEl = h('div', {
+    class: 'jp-brrr-chart',
+    data: { testid: 'brrr-memory-timeline' }
+  });
+  panel.appendChild(chartEl);
   panel.appendChild(
-    stackedAreas(
-      'memory by category' +
+    h(
+      'div',
+      { class: 'jp-brrr-muted jp-brrr-caption' },
+      'Memory by category over the run, stacked; the line is the allocator\u2019s total' +
+        (shown ? ', the dashed line the capacity' : '') +
         (capacity && !shown
-          ? ` (capacity ${fmtBytes(capacity)}: far above)`
-          : ''),
-      t.times_s,
-      t.categories.map((key, i) => ({
-        key,
-        color: MEMORY_COLORS[key] ?? '#999',
-        values: t.bytes[i] ?? []
-      })),
-      shown ? [{ name: 'capacity', color: '#c62828', value: shown }] : [],
-      t.allocated,
-      {
-        xLabel: 'time from the run\u2019s start',
-        xFormat: fmtTime,
-        yFormat: fmtBytes,
-        testid: 'brrr-memory-timeline'
-      }
+          ? ` (the capacity, ${fmtBytes(capacity)}, is far above)`
+          : '') +
+        '. Hover an area for its bytes.'
     )
   );
 
@@ -172,4 +170,24 @@ export function renderMemory(panel: HTMLElement, ctx: IViewContext): void {
   if (mem.notes.length) {
     panel.appendChild(notesSection(mem.notes, 'brrr-memory-notes'));
   }
+
+  if (t.times_s.length < 2) {
+    chartEl.appendChild(
+      emptyState(
+        'No memory timeline to show.',
+        'The run recorded fewer than two moments of allocation.'
+      )
+    );
+    return;
+  }
+  const charts = await import('../charts_sweep');
+  ctx.track(
+    await charts.drawMemoryTimeline(
+      chartEl,
+      memorySteps(t),
+      { times: t.times_s, allocated: t.allocated, capacity: shown },
+      MEMORY_COLORS,
+      ctx.theme()
+    )
+  );
 }

@@ -5,6 +5,7 @@
  * and the largest size that fits each GPU.
  */
 
+import { sweepGuides, sweepPoints, splitShares } from '../chart_data';
 import { COLORS, LABELS } from '../colors';
 import { h } from '../dom';
 import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, fmtX } from '../format';
@@ -18,7 +19,6 @@ import {
   notesSection,
   tableHead
 } from './common';
-import { ILine, lineChart, stackedBars } from './svg';
 
 interface IPoint {
   size: number;
@@ -56,7 +56,10 @@ const VERDICT_COLORS: { [key: string]: string } = {
 };
 
 /** Render the Sweep view into a panel. */
-export function renderSweep(panel: HTMLElement, ctx: IViewContext): void {
+export async function renderSweep(
+  panel: HTMLElement,
+  ctx: IViewContext
+): Promise<void> {
   const sweep = ctx.data.report.sweep;
   if (!sweep) {
     panel.appendChild(
@@ -95,69 +98,23 @@ export function renderSweep(panel: HTMLElement, ctx: IViewContext): void {
   );
   panel.appendChild(head);
 
-  const charts = h('div', { class: 'jp-brrr-sweep-charts' });
-  const lines: ILine[] = [];
-  for (const [name, color, label] of [
-    ['flat', VERDICT_COLORS.overhead, 'flat (overhead)'],
-    ['linear', VERDICT_COLORS.compute, 'slope 1 (saturated)']
-  ] as [string, string, string][]) {
-    const g = sweep.guides[name];
-    if (g && g.length === 2) {
-      lines.push({
-        name: label,
-        points: g.map(p => [p[0], p[1]] as [number, number]),
-        color,
-        dashed: true
-      });
-    }
-  }
-  lines.push({
-    name: 'measured',
-    points: ok.map(p => [p.size, p.span_s as number]),
-    color: 'currentColor'
-  });
-  charts.appendChild(
-    lineChart('time per step', lines, {
-      logY: true,
-      xLabel: v,
-      yFormat: fmtTime,
-      testid: 'brrr-sweep-time'
-    })
+  // The charts (BokehJS) are drawn once the tables are in place.
+  const chartBox = (testid: string) =>
+    h('div', { class: 'jp-brrr-chart', data: { testid } });
+  const timeEl = chartBox('brrr-sweep-time');
+  const throughputEl = chartBox('brrr-sweep-throughput');
+  const splitEl = chartBox('brrr-sweep-split');
+  panel.appendChild(
+    h('div', { class: 'jp-brrr-sweep-charts' }, timeEl, throughputEl, splitEl)
   );
-  charts.appendChild(
-    lineChart(
-      'items per second',
-      [
-        {
-          name: 'throughput',
-          points: ok
-            .filter(p => (p.items_per_s ?? 0) > 0)
-            .map(p => [p.size, p.items_per_s as number]),
-          color: '#54a24b'
-        }
-      ],
-      {
-        logY: false,
-        xLabel: v,
-        yFormat: x => fmtSI(x, '/s'),
-        testid: 'brrr-sweep-throughput'
-      }
-    )
-  );
-  charts.appendChild(
-    stackedBars(
-      'split of the span',
-      ok.map(p => String(p.size)),
-      SPLIT_KEYS.map(key => ({
-        key,
-        color: COLORS[key] ?? '#888',
-        values: ok.map(p => (p[`${key}_s`] as number | null) ?? 0)
-      })),
-      'brrr-sweep-split'
-    )
-  );
-  panel.appendChild(charts);
   panel.appendChild(colorLegend(SPLIT_KEYS.filter(k => LABELS[k])));
+  panel.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-muted jp-brrr-caption' },
+      'Dashed: the flat guide (overhead: the time does not grow with the size) and the slope-1 guide (saturated: the time doubles with the size). Each marker is filled in the colour of the verdict of the doubling that reached its size (the table below); hover it for the numbers.'
+    )
+  );
 
   if (doublings.length) {
     const sec = h('section', { class: 'jp-brrr-section' });
@@ -272,4 +229,37 @@ export function renderSweep(panel: HTMLElement, ctx: IViewContext): void {
   if (sweep.notes.length) {
     panel.appendChild(notesSection(sweep.notes, 'brrr-sweep-notes'));
   }
+
+  const measured = sweepPoints(sweep);
+  if (!measured.length) {
+    timeEl.appendChild(
+      emptyState(
+        'No size was measured.',
+        'Every size of this sweep failed or was skipped: the Sizes table says why.'
+      )
+    );
+    return;
+  }
+  const charts = await import('../charts_sweep');
+  const theme = ctx.theme();
+  ctx.track(
+    await charts.drawSweepTime(
+      timeEl,
+      measured,
+      sweepGuides(sweep),
+      v,
+      VERDICT_COLORS,
+      theme
+    )
+  );
+  ctx.track(await charts.drawSweepThroughput(throughputEl, measured, v, theme));
+  ctx.track(
+    await charts.drawSweepSplit(
+      splitEl,
+      ok.map(p => p.size),
+      splitShares(ok),
+      v,
+      theme
+    )
+  );
 }
