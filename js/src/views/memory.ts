@@ -74,8 +74,11 @@ export async function renderMemory(
     h(
       'div',
       { class: 'jp-brrr-muted jp-brrr-caption' },
-      'Memory by category over the run, stacked; the line is the allocator\u2019s total' +
-        (shown ? ', the dashed line the capacity' : '') +
+      'Memory by category over the run, stacked' +
+        (t.allocated.length === t.times_s.length
+          ? '; the line is the allocator\u2019s total'
+          : '') +
+        (shown ? '; the dashed line is the capacity' : '') +
         (capacity && !shown
           ? ` (the capacity, ${fmtBytes(capacity)}, is far above)`
           : '') +
