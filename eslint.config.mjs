@@ -9,6 +9,7 @@ export default defineConfig([
   {
     ignores: [
       'node_modules',
+      '.venv',
       'dist',
       'coverage',
       'jupyter_brrr',
