@@ -57,7 +57,7 @@ from typing import Any
 
 from . import analysis, peaks, spread
 from .attribution import Attribution
-from .clocks import GpuSensors, settled
+from .clocks import GpuSensors, fastest_host_loop_s, host_loop_s, host_slowdown, settled
 from .events import read_trace
 from .report import Report, steady_state_options
 from .schema import Runs
@@ -286,6 +286,7 @@ def _capture(
     spans: list[float] = []
     sensors = GpuSensors() if gpu and steady else None
     readings: list[tuple[float | None, float | None]] = []
+    host_loops: list[float] = []  # the host CPU's speed after each timed run (clocks.py)
     warm = WarmUp()
     # The bindings before the cell: the earlier runs' values must not be held by the profiled
     # one (a plain run of the cell starts from these).
@@ -298,6 +299,7 @@ def _capture(
                 runs["timed"] += 1
                 if sensors is not None:
                     readings.append((sensors.sm_clock_mhz(), sensors.power_w()))
+                host_loops.append(host_loop_s())
     except BaseException as error:  # the user's code failed (or Ctrl-C): report, then re-raise
         runs["total"] = runs["warmup"] + runs["timed"]
         _release(error)
@@ -317,6 +319,7 @@ def _capture(
                 protocol=protocol,
                 spans=spans,
                 readings=readings,
+                host_loops=host_loops,
                 warm=warm,
                 sensors=sensors,
                 runs=runs,
@@ -340,6 +343,7 @@ def _profiled_run(
     protocol: str,
     spans: list[float],
     readings: list[tuple[float | None, float | None]],
+    host_loops: list[float],
     warm: WarmUp,
     sensors: GpuSensors | None,
     runs: dict[str, int],
@@ -411,6 +415,7 @@ def _profiled_run(
             protocol=protocol,
             spans=spans,
             readings=readings,
+            host_loops=host_loops,
             warm=warm,
             sensors=sensors,
             memory=memory,
@@ -897,6 +902,7 @@ def _report(
     protocol: str,
     spans: list[float],
     readings: list[tuple[float | None, float | None]],
+    host_loops: list[float],
     warm: WarmUp,
     sensors: GpuSensors | None,
     memory: _Memory,
@@ -913,7 +919,7 @@ def _report(
     notes = []
     if failed:
         notes.append("The code raised an error: this report covers only what ran before it.")
-    timing = _timing(protocol, gpu, spans, readings, warm, sensors)
+    timing = _timing(protocol, gpu, spans, readings, host_loops, warm, sensors)
     if protocol != "single" and spans:
         span = statistics.median(spans)
         span_source = "cuda_events_unprofiled" if gpu else "host_clock_unprofiled"
@@ -974,6 +980,7 @@ def _timing(
     gpu: bool,
     spans: list[float],
     readings: list[tuple[float | None, float | None]],
+    host_loops: list[float],
     warm: WarmUp,
     sensors: GpuSensors | None,
 ) -> dict:
@@ -996,7 +1003,17 @@ def _timing(
         "sm_clock_mhz": [r[0] for r in readings],
         "power_w": [r[1] for r in readings],
         "sensors": "no GPU" if not gpu else (sensors.unavailable if sensors else None),
-        "findings": [f.to_dict() for f in spread.findings(spans)],
+        # The host CPU's speed after each timed run, and at its fastest in this process.
+        "host_loop_s": list(host_loops),
+        "host_loop_fastest_s": fastest_host_loop_s() if host_loops else None,
+        "host_slowdown": host_slowdown(host_loops, fastest_host_loop_s()),
+        "findings": [
+            f.to_dict()
+            for f in [
+                *spread.findings(spans),
+                *spread.host_findings(host_loops, fastest_host_loop_s()),
+            ]
+        ],
     }
 
 

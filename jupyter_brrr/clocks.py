@@ -1,4 +1,4 @@
-"""The GPU's SM clock and power draw, read while the code runs.
+"""The GPU's SM clock and power draw, and the host CPU's own speed, read while the code runs.
 
 Both come from the driver's management library through torch: ``torch.cuda.clock_rate`` (MHz)
 and ``torch.cuda.power_draw`` (mW), which need the ``nvidia-ml-py`` package on NVIDIA GPUs
@@ -13,7 +13,22 @@ says why and every reading is None: nothing here may fail the user's code.
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Sequence
 from typing import Any
+
+# The host CPU's speed moves in levels on shared machines: on the H200 machine a fixed
+# pure-Python loop, 200 torch CPU dispatches and a launch-bound GPU model all ran 1.5-1.8x
+# slower together for 1-2 s at a time, pinned to one CPU or not (bench/RESULTS.md, host drift).
+# Launch-bound time follows it, so a time measured then is only comparable with one measured
+# at the same host speed. HOST_LOOP is that fixed loop; the fastest of a few repeats is the
+# reading (an interrupt inflates one repeat; a slow level inflates them all).
+HOST_LOOP_ITERATIONS = 2000
+HOST_LOOP_REPEATS = 3
+# A host speed this much slower than another reading is a different level, not jitter (the
+# loop's own repeats agree to a few percent at one level).
+HOST_LEVEL_CHANGE = 0.15
+_fastest_host_loop_s: float | None = None
 
 
 class GpuSensors:
@@ -79,4 +94,43 @@ def settled(samples: list[tuple[float, float]], window_s: float, tolerance: floa
     return min(recent) >= min(before) * (1.0 - tolerance)
 
 
-__all__ = ["GpuSensors", "settled"]
+def host_loop_s() -> float:
+    """Seconds a fixed pure-Python loop takes now: the host CPU's own speed (lower is faster).
+    Kept as the fastest reading of this process too (``fastest_host_loop_s``)."""
+    global _fastest_host_loop_s
+    best = float("inf")
+    for _ in range(HOST_LOOP_REPEATS):
+        start = time.perf_counter()
+        total = 0
+        for i in range(HOST_LOOP_ITERATIONS):
+            total += i * i
+        best = min(best, time.perf_counter() - start)
+    if _fastest_host_loop_s is None or best < _fastest_host_loop_s:
+        _fastest_host_loop_s = best
+    return best
+
+
+def fastest_host_loop_s() -> float | None:
+    """The fastest ``host_loop_s`` reading of this process so far: the host at its best."""
+    return _fastest_host_loop_s
+
+
+def host_slowdown(loops: Sequence[float | None], fastest: float | None) -> float | None:
+    """How much slower than ``fastest`` the host ran for the median of ``loops`` (1.0 = at its
+    best), or None without readings."""
+    values = sorted(v for v in loops if v)
+    if not values or not fastest:
+        return None
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    return median / fastest
+
+
+__all__ = [
+    "HOST_LEVEL_CHANGE",
+    "GpuSensors",
+    "fastest_host_loop_s",
+    "host_loop_s",
+    "host_slowdown",
+    "settled",
+]

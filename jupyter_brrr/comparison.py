@@ -21,6 +21,14 @@ profiler traces) and returns a :class:`Comparison`. How each number is made:
   machine drifted by more than 5% between the two; a real 10% gain with runs that agree to a few
   percent is not. Without timed runs on both sides there is no spread: a change under ``DRIFT``
   is still noise, a larger one is "uncertain".
+- **The host CPU's speed** moves in levels on shared machines (bench/RESULTS.md, host drift),
+  and launch-bound or Python-heavy time moves with it. Each timed run records it (a fixed
+  Python loop, ``summary.timing.host_loop_s``). When the two sides' host speeds differ by more
+  than ``clocks.HOST_LEVEL_CHANGE`` (15%) and that explains the whole change (the span moved the
+  same way, by no more than the host's ratio squared: the loop is a proxy, and launch-bound time
+  moved from a third to three times as much as it in log terms; and on a GPU the GPU's busy time stayed within
+  ``DRIFT``), the change is **noise**, and the reason says so; otherwise a note says that part
+  of the change may be the host's.
 - **The split** (compute, memory, other, idle) per run, side by side, with each part's share of
   its own span.
 - **Ops** are matched by (name, input shapes, input dtypes); each op's time is its self GPU time
@@ -64,6 +72,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .clocks import HOST_LEVEL_CHANGE
 from .report import Report, SchemaError, json_safe, steady_state_options
 from .schema import SPLIT_PARTS
 
@@ -216,6 +225,10 @@ class SpanChange:
     runs_after: int
     drift: float = DRIFT
     reason: str = ""
+    # The host CPU's speed while each side's runs were timed (clocks.host_loop_s: seconds of a
+    # fixed Python loop, lower is faster), where both reports recorded it.
+    host_before_s: float | None = None
+    host_after_s: float | None = None
 
     @property
     def change(self) -> float:
@@ -281,6 +294,52 @@ def span_change(
         before_s, after_s, speedup, low, high, verdict, len(before_runs), len(after_runs), drift,
         reason,
     )  # fmt: skip
+
+
+def host_explains(
+    span: SpanChange,
+    host_before_s: float | None,
+    host_after_s: float | None,
+    split: pd.DataFrame,
+    *,
+    gpu: bool,
+) -> SpanChange:
+    """``span`` with the host CPU's speed on both sides recorded, and its verdict turned to
+    noise where the host's own change of speed explains the whole change (see the module
+    docstring): the host's speed moved by more than clocks.HOST_LEVEL_CHANGE, the span moved
+    the same way by no more than the host's ratio squared (widened by the drift), and on a GPU the GPU's
+    busy time stayed within the drift (the change is all time the GPU spent waiting for the
+    host; code that got faster on the GPU changes its busy time)."""
+    span.host_before_s, span.host_after_s = host_before_s, host_after_s
+    if not (host_before_s and host_after_s) or span.verdict not in ("faster", "slower"):
+        return span
+    host = host_after_s / host_before_s  # > 1: the host ran slower on the after side
+    if abs(host - 1.0) <= HOST_LEVEL_CHANGE:
+        return span
+    ratio = span.after_s / span.before_s
+    # The loop is a proxy: on the H200 host, launch-bound time moved from a third to three
+    # times as much as the loop did (in log terms), so the host is allowed its ratio squared.
+    if host > 1.0:
+        within = 1.0 < ratio <= host**2 * (1.0 + span.drift)
+    else:
+        within = host**2 * (1.0 - span.drift) <= ratio < 1.0
+    if gpu and within:
+        busy_before = float(split.loc[["compute", "memory", "other"], "before_s"].sum())
+        busy_after = float(split.loc[["compute", "memory", "other"], "after_s"].sum())
+        within = abs(busy_after - busy_before) < span.drift * max(busy_before, busy_after)
+    if not within:
+        return span
+    way = "slower" if host > 1.0 else "faster"
+    span.reason = (
+        f"the host CPU itself ran {max(host, 1 / host):.2f}x {way} while the after side was "
+        f"timed (a fixed Python loop: {host_before_s * 1e6:.0f} -> {host_after_s * 1e6:.0f} "
+        f"us), which explains the whole {span.change:+.1%}"
+        + (", and the GPU's busy time did not change" if gpu else "")
+        + ": time in Python, dispatch and launches follows the host's speed. Measure both "
+        "again at one host speed, or compare them in one A/B (interleaved)"
+    )
+    span.verdict = "noise"
+    return span
 
 
 # --- the comparison ------------------------------------------------------------------------------
@@ -509,6 +568,7 @@ def compare_reports(
     )
     span = span_change(b.span, a.span, b.run_spans, a.run_spans, drift=drift, spread=spread)
     split = _split_table(b, a)
+    span = host_explains(span, b.host_loop, a.host_loop, split, gpu=gpu)
     ops = _ops_table(b, a, gpu)
     by_name = _by_name(ops)
     by_category = _by_category(ops)
@@ -566,6 +626,8 @@ class _Figures:
         }
         # Timed runs (capture), else a loaded trace's steady profiler steps.
         self.run_spans = [float(t) for t in s.get("run_spans_s") or [] if _finite(t)]
+        loops = [float(t) for t in (s.get("timing") or {}).get("host_loop_s") or [] if _finite(t)]
+        self.host_loop = float(np.median(loops)) if loops else None
         self.spread_source = "timed runs"
         if len(self.run_spans) < 2:
             steps = _step_spans(report)
@@ -1032,6 +1094,19 @@ def _notes(c: Comparison, b: _Figures, a: _Figures) -> list[str]:
                 "between measurements (by 30-50% on some machines). If you did not change the "
                 "host-side code, measure both again, or compare them in one A/B (interleaved)."
             )
+    hb, ha = c.span.host_before_s, c.span.host_after_s
+    if (
+        hb
+        and ha
+        and abs(ha / hb - 1.0) > HOST_LEVEL_CHANGE
+        and "host CPU itself" not in c.span.reason
+    ):
+        way = "slower" if ha > hb else "faster"
+        notes.append(
+            f"The host CPU itself ran {max(ha / hb, hb / ha):.2f}x {way} while the after side was "
+            f"timed (a fixed Python loop: {hb * 1e6:.0f} -> {ha * 1e6:.0f} us): time in Python, "
+            "dispatch and launches moved with it, so part of the change may be the host's."
+        )
     return notes
 
 

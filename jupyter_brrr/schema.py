@@ -112,8 +112,11 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
               "host_clock", "warmup_runs", "warmup_s", "warmup_ended", "warmup_sm_clock_mhz":
               [before, after], "timed_runs", "min_s", "q1_s", "median_s", "q3_s", "max_s",
               "spread" (IQR / median), "sm_clock_mhz": [per timed run], "power_w": [...],
-              "sensors" (why there are no clock readings, or null),
-              "findings": [{"kind": "levels" | "trend" | "spread", "text"}]}
+              "sensors" (why there are no clock readings, or null), "host_loop_s": [the host
+              CPU's speed after each timed run: seconds of a fixed Python loop, clocks.py],
+              "host_loop_fastest_s" (its fastest in the process), "host_slowdown" (the runs'
+              median reading over the fastest: 1 = the host at its best), "findings": [{"kind":
+              "levels" | "trend" | "spread" | "host" | "host_slow", "text"}]}
 
 Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
 """

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .clocks import HOST_LEVEL_CHANGE, host_slowdown
+
 # Runs whose interquartile range is above this fraction of their median disagree.
 SPREAD_MAX = 0.03
 # Two levels closer than this (ratio of their medians - 1) are one level with some noise.
@@ -158,7 +160,9 @@ def trend(times: Sequence[float]) -> Trend | None:
 
 @dataclass(frozen=True)
 class Finding:
-    """One way in which repeated runs disagree: ``kind`` is "levels", "trend" or "spread"."""
+    """One way in which repeated runs disagree: ``kind`` is "levels", "trend", "spread", "host"
+    (the host CPU's speed changed while they ran), or "host_slow" (they agree, but the host ran
+    slower than at its best: not a disagreement, a state the times depend on)."""
 
     kind: str
     text: str
@@ -231,6 +235,46 @@ def findings(times: Sequence[float], *, what: str = "timed runs") -> list[Findin
     return found
 
 
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.0f} us"
+
+
+def host_findings(
+    loops: Sequence[float | None], fastest: float | None, *, what: str = "timed runs"
+) -> list[Finding]:
+    """What the host CPU's speed did during the runs (``loops``: clocks.host_loop_s after each
+    run; ``fastest``: its fastest reading in this process), when it matters: it changed level
+    while they ran, or it ran a level slower than its best. Launch-bound and Python-heavy time
+    follows the host's speed, GPU-bound time does not."""
+    values = [float(v) for v in loops if v]
+    if not values:
+        return []
+    found = []
+    low, high = min(values), max(values)
+    if high > low * (1.0 + HOST_LEVEL_CHANGE):
+        found.append(
+            Finding(
+                "host",
+                f"The host CPU's own speed changed while the {what} ran: a fixed Python loop took "
+                f"{_us(low)} to {_us(high)} ({high / low:.2f}x). Time the host spends in Python, "
+                "dispatch and launches moved with it; GPU-bound time did not.",
+            )
+        )
+    slowdown = host_slowdown(values, fastest)
+    if slowdown is not None and fastest and slowdown > 1.0 + HOST_LEVEL_CHANGE:
+        found.append(
+            Finding(
+                "host_slow",
+                f"The host CPU ran {slowdown:.2f}x slower during the {what} than at its fastest "
+                f"in this session (a fixed Python loop: {_us(slowdown * fastest)} against "
+                f"{_us(fastest)}). Launch-bound or Python-heavy code measured now is slower than "
+                "it would be at the host's best; compare it only with measurements at the same "
+                "host speed (a diff says when they differ).",
+            )
+        )
+    return found
+
+
 __all__ = [
     "LEVEL_MIN",
     "SPREAD_MAX",
@@ -240,6 +284,7 @@ __all__ = [
     "Stats",
     "Trend",
     "findings",
+    "host_findings",
     "levels",
     "stats",
     "trend",

@@ -12,6 +12,7 @@ import threading
 import time
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -598,3 +599,44 @@ def test_torch_log_warnings_of_the_ab_runs_are_kept_out_of_the_output() -> None:
         assert "after: will be ignored" in stream.getvalue() and not handler.filters
     finally:
         logger.removeHandler(handler)
+
+
+def test_the_host_speed_of_each_round_is_read_and_a_slow_host_told(monkeypatch) -> None:
+    from jupyter_brrr import clocks
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    r = jupyter_brrr.compare(f, torch.ones(8), variants=[("same", f)], budget_s=0.05)
+    assert (
+        len(r.host_loop_s) == r.rounds + 1 and 0.5 < r.host_slowdown < 2.0
+    )  # before each, after the last
+    # The host's best as read earlier in this process, ten times faster: the A/B says that its
+    # speed-ups were measured on a slower host.
+    monkeypatch.setattr(clocks, "_fastest_host_loop_s", min(r.host_loop_s) / 10)
+    slow = jupyter_brrr.compare(f, torch.ones(8), variants=[("same", f)], budget_s=0.05)
+    assert slow.host_slowdown > 5
+    assert any("slower during the rounds" in n and "same host speed" in n for n in slow.notes)
+
+
+def test_speedups_use_the_rounds_at_the_hosts_best_speed(monkeypatch) -> None:
+    """The host readings replayed from an H200 A/B of a GRU (bench/RESULTS.md, host drift): the
+    host at its usual 91-100 us for the fixed loop, with slow episodes at 150-180 us. The rounds
+    whose readings (before and after) were slow are left out of the medians and speed-ups."""
+    from jupyter_brrr.actions import ab as ab_module
+
+    readings = iter([91e-6, 95e-6, 100e-6, 170e-6, 180e-6, 150e-6] + [93e-6] * 10_000)
+    monkeypatch.setattr(ab_module, "host_loop_s", lambda: next(readings))
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    r = jupyter_brrr.compare(f, torch.ones(8), variants=[("same", f)], budget_s=0.2, rounds=12)
+    assert r.rounds == 12 and len(r.host_loop_s) == 13
+    # Rounds 2-5 touch a slow reading (each round takes the slower of its two).
+    assert r["same"].paired_rounds == 8
+    assert r["eager"].median_s == pytest.approx(
+        float(np.median([t for k, t in enumerate(r["eager"].times_s) if k not in (2, 3, 4, 5)]))
+    )
+    note = next(n for n in r.notes if n.startswith("Medians and speed-ups are from"))
+    assert "the 8 of 12 rounds" in note and "1.94x slower" in note

@@ -110,6 +110,25 @@ def test_every_steady_report_carries_its_timed_runs_spread() -> None:
     assert again.summary["timing"] == timing
 
 
+def test_a_host_slower_than_its_best_is_said_in_the_report(monkeypatch) -> None:
+    from jupyter_brrr import clocks
+    from jupyter_brrr.views.format import timed_runs
+
+    report = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
+    timing = report.summary["timing"]
+    assert len(timing["host_loop_s"]) == 4 and 0.5 < timing["host_slowdown"] < 2.0
+    # The host's best as read earlier in this process, ten times faster than now: every timed
+    # run of the next report ran at a slower host level.
+    monkeypatch.setattr(clocks, "_fastest_host_loop_s", min(timing["host_loop_s"]) / 10)
+    slow = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
+    timing = slow.summary["timing"]
+    assert timing["host_slowdown"] > 5
+    assert [f["kind"] for f in timing["findings"]].count("host_slow") == 1
+    assert any("The host CPU ran" in n and "slower during the timed runs" in n for n in slow.notes)
+    line = timed_runs(slow.summary) or ""
+    assert "slower than its best" in line and "host_slow" not in line
+
+
 def test_one_profiled_run_says_so() -> None:
     report = jupyter_brrr.profile(lambda a: a + 1, torch.ones(4))
     timing = report.summary["timing"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
+from jupyter_brrr import clocks
 from jupyter_brrr.clocks import GpuSensors, settled
 
 
@@ -51,3 +53,11 @@ def test_sensors_say_why_there_are_no_readings() -> None:
     else:
         assert sensors.unavailable == "no GPU"
         assert sensors.sm_clock_mhz() is None and sensors.power_w() is None
+
+
+def test_the_host_loop_is_timed_and_its_fastest_reading_kept() -> None:
+    readings = [clocks.host_loop_s() for _ in range(5)]
+    assert all(0 < r < 0.1 for r in readings)
+    assert clocks.fastest_host_loop_s() <= min(readings)
+    assert clocks.host_slowdown([2e-4, 3e-4, None, 4e-4], 2e-4) == pytest.approx(1.5)
+    assert clocks.host_slowdown([], 2e-4) is None and clocks.host_slowdown([2e-4], None) is None

@@ -451,3 +451,72 @@ def test_a_part_moving_within_the_spans_band_of_noise_is_noise() -> None:
     band = (0.8, 1.25)
     verdicts = part_verdicts([0.010, 0.010, 0.0], [0.0087, 0.0077, 0.002], 0.1, band=band)
     assert verdicts.tolist() == ["noise", "faster", "slower"]
+
+
+# --- the host CPU's own speed ------------------------------------------------------------------
+
+
+def timed_on_host(report: Report, host_loop_s: float) -> Report:
+    """``report`` with its timed runs' host readings (clocks.host_loop_s) set to ``host_loop_s``."""
+    report.summary["timing"] = {"host_loop_s": [host_loop_s * f for f in (1.0, 1.01, 0.99)]}
+    return report
+
+
+def test_a_change_the_host_speed_explains_is_noise_and_says_why() -> None:
+    # The same kernels; the GPU waited 20 ms more for a host that ran 1.3x slower.
+    before = timed_on_host(article_report(0.060, idle_s=0.010), 100e-6)
+    after = timed_on_host(article_report(0.060, idle_s=0.030), 130e-6)
+    comparison = jupyter_brrr.diff(before, after)
+    assert comparison.span.change == pytest.approx(0.2)
+    assert comparison.verdict == "noise"
+    assert "host CPU itself ran 1.30x slower" in comparison.span.reason
+    assert "GPU's busy time did not change" in comparison.span.reason
+    assert comparison.span.host_before_s == pytest.approx(100e-6)
+    # Kept in the saved form, which the Change tab reads.
+    doc = comparison.to_dict()
+    assert doc["span"]["host_after_s"] == pytest.approx(130e-6)
+    assert Comparison.from_json(comparison.to_json()).span.reason == comparison.span.reason
+    # The same change at one host speed is the code's (or the host-side code's): slower.
+    same_host = jupyter_brrr.diff(
+        timed_on_host(article_report(0.060, idle_s=0.010), 100e-6),
+        timed_on_host(article_report(0.060, idle_s=0.030), 101e-6),
+    )
+    assert same_host.verdict == "slower"
+    assert not any("host CPU itself" in note for note in same_host.notes)
+
+
+def test_a_change_the_host_speed_cannot_explain_keeps_its_verdict() -> None:
+    # Twice the span with a host only 1.3x slower: more than the host can explain.
+    slower = jupyter_brrr.diff(
+        timed_on_host(article_report(0.060, idle_s=0.010), 100e-6),
+        timed_on_host(article_report(0.060, idle_s=0.110), 130e-6),
+    )
+    assert slower.verdict == "slower"
+    assert any("host CPU itself ran 1.30x slower" in note for note in slower.notes)
+    # Attention got faster on the GPU while the host also sped up: the GPU's busy time moved,
+    # so the gain is not the host's alone.
+    faster = jupyter_brrr.diff(
+        timed_on_host(article_report(0.060), 100e-6),
+        timed_on_host(article_report(0.052), 75e-6),
+    )
+    assert faster.verdict == "faster"
+    assert any("part of the change may be the host's" in note for note in faster.notes)
+    # A host that changed the other way cannot explain it either.
+    against = jupyter_brrr.diff(
+        timed_on_host(article_report(0.060, idle_s=0.010), 100e-6),
+        timed_on_host(article_report(0.060, idle_s=0.030), 75e-6),
+    )
+    assert against.verdict == "slower"
+
+
+def test_live_captures_record_the_host_speed_of_each_timed_run() -> None:
+    x = torch.randn(64, 64)
+    before = jupyter_brrr.profile(lambda: (x @ x).relu(), warmup=1, repeat=5)
+    loops = before.summary["timing"]["host_loop_s"]
+    assert len(loops) == 5 and all(0 < t < 0.1 for t in loops)
+    fastest = before.summary["timing"]["host_loop_fastest_s"]
+    assert 0 < fastest <= min(loops)
+    comparison = jupyter_brrr.diff(
+        before, jupyter_brrr.profile(lambda: (x @ x).relu(), warmup=1, repeat=5)
+    )
+    assert comparison.span.host_before_s == pytest.approx(float(np.median(loops)))

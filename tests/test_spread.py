@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupyter_brrr.spread import findings, levels, stats, trend
+from jupyter_brrr.spread import findings, host_findings, levels, stats, trend
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,3 +100,26 @@ def test_spread_of_few_runs_is_their_range() -> None:
     assert s.spread == pytest.approx(2.0 / 3.0)  # IQR over median from four runs on
     assert findings([1.0]) == []
     assert findings([]) == []
+
+
+# bench/RESULTS.md, "Host drift": a fixed Python loop on the H200 machine's host, 0.913 ms at its
+# usual level and 1.5-1.8x that for 1-2 s at a time (rounds of a quarter of a second).
+HOST_USUAL_S = 0.913e-3
+HOST_EPISODE = [1.00, 0.98, 1.62, 1.80, 1.76, 1.07, 0.99]
+
+
+def test_host_findings_say_when_the_host_changed_speed_during_the_runs() -> None:
+    loops = [HOST_USUAL_S * f for f in HOST_EPISODE]
+    found = host_findings(loops, fastest=HOST_USUAL_S * 0.96)
+    assert [f.kind for f in found] == ["host"]
+    assert "895 us to 1643 us (1.84x)" in found[0].text
+
+
+def test_host_findings_say_when_the_host_ran_slower_than_its_best() -> None:
+    slow = [HOST_USUAL_S * f for f in (1.76, 1.78, 1.75)]
+    found = host_findings(slow, fastest=HOST_USUAL_S)
+    assert [f.kind for f in found] == ["host_slow"]
+    assert "1.76x slower" in found[0].text
+    # At its usual level, with the jitter of one level: nothing to say.
+    assert host_findings([HOST_USUAL_S * f for f in (1.0, 1.03, 0.98)], HOST_USUAL_S * 0.96) == []
+    assert host_findings([], HOST_USUAL_S) == []

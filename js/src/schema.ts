@@ -61,7 +61,10 @@ export interface IRuns {
 
 /** One way in which the timed runs disagree. */
 export interface ITimingFinding {
-  /** "levels" (two speed levels), "trend" (a drift) or "spread" (a wide spread). */
+  /**
+   * "levels" (two speed levels), "trend" (a drift), "spread" (a wide spread), "host" (the host
+   * CPU's speed changed while the runs ran) or "host_slow" (the host ran slower than its best).
+   */
   kind: string;
   /** What it means, in words. */
   text: string;
@@ -95,6 +98,12 @@ export interface ITiming {
   power_w: (number | null)[];
   /** Why there are no clock readings, where there are none. */
   sensors: string | null;
+  /** The host CPU's speed after each timed run: seconds of a fixed Python loop. */
+  host_loop_s: (number | null)[];
+  /** The fastest such reading in the process: the host at its best. */
+  host_loop_fastest_s: number | null;
+  /** The timed runs' median host reading over the fastest (1 = the host at its best). */
+  host_slowdown: number | null;
   /** How the timed runs disagree; empty when they agree. */
   findings: ITimingFinding[];
 }
@@ -593,6 +602,10 @@ export interface ISpanChange {
   drift: number | null;
   /** after_s / before_s - 1: -0.3 is 30% less time. */
   change: number | null;
+  /** The host CPU's speed while the before side was timed (a fixed Python loop, seconds). */
+  host_before_s: number | null;
+  /** The same for the after side. */
+  host_after_s: number | null;
 }
 
 /** One side of a comparison. */
@@ -1153,6 +1166,9 @@ function parseTiming(value: unknown): ITiming | null {
     sm_clock_mhz: numbers(value.sm_clock_mhz),
     power_w: numbers(value.power_w),
     sensors: typeof value.sensors === 'string' ? value.sensors : null,
+    host_loop_s: numbers(value.host_loop_s),
+    host_loop_fastest_s: num(value.host_loop_fastest_s),
+    host_slowdown: num(value.host_slowdown),
     findings
   };
 }
@@ -1331,7 +1347,9 @@ export function parseComparison(value: unknown): IComparison | null {
       runs_before: num(sp.runs_before),
       runs_after: num(sp.runs_after),
       drift: num(sp.drift),
-      change: num(sp.change)
+      change: num(sp.change),
+      host_before_s: num(sp.host_before_s),
+      host_after_s: num(sp.host_after_s)
     },
     split: table(value.split, 'change.split'),
     ops: withTotal(value.ops, 'change.ops'),

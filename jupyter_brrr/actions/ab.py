@@ -48,11 +48,14 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .. import spread
+from ..clocks import HOST_LEVEL_CHANGE, fastest_host_loop_s, host_loop_s, host_slowdown
 from ..report import json_safe
 from ..schema import SPLIT_PARTS
+from ..spread import host_findings
 from . import timing
 from .correctness import Check, compare_outputs, snapshot
 from .stateful import stateful_findings, uses_random
@@ -190,6 +193,11 @@ class ABResult:
     rounds: int = 0
     elapsed_s: float = 0.0
     stateful: list[str] = field(default_factory=list)
+    # The host CPU's speed at each round's start (clocks.host_loop_s), and their median over
+    # the fastest reading of this process (1 = the host at its best): launch-bound eager time,
+    # and a speed-up over it, follow the host's speed.
+    host_loop_s: list[float] = field(default_factory=list)
+    host_slowdown: float | None = None
     restored: Any = None  # what the snapshot put back (``snapshot.Restored``), when there was one
 
     def __getitem__(self, name: str) -> VariantResult:
@@ -676,6 +684,8 @@ class _Run:
         self.watch: DynamoWatch | None = None
         self.cancelled = False
         self.rounds = 0
+        self.host_loops: list[float] = []  # the host CPU's speed at each round's start
+        self.steady: set[int] | None = None  # the rounds the medians and speed-ups use
         self.notes: list[str] = []
         self.reference: Any = None
         self.reference_ok = False
@@ -829,6 +839,7 @@ class _Run:
         r = 0
         replanned = False
         while r < self.rounds:
+            self.host_loops.append(host_loop_s())
             for name in timing.rotation(names, r):
                 state = by_name[name]
                 if not state.ok:
@@ -864,8 +875,37 @@ class _Run:
                 for state in alive:
                     state.times.clear()
                     state.rounds_timed.clear()
+                self.host_loops.clear()
                 continue
             r += 1
+        self.host_loops.append(host_loop_s())  # after the last round: each round has two
+
+    def _round_hosts(self) -> list[float]:
+        """Each round's host reading: the slower of the one before it and the one after."""
+        return [max(a, b) for a, b in pairwise(self.host_loops)]
+
+    def _steady_rounds(self) -> set[int] | None:
+        """The rounds the host CPU ran at this A/B's best speed (each round's slower reading,
+        of the one before it and the one after, within clocks.HOST_LEVEL_CHANGE of the fastest
+        round's), or None to keep every round: the host held one level, or too few rounds were
+        at its best. Launch-bound eager time follows the host's speed and a CUDA graph's does
+        not, so a speed-up over rounds at mixed levels depends on how many were slow; over the
+        rounds at the host's best it is the same from one A/B to the next."""
+        hosts = self._round_hosts()
+        if not hosts:
+            return None
+        best = min(hosts)
+        steady = {r for r, h in enumerate(hosts) if h <= best * (1.0 + HOST_LEVEL_CHANGE)}
+        if len(steady) == len(hosts) or len(steady) < timing.MIN_ROUNDS:
+            return None
+        return steady
+
+    def _kept(self, state: _State) -> tuple[list[int], list[float]]:
+        """A variant's rounds and block times in the rounds the speed-ups use."""
+        pairs = list(zip(state.rounds_timed, state.times, strict=True))
+        if self.steady is not None:
+            pairs = [(r, t) for r, t in pairs if r in self.steady]
+        return [r for r, _ in pairs], [t for _, t in pairs]
 
     def _plan(self, alive: list[_State], budget_s: float, rounds: int | None) -> timing.Plan:
         """The plan for the variants still running, within what is left of their caps."""
@@ -943,7 +983,8 @@ class _Run:
 
     def result(self, budget_s: float, elapsed_s: float) -> ABResult:
         base = self.states[0]
-        stats = [timing.stats(s.times) for s in self.states]
+        self.steady = self._steady_rounds()
+        stats = [timing.stats(self._kept(s)[1]) for s in self.states]
         results = [self._variant_result(s, st) for s, st in zip(self.states, stats, strict=True)]
         fused = {}
         base_result = results[0]
@@ -970,6 +1011,8 @@ class _Run:
             budget_s=budget_s,
             rounds=self.rounds,
             elapsed_s=elapsed_s,
+            host_loop_s=list(self.host_loops),
+            host_slowdown=host_slowdown(self.host_loops, fastest_host_loop_s()),
         )
         result.notes = self._notes(result, budget_s)
         if self.target.source:
@@ -1013,8 +1056,8 @@ class _Run:
             res.verdict = "baseline"
         elif stats is not None:
             sp = timing.paired_speedup(
-                dict(zip(base.rounds_timed, base.times, strict=True)),
-                dict(zip(state.rounds_timed, state.times, strict=True)),
+                dict(zip(*self._kept(base), strict=True)),
+                dict(zip(*self._kept(state), strict=True)),
             )
             if sp is not None:
                 res.speedup, res.speedup_low, res.speedup_high, res.verdict = (
@@ -1067,6 +1110,22 @@ class _Run:
         if any(v.compile_s is not None for v in result.variants):
             notes.append(
                 "compile_s is the first call (compiling; for a CUDA graph: warm-up and capture), kept out of the medians."
+            )
+        if self.steady is not None:
+            hosts = self._round_hosts()
+            best = min(hosts)
+            notes.append(
+                f"Medians and speed-ups are from the {len(self.steady)} of {len(hosts)} rounds in "
+                "which the host CPU ran at its best speed of this A/B (a fixed Python loop within "
+                f"{HOST_LEVEL_CHANGE:.0%} of {best * 1e6:.0f} us); in the others it ran up to "
+                f"{max(hosts) / best:.2f}x slower, which lengthens launch-bound eager time and "
+                "inflates a speed-up over it by as much as the share of slow rounds."
+            )
+        for finding in host_findings(self.host_loops, fastest_host_loop_s(), what="rounds"):
+            notes.append(
+                f"{finding.text} A speed-up over launch-bound or Python-heavy eager code (a CUDA "
+                "graph's, above all) is larger when the host is slower: compare it only with A/Bs "
+                "at the same host speed."
             )
         notes.extend(self.notes)
         notes.extend(agreement_notes(result, self.report, self.gpu))

@@ -184,9 +184,13 @@ def timed_runs(summary: Mapping[str, Any]) -> str | None:
         text += f"; SM clock {_span_of(clocks, 'MHz')}"
         if power:
             text += f", power {_span_of(power, 'W')}"
-    findings = [f.get("kind") for f in timing.get("findings") or []]
-    if findings:
-        text += f"; THE RUNS DISAGREE ({', '.join(findings)}: see the notes)"
+    kinds = [f.get("kind") for f in timing.get("findings") or []]
+    slowdown = number(timing.get("host_slowdown"))
+    if "host_slow" in kinds and slowdown is not None:
+        text += f"; host CPU {slowdown:.2f}x slower than its best"
+    disagree = [kind for kind in kinds if kind != "host_slow"]
+    if disagree:
+        text += f"; THE RUNS DISAGREE ({', '.join(disagree)}: see the notes)"
     return text
 
 

@@ -135,6 +135,18 @@ export function headline(c: IComparison): string {
   }
 }
 
+/** A span card's detail: its timed runs, and the host CPU's speed while they ran. */
+function runsDetail(
+  runs: number | null,
+  hostLoop: number | null
+): string | null {
+  if (!runs) {
+    return null;
+  }
+  const host = hostLoop ? `; host loop ${fmtTime(hostLoop)}` : '';
+  return `median of ${runs} timed runs${host}`;
+}
+
 function sideText(side: IComparisonSide): string {
   const name = side.name || side.label;
   return side.run !== null ? `${name} (run ${side.run})` : name;
@@ -514,7 +526,7 @@ export function renderComparison(
     card(
       `span, ${sideText(c.before)}`,
       fmtTime(sp.before_s),
-      sp.runs_before ? `median of ${sp.runs_before} timed runs` : null,
+      runsDetail(sp.runs_before, sp.host_before_s),
       'brrr-change-before'
     )
   );
@@ -522,7 +534,7 @@ export function renderComparison(
     card(
       `span, ${sideText(c.after)}`,
       fmtTime(sp.after_s),
-      sp.runs_after ? `median of ${sp.runs_after} timed runs` : null,
+      runsDetail(sp.runs_after, sp.host_after_s),
       'brrr-change-after'
     )
   );

@@ -31,8 +31,13 @@ function timingDetail(s: ISummary): string | null {
   if (clocks.length) {
     text += `; SM clock ${Math.round(Math.min(...clocks))}\u2013${Math.round(Math.max(...clocks))} MHz`;
   }
-  if (t.findings.length) {
-    text += `; the runs disagree (${t.findings.map(f => f.kind).join(', ')}: see the notes)`;
+  const kinds = t.findings.map(f => f.kind);
+  if (kinds.includes('host_slow') && t.host_slowdown !== null) {
+    text += `; host CPU ${t.host_slowdown.toFixed(2)}x slower than its best`;
+  }
+  const disagree = kinds.filter(k => k !== 'host_slow');
+  if (disagree.length) {
+    text += `; the runs disagree (${disagree.join(', ')}: see the notes)`;
   }
   return text;
 }
