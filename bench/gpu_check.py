@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jupyter_brrr
 from jupyter_brrr.capture import capture
+from jupyter_brrr.comparison import compare_reports
 
 ROWS: list[dict] = []
 
@@ -479,11 +480,15 @@ def _remeasure_same_code() -> None:
         warm_for(fn, seconds=1.0)
         verdicts, changes, drift_notes, clocks = [], [], 0, []
         host_told: list[str] = []  # pairs called noise because the host's speed explains them
+        plain: list[str] = []  # diff()'s verdicts, not told that the code is the same
         op_verdicts: list[str] = []  # every op row's, over the 10 pairs
         for _ in range(10):
             first = jupyter_brrr.profile(fn, warmup=1, repeat=repeat)
             second = jupyter_brrr.profile(fn, warmup=1, repeat=repeat)
-            comparison = jupyter_brrr.diff(first, second)
+            # As the history of a named cell run again unchanged compares them (it knows the
+            # code is the same); what diff() says without knowing goes into the detail.
+            comparison = compare_reports(first, second, code_same=True)
+            plain.append(jupyter_brrr.diff(first, second).verdict)
             verdicts.append(comparison.verdict)
             op_verdicts += comparison.ops["verdict"].tolist()
             changes.append(comparison.span.change)
@@ -504,7 +509,8 @@ def _remeasure_same_code() -> None:
         detail = (
             f"verdicts {dict((v, verdicts.count(v)) for v in sorted(set(verdicts)))}; changes "
             f"[{', '.join(f'{c:+.1%}' for c in changes)}]; clocks where not noise {clocks}; "
-            f"noise by the host's speed {host_told}"
+            f"noise by the host's speed {host_told}; diff() without the same-code knowledge: "
+            f"noise {plain.count('noise')} of 10"
         )
         if launch_bound:
             # A launch-bound span moves with the host's speed (bench/RESULTS.md): a change that
@@ -1142,6 +1148,7 @@ _INNER_PROFILER = (
     + """
 import torch, jupyter_brrr
 from jupyter_brrr.capture import capture
+from jupyter_brrr.comparison import compare_reports
 activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
 a = torch.randn(2048, 2048, device="cuda")
 a @ a

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from .comparison import Comparison, _Figures, compare_reports, span_change
+from .comparison import Comparison, _Figures, compare_reports, judge_span
 from .report import Report, SchemaError
 from .schema import SPLIT_PARTS
 
@@ -142,10 +142,11 @@ class History:
             }
             if previous is not None:
                 before = _Figures(previous.report)
-                change = span_change(before.span, figures.span, before.run_spans, figures.run_spans)
+                same = _same_code(previous, entry)
+                # The verdict diff() gives these two runs (the Change tab's), without its tables.
+                change = judge_span(before, figures, gpu=before.gpu and figures.gpu, code_same=same)
                 row["verdict"] = change.verdict
                 row["speedup"] = change.speedup if math.isfinite(change.speedup) else None
-                same = _same_code(previous, entry)
                 row["code_changed"] = None if same is None else not same
             rows.append(row)
             previous = entry

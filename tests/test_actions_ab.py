@@ -475,7 +475,11 @@ def test_a_model_dynamo_cannot_compile_reads_fell_back() -> None:
 
 def test_paired_rounds_are_counted() -> None:
     r = compare(coscos, torch.ones(64), variants=[("same", coscos)], budget_s=0.05, rounds=6)
-    assert r["same"].paired_rounds == 6
+    # Every round, unless the host CPU changed speed meanwhile: then those at its best.
+    assert r["same"].paired_rounds == r.rounds_used
+    assert r.rounds_used == 6 or any(
+        n.startswith("Medians and speed-ups are from") for n in r.notes
+    )
     assert r["same"].verdict in ("noise", "faster", "slower")
 
 
@@ -634,7 +638,7 @@ def test_speedups_use_the_rounds_at_the_hosts_best_speed(monkeypatch) -> None:
     r = jupyter_brrr.compare(f, torch.ones(8), variants=[("same", f)], budget_s=0.2, rounds=12)
     assert r.rounds == 12 and len(r.host_loop_s) == 13
     # Rounds 2-5 touch a slow reading (each round takes the slower of its two).
-    assert r["same"].paired_rounds == 8
+    assert r["same"].paired_rounds == r.rounds_used == 8
     assert r["eager"].median_s == pytest.approx(
         float(np.median([t for k, t in enumerate(r["eager"].times_s) if k not in (2, 3, 4, 5)]))
     )

@@ -198,6 +198,8 @@ class ABResult:
     # and a speed-up over it, follow the host's speed.
     host_loop_s: list[float] = field(default_factory=list)
     host_slowdown: float | None = None
+    # The rounds the medians and speed-ups use: every round, or those at the host's best speed.
+    rounds_used: int = 0
     restored: Any = None  # what the snapshot put back (``snapshot.Restored``), when there was one
 
     def __getitem__(self, name: str) -> VariantResult:
@@ -1013,6 +1015,7 @@ class _Run:
             elapsed_s=elapsed_s,
             host_loop_s=list(self.host_loops),
             host_slowdown=host_slowdown(self.host_loops, fastest_host_loop_s()),
+            rounds_used=len(self.steady) if self.steady is not None else self.rounds,
         )
         result.notes = self._notes(result, budget_s)
         if self.target.source:
