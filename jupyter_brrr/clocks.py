@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 # The host CPU's speed moves in levels on shared machines: on the H200 machine a fixed
@@ -126,11 +127,36 @@ def host_slowdown(loops: Sequence[float | None], fastest: float | None) -> float
     return median / fastest
 
 
+def round_hosts(readings: Sequence[float]) -> list[float]:
+    """Each round's host reading, from ``host_loop_s`` read before every round and after the
+    last: the slower of the one before it and the one after."""
+    return [max(a, b) for a, b in pairwise(readings)]
+
+
+def steady_rounds(readings: Sequence[float], minimum: int) -> set[int] | None:
+    """The rounds (indices) that ran at the host's best speed of the series: each round's
+    reading (``round_hosts``) within HOST_LEVEL_CHANGE of the fastest round's. None to keep
+    every round: the host held one level, or fewer than ``minimum`` rounds were at its best.
+    Launch-bound time follows the host's speed, so times from rounds at mixed levels depend
+    on how many were slow; from the rounds at its best they are the same from one series to
+    the next (bench/RESULTS.md, the A/B of a GRU)."""
+    hosts = round_hosts(readings)
+    if not hosts:
+        return None
+    best = min(hosts)
+    steady = {r for r, h in enumerate(hosts) if h <= best * (1.0 + HOST_LEVEL_CHANGE)}
+    if len(steady) == len(hosts) or len(steady) < minimum:
+        return None
+    return steady
+
+
 __all__ = [
     "HOST_LEVEL_CHANGE",
     "GpuSensors",
     "fastest_host_loop_s",
     "host_loop_s",
     "host_slowdown",
+    "round_hosts",
     "settled",
+    "steady_rounds",
 ]

@@ -48,11 +48,17 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .. import spread
-from ..clocks import HOST_LEVEL_CHANGE, fastest_host_loop_s, host_loop_s, host_slowdown
+from ..clocks import (
+    HOST_LEVEL_CHANGE,
+    fastest_host_loop_s,
+    host_loop_s,
+    host_slowdown,
+    round_hosts,
+    steady_rounds,
+)
 from ..report import json_safe
 from ..schema import SPLIT_PARTS
 from ..spread import host_findings
@@ -882,26 +888,6 @@ class _Run:
             r += 1
         self.host_loops.append(host_loop_s())  # after the last round: each round has two
 
-    def _round_hosts(self) -> list[float]:
-        """Each round's host reading: the slower of the one before it and the one after."""
-        return [max(a, b) for a, b in pairwise(self.host_loops)]
-
-    def _steady_rounds(self) -> set[int] | None:
-        """The rounds the host CPU ran at this A/B's best speed (each round's slower reading,
-        of the one before it and the one after, within clocks.HOST_LEVEL_CHANGE of the fastest
-        round's), or None to keep every round: the host held one level, or too few rounds were
-        at its best. Launch-bound eager time follows the host's speed and a CUDA graph's does
-        not, so a speed-up over rounds at mixed levels depends on how many were slow; over the
-        rounds at the host's best it is the same from one A/B to the next."""
-        hosts = self._round_hosts()
-        if not hosts:
-            return None
-        best = min(hosts)
-        steady = {r for r, h in enumerate(hosts) if h <= best * (1.0 + HOST_LEVEL_CHANGE)}
-        if len(steady) == len(hosts) or len(steady) < timing.MIN_ROUNDS:
-            return None
-        return steady
-
     def _kept(self, state: _State) -> tuple[list[int], list[float]]:
         """A variant's rounds and block times in the rounds the speed-ups use."""
         pairs = list(zip(state.rounds_timed, state.times, strict=True))
@@ -985,7 +971,10 @@ class _Run:
 
     def result(self, budget_s: float, elapsed_s: float) -> ABResult:
         base = self.states[0]
-        self.steady = self._steady_rounds()
+        # Rounds at the host's best speed (clocks.steady_rounds): launch-bound eager time
+        # follows the host, a CUDA graph's does not, so a speed-up over rounds at mixed levels
+        # depends on how many were slow.
+        self.steady = steady_rounds(self.host_loops, timing.MIN_ROUNDS)
         stats = [timing.stats(self._kept(s)[1]) for s in self.states]
         results = [self._variant_result(s, st) for s, st in zip(self.states, stats, strict=True)]
         fused = {}
@@ -1115,7 +1104,7 @@ class _Run:
                 "compile_s is the first call (compiling; for a CUDA graph: warm-up and capture), kept out of the medians."
             )
         if self.steady is not None:
-            hosts = self._round_hosts()
+            hosts = round_hosts(self.host_loops)
             best = min(hosts)
             notes.append(
                 f"Medians and speed-ups are from the {len(self.steady)} of {len(hosts)} rounds in "

@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..clocks import host_loop_s, round_hosts, steady_rounds
 from ..report import json_safe
 from ..schema import (
     SWEEP_CAPACITY_COLUMNS,
@@ -413,7 +414,10 @@ def _interleave(
             "time budget, so a drift of the machine's speed between sizes is not cancelled."
         )
         return
-    times: dict[int, list[float]] = {p.size: [] for p in ok}
+    # Each size's runs per round, and the host CPU's speed before each round and after the
+    # last (clocks.steady_rounds: launch-bound sizes follow the host's speed).
+    times: dict[int, list[list[float]]] = {p.size: [] for p in ok}
+    hosts = [host_loop_s()]
     done = 0
     try:
         for r in range(rounds):
@@ -422,10 +426,12 @@ def _interleave(
                     raise KeyboardInterrupt
                 if reset is not None:
                     reset()
+                times[point.size].append([])
                 for _ in range(repeat):
-                    times[point.size].append(_timed(lambda p=point: fn(p.size), gpu)[0])
+                    times[point.size][r].append(_timed(lambda p=point: fn(p.size), gpu)[0])
                     result.runs_total += 1
             done += 1
+            hosts.append(host_loop_s())
     except KeyboardInterrupt:  # Ctrl-C, or cancel: the rounds so far stand
         if result.stopped == "done":
             result.stopped = "cancelled"
@@ -434,8 +440,10 @@ def _interleave(
         _free(gpu)
     if not done:
         return
+    steady = steady_rounds(hosts, minimum=2)
+    used = sorted(steady) if steady is not None else list(range(done))
     for point in ok:
-        runs = sorted(times[point.size][: done * repeat])
+        runs = sorted(t for r in used for t in times[point.size][r])
         row = point.row
         row["span_s"] = statistics.median(runs)
         row["q1_s"], row["q3_s"] = _quartiles(runs)
@@ -445,10 +453,18 @@ def _interleave(
         row["idle_s"] = max(row["span_s"] - parts, 0.0)
         row["items_per_s"] = row["items"] / row["span_s"] if row["span_s"] else None
     result.notes.append(
-        f"Time per step: the median of {done * repeat} runs per size timed in {done} "
+        f"Time per step: the median of {len(used) * repeat} runs per size timed in {len(used)} "
         "interleaved rounds (ascending, then descending), so that drift hits every size alike; "
         "the split is each size's profiled run, its idle time what the span leaves."
     )
+    if steady is not None:
+        per_round = round_hosts(hosts)
+        result.notes.append(
+            f"The host CPU's own speed changed during the rounds (a fixed Python loop took "
+            f"{min(per_round) * 1e6:.0f} to {max(per_round) * 1e6:.0f} us): the times are from "
+            f"the {len(used)} of {done} rounds at its best speed, since launch-bound sizes slow "
+            "down with the host and GPU-bound ones do not."
+        )
 
 
 def _quartiles(values: list[float]) -> tuple[float, float]:
