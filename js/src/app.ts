@@ -1,9 +1,11 @@
 /**
- * The report app: a header, a tab bar and one panel per view, drawn into a
- * plain DOM element. It is the one interactive renderer: the JupyterLab and
- * Notebook 7 MIME renderer (widget.ts) and the standalone HTML file
- * (standalone.ts) both draw a report with it. Views are drawn when their tab
- * is first opened; charts load BokehJS lazily.
+ * The apps: a header, a tab bar and one panel per view, drawn into a plain
+ * DOM element. TabbedApp is the one tab mechanism; ReportApp draws a report
+ * with it (and job_app.ts a job report and a comparison), each with its tabs
+ * from tabs.ts. They are the one interactive renderer: the JupyterLab and
+ * Notebook 7 MIME renderers (widget.ts, job_widget.ts) and the standalone
+ * HTML file (standalone.ts) all draw with them. Views are drawn when their
+ * tab is first opened; charts load BokehJS lazily.
  */
 
 import { themeOf } from './charts';
@@ -62,14 +64,42 @@ function record(t: IRenderTiming): void {
   }
 }
 
-/** Options of the app. */
+/** Options of an app. */
 export interface IReportAppOptions {
   /** How the chart module is loaded (lazily, by default). */
   charts?: () => Promise<ChartsModule>;
 }
 
-/** Draws a jupyter_brrr report into `node`; render() again on updates. */
-export class ReportApp {
+/** What every app gives the document it draws: the theme, charts, their upkeep. */
+export interface IAppTools {
+  /** Colours of the current theme for charts. */
+  theme(): IChartTheme;
+  /** The chart module (BokehJS), loaded lazily unless the app was given it. */
+  charts(): Promise<ChartsModule>;
+  /** Keep a chart so that it is removed with the view. */
+  track(handle: IChartHandle): void;
+}
+
+/** A document as an app draws it: its title line and its tabs with what they draw with. */
+export interface ITabbedDocument<C> {
+  /** The title line. */
+  header: HTMLElement;
+  /** The tabs this document shows, in order: the first is opened first. */
+  tabs: ITab<C>[];
+  /** What the tabs draw with. */
+  ctx: C;
+  /** Told how long each view took to draw; `null`: the first paint of the whole document. */
+  timed?: (view: string | null, ms: number) => void;
+}
+
+/**
+ * The one tab mechanism of every document (a report, a job report, a
+ * comparison): a header, a tab bar and one panel per tab, each drawn when its
+ * tab is first opened. A render that a newer one has replaced lands nowhere;
+ * an update in place stays on the tab the user had open, and charts are
+ * redrawn in the new colours when JupyterLab switches theme.
+ */
+export abstract class TabbedApp<C> {
   constructor(
     readonly node: HTMLElement,
     options: IReportAppOptions = {}
@@ -91,7 +121,10 @@ export class ReportApp {
     });
   }
 
-  /** Render a report document (the parsed JSON); safe to call again on updates. */
+  /** Read the document (the parsed JSON); throw an Error that says why it cannot. */
+  protected abstract build(doc: unknown, tools: IAppTools): ITabbedDocument<C>;
+
+  /** Render a document (the parsed JSON); safe to call again on updates. */
   async render(doc: unknown): Promise<void> {
     const t0 = performance.now();
     this._doc = doc;
@@ -103,9 +136,18 @@ export class ReportApp {
     delete node.dataset.renderMs;
     node.dataset.state = 'rendering';
 
-    let data: ReportData;
+    let built: ITabbedDocument<C>;
     try {
-      data = new ReportData(parseReport(doc));
+      built = this.build(doc, {
+        theme: () => themeOf(this.node),
+        charts: this._charts,
+        track: handle => {
+          this._chartHandles.push(handle);
+        }
+      });
+      if (!built.tabs.length) {
+        throw new Error('This document has no view to show.');
+      }
     } catch (err) {
       node.appendChild(
         h(
@@ -118,19 +160,9 @@ export class ReportApp {
       node.dataset.renderMs = (performance.now() - t0).toFixed(1);
       return;
     }
+    const { tabs, ctx } = built;
 
-    const ctx: IViewContext = {
-      data,
-      theme: () => this._theme(),
-      charts: this._charts,
-      track: handle => {
-        this._chartHandles.push(handle);
-      }
-    };
-
-    const tabs: ITab[] = tabsFor(data);
-
-    node.appendChild(header(data));
+    node.appendChild(built.header);
     // The tabs handle the arrow keys themselves: keep JupyterLab's notebook
     // shortcuts from taking them.
     const bar = h('div', {
@@ -178,12 +210,7 @@ export class ReportApp {
       }
       const ms = performance.now() - start;
       panel.dataset.renderMs = ms.toFixed(1);
-      record({
-        view: id,
-        ms,
-        ops: data.report.ops.data.length,
-        kernels: data.report.kernels.data.length
-      });
+      built.timed?.(id, ms);
     };
 
     tabs.forEach((tab, i) => {
@@ -219,10 +246,10 @@ export class ReportApp {
       body.appendChild(panel);
     });
 
-    // On an update in place (update_display), stay on the tab the user had
-    // open; when a tab that asks for it has just appeared (an A/B
-    // comparison), show it.
-    let initial = 'overview';
+    // On an update in place (update_display, a theme switch), stay on the
+    // tab the user had open; when a tab that asks for it has just appeared
+    // (an A/B comparison), show it.
+    let initial = tabs[0].id;
     const fresh = tabs.find(
       t => t.openWhenNew && this._renders > 0 && !this._hadTabs.has(t.id)
     );
@@ -240,12 +267,7 @@ export class ReportApp {
     const ms = performance.now() - t0;
     node.dataset.state = 'done';
     node.dataset.renderMs = ms.toFixed(1);
-    record({
-      view: 'report',
-      ms,
-      ops: data.report.ops.data.length,
-      kernels: data.report.kernels.data.length
-    });
+    built.timed?.(null, ms);
   }
 
   /** Free the charts and stop watching the theme. */
@@ -253,10 +275,6 @@ export class ReportApp {
     this._generation++;
     this._themeObserver.disconnect();
     this._removeCharts();
-  }
-
-  private _theme(): IChartTheme {
-    return themeOf(this.node);
   }
 
   private _removeCharts(): void {
@@ -275,6 +293,29 @@ export class ReportApp {
   private _hadTabs = new Set<string>();
   private _chartHandles: IChartHandle[] = [];
   private _generation = 0;
+}
+
+/** Draws a jupyter_brrr report into `node`; render() again on updates. */
+export class ReportApp extends TabbedApp<IViewContext> {
+  protected build(
+    doc: unknown,
+    tools: IAppTools
+  ): ITabbedDocument<IViewContext> {
+    const data = new ReportData(parseReport(doc));
+    const timing = (view: string, ms: number) =>
+      record({
+        view,
+        ms,
+        ops: data.report.ops.data.length,
+        kernels: data.report.kernels.data.length
+      });
+    return {
+      header: header(data),
+      tabs: tabsFor(data),
+      ctx: { data, ...tools },
+      timed: (view, ms) => timing(view ?? 'report', ms)
+    };
+  }
 }
 
 /** The report's title line: name, device and key chips. */

@@ -1,38 +1,45 @@
 /**
- * The report's tabs, in the order they are shown. A new view is one entry
- * here: its id (also its test id, `brrr-tab-<id>`), its label, the function
- * that draws it into its panel, and, for a tab that only some reports have,
- * when it shows.
+ * The tabs of each document the apps draw (app.ts): a report's, a job
+ * report's and a comparison's, each in the order they are shown. A new view
+ * is one entry here: its id (also its test id, `brrr-tab-<id>`), its label,
+ * the function that draws it into its panel, and, for a report's tab that
+ * only some reports have, when it shows.
  */
 
 import type { ReportData } from './model';
+import type { IComparison } from './schema';
 import { renderAB } from './views/ab';
-import { renderChange } from './views/change';
+import { renderChange, renderComparison } from './views/change';
 import { renderMemory } from './views/memory';
 import { renderSweep } from './views/sweep';
 import type { IViewContext } from './views/common';
 import { renderOperators } from './views/operators';
 import { renderOverview } from './views/overview';
+import { IJobContext, renderRankTimeline, renderRanks } from './views/ranks';
 import { renderRoofline } from './views/roofline';
 import { renderTimeline } from './views/timeline';
 import { renderWhatIf } from './views/whatif';
 
-/** One tab of the report. */
-export interface ITab {
+/** One tab of a document, drawn with the context `C` its app makes. */
+export interface ITab<C = IViewContext> {
   /** Stable id: the panel's data-panel and the button's test id. */
   id: string;
   /** The button's text. */
   label: string;
   /** Draw the view into its (empty) panel; called once, when first opened. */
-  render: (panel: HTMLElement, ctx: IViewContext) => void | Promise<void>;
-  /** Whether this report has the tab (always, when left out). */
-  when?: (data: ReportData) => boolean;
-  /** Open this tab when a report is updated in place and the tab has just appeared. */
+  render: (panel: HTMLElement, ctx: C) => void | Promise<void>;
+  /** Open this tab when a document is updated in place and the tab has just appeared. */
   openWhenNew?: boolean;
 }
 
-/** Every tab, in order. */
-export const TABS: ITab[] = [
+/** One tab of the report. */
+export interface IReportTab extends ITab<IViewContext> {
+  /** Whether this report has the tab (always, when left out). */
+  when?: (data: ReportData) => boolean;
+}
+
+/** Every tab of a report, in order. */
+export const TABS: IReportTab[] = [
   { id: 'overview', label: 'Overview', render: renderOverview },
   { id: 'operators', label: 'Operators', render: renderOperators },
   { id: 'roofline', label: 'Roofline', render: renderRoofline },
@@ -70,6 +77,28 @@ export const TABS: ITab[] = [
 ];
 
 /** The tabs a report shows. */
-export function tabsFor(data: ReportData): ITab[] {
+export function tabsFor(data: ReportData): IReportTab[] {
   return TABS.filter(t => !t.when || t.when(data));
 }
+
+/** A job report's tabs (the ranks of one distributed run), in order. */
+export const JOB_TABS: ITab<IJobContext>[] = [
+  { id: 'ranks', label: 'Ranks', render: renderRanks },
+  { id: 'rank-timeline', label: 'Timeline', render: renderRankTimeline }
+];
+
+/** What a comparison's tab draws from. */
+export interface IComparisonContext {
+  /** The comparison of two measurements (jupyter_brrr.diff). */
+  comparison: IComparison;
+}
+
+/** A comparison's tabs: the Change view alone. */
+export const COMPARISON_TABS: ITab<IComparisonContext>[] = [
+  {
+    id: 'change',
+    label: 'Change',
+    render: (panel, ctx) =>
+      renderComparison(panel, ctx.comparison, 'What changed')
+  }
+];
