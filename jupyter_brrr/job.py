@@ -1157,6 +1157,9 @@ class JobReport:
             lateness and wait.
         lanes: each rank's activity per part on the aligned clock (for a timeline).
         reports: the single-rank ``Report`` of each rank (``job.rank(0)``).
+
+    ``save`` writes its JSON (``from_json`` reads it back); ``save_html`` one self-contained
+    HTML file with the notebook's job view (Ranks and Timeline tabs) that opens offline.
     """
 
     mime_type = JOB_MIME_TYPE
@@ -1263,6 +1266,14 @@ class JobReport:
         return path
 
     # --- display -------------------------------------------------------------------------------------
+
+    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
+        """Write the job report as one self-contained interactive HTML file: the app that draws
+        it in JupyterLab (the Ranks and Timeline tabs), with BokehJS, inlined next to the job
+        report's JSON (it opens offline). Written whole or not at all. Returns the path."""
+        from .views import standalone
+
+        return standalone.save_html(self, path, title=title)
 
     def __repr__(self) -> str:
         from .views import job_text

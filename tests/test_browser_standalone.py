@@ -216,3 +216,64 @@ def test_a_report_of_a_newer_version_says_so_in_the_file(open_file, gpu_report, 
     opened = open_file(gpu_report)
     assert opened.root.get_attribute("data-state") == "error"
     assert "newer jupyter_brrr" in opened.root.locator('[data-testid="brrr-error"]').inner_text()
+
+
+# --- a job report's file: the job app's tabs, offline ----------------------------------------------
+
+
+def test_a_job_reports_tabs_draw_offline_from_its_file(open_file):
+    """job.save_html: the Ranks and Timeline tabs of a real 2-rank gloo job (recorded on the
+    H200, tests/data/ranks) drawn by the job app of the bundle, with no network, and a job name
+    with markup in it kept as text."""
+    import jupyter_brrr
+    from jupyter_brrr import display
+
+    fmt_time = display.seconds  # js/src/format.ts's fmtTime: what the page shows
+    job = jupyter_brrr.load(DATA / "ranks")
+    job.name = '<img src=x onerror="window.__xss=1">'
+    doc = json.loads(job.to_json())
+    opened = open_file(job)
+    root = opened.root
+    assert root.get_attribute("data-state") == "done", root.inner_text()
+    tabs = root.locator(".jp-brrr-tab").evaluate_all("els => els.map(e => e.dataset.tab)")
+    assert tabs == ["ranks", "rank-timeline"]  # the notebook's job view's tabs
+    assert root.get_attribute("data-active-tab") == "ranks"
+    assert root.locator(".jp-brrr-title").inner_text() == f"jupyter_brrr job: {job.name}"
+    header = root.locator(".jp-brrr-header").inner_text()
+    assert "2 of 2 ranks" in header and "gloo backend" in header and "NVIDIA H200" in header
+
+    # The Ranks tab: one row per rank with the JSON's figures, the collectives, the straggler.
+    ranks = rows_of(doc["ranks"])
+    rows = root.locator('[data-testid="brrr-rank-row"]')
+    assert rows.evaluate_all("rs => rs.map(r => Number(r.dataset.rank))") == [
+        r["rank"] for r in ranks
+    ]
+    for i, r in enumerate(ranks):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[1] == fmt_time(r["span_s"])
+        assert cells[7] == fmt_time(r["communication_s"])
+    assert root.locator('[data-testid="brrr-rank-bar"]').count() == len(ranks)
+    collectives = rows_of(doc["collectives"])
+    assert root.locator('[data-testid="brrr-collective-row"]').evaluate_all(
+        "rs => rs.map(r => r.dataset.op)"
+    ) == [c["op"] for c in collectives]
+    assert root.locator('[data-testid="brrr-straggler"]').inner_text().strip()
+
+    # The Timeline tab: a BokehJS chart, a lane per rank, every collective call of the JSON.
+    open_view(opened, "rank-timeline")
+    timeline = root.locator('[data-testid="brrr-rank-timeline"]')
+    assert timeline.locator("canvas").count() >= 1
+    assert timeline.get_attribute("data-lanes") == str(len(ranks))
+    assert timeline.get_attribute("data-calls") == str(len(doc["calls"]["data"])) != "0"
+    # The arrow keys move between the tabs, as in the notebook.
+    root.locator('[data-testid="brrr-tab-rank-timeline"]').focus()
+    opened.page.keyboard.press("ArrowLeft")
+    opened.page.wait_for_function(
+        "el => el.dataset.activeTab === 'ranks'", arg=root.element_handle()
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    root.screenshot(path=str(ARTIFACTS / "standalone_job.png"))
+    assert opened.page.evaluate("() => window.__xss") is None
+    assert opened.page.evaluate("() => window.__brrrInjected") == []
+    assert opened.remote == [], f"the page asked the network for {opened.remote}"
+    assert app_errors(opened.errors) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -253,6 +254,80 @@ def test_names_from_traces_are_escaped(job: JobReport) -> None:
 
     page = job_html.render(hostile)
     assert "<script>" not in page and "<img src=x" not in page
+
+
+# Anything a page could load from elsewhere: a script, style, image or frame with a remote address.
+REMOTE = re.compile(
+    r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE
+)
+
+
+def page_data(page: str) -> dict:
+    """The JSON that a standalone page carries."""
+    (block,) = re.findall(
+        r'<script type="application/json" id="jupyter-brrr-report">(.*?)</script>', page, re.S
+    )
+    return json.loads(block)
+
+
+def test_save_html_is_one_offline_file_with_the_app_and_the_job(
+    job: JobReport, tmp_path: Path
+) -> None:
+    from jupyter_brrr.views import standalone
+
+    hostile = JobReport.from_json(job.to_json())
+    hostile.name = "<script>alert(1)</script>"
+    hostile.ranks.loc[0, "file"] = "<img src=x onerror=alert(1)>.json"
+    path = hostile.save_html(tmp_path / "job.html")
+    assert path == tmp_path / "job.html"
+    page = path.read_text(encoding="utf-8")
+    assert not REMOTE.search(page), "the page loads something from elsewhere"
+    assert not re.search(r"@import|url\(\s*[\"']?(?:https?:)?//", page), "a style from elsewhere"
+    # The same app (BokehJS inside) and styles as a report's file, inlined.
+    script, styles = standalone.app()
+    assert script in page and styles in page
+    # Exactly two script blocks: the job report's JSON (data, never run) and the app.
+    assert len(re.findall(r"<script\b", page)) == 2
+    assert page_data(page) == json.loads(hostile.to_json())
+    assert JobReport.from_json(page_data(page)).to_json() == hostile.to_json()
+    assert "<img src=x" not in page and "<script>alert" not in page
+    assert "<title>jupyter_brrr job: &lt;script&gt;" in page
+    # A job is titled with its name (a loaded one's: its folder's), or as a job alone.
+    named = job.save_html(tmp_path / "named.html").read_text(encoding="utf-8")
+    assert f"<title>jupyter_brrr job: {job.name}</title>" in named and job.name
+    hostile.name = ""
+    plain = hostile.save_html(tmp_path / "plain.html").read_text(encoding="utf-8")
+    assert "<title>jupyter_brrr job</title>" in plain
+
+
+def test_save_html_of_a_job_refuses_a_bad_path_and_writes_nothing_half(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jupyter_brrr.views import standalone
+
+    job = jupyter_brrr.load(DATA / "ranks")
+    with pytest.raises(FileNotFoundError, match=r"the folder .*nowhere does not exist"):
+        job.save_html(tmp_path / "nowhere" / "job.html")
+    assert not (tmp_path / "nowhere").exists()
+    # A folder in place of the file: the page is written beside it first, then refused and
+    # taken away.
+    (tmp_path / "out").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"it is a folder.*job\.html"):
+        job.save_html(tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert list((tmp_path / "out").iterdir()) == []
+    # No app built: an older file at the path stays as it was.
+    old = tmp_path / "job.html"
+    old.write_text("older")
+    monkeypatch.setattr(standalone, "BUILT", tmp_path / "nowhere")
+    standalone.app.cache_clear()
+    try:
+        with pytest.raises(standalone.AppNotBuilt, match="jlpm build"):
+            job.save_html(old)
+    finally:
+        standalone.app.cache_clear()
+    assert old.read_text() == "older"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.html", "out"]
 
 
 def test_cli_prints_the_job_and_writes_json(recorded: Path, tmp_path: Path) -> None:

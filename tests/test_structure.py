@@ -57,6 +57,7 @@ ALLOWED_LAZY = {
     ("job", "views.format"): "JobReport.lines formats its numbers as the views do",
     ("job", "views.job_text"): "JobReport.__repr__: " + _SHOWN,
     ("job", "views.job_html"): "JobReport._repr_mimebundle_: " + _SHOWN,
+    ("job", "views.standalone"): "JobReport.save_html writes the job report app's HTML file",
     ("memory", "views.format"): "MemoryBreakdown's lines format sizes as the views do",
     ("actions.sweep", "views.format"): "SweepResult's lines format times as the views do",
     ("report", "target"): (

@@ -452,6 +452,21 @@ def test_save_html_without_a_built_app_says_how_to_build_it(
     assert not (tmp_path / "report.html").exists()
 
 
+def test_save_html_refuses_a_bad_path_and_leaves_no_half_file(gpt2: Report, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"the folder .*nowhere does not exist"):
+        gpt2.save_html(tmp_path / "nowhere" / "report.html")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"it is a folder.*report\.html"):
+        gpt2.save_html(tmp_path / "out")
+    # The page went to a temporary file beside the folder first: it is gone.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # Over an older file: the new page, whole.
+    (tmp_path / "report.html").write_text("older")
+    page = gpt2.save_html(tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page_data(page) == json.loads(gpt2.to_json())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "report.html"]
+
+
 def test_standalone_html_size_stays_small(gpt2: Report, tmp_path: Path) -> None:
     # BokehJS without MathJax and WebGL (see js/standalone-stub.js): the bokeh export this
     # replaces was 2.2 MB for a small report (bench/RESULTS.md).

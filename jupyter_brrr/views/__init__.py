@@ -3,8 +3,9 @@
 - ``text``: plain text (the CLI, ``repr``, ``text/plain``).
 - ``html``: static HTML tables and pictures (nbconvert, GitHub: no script).
 - ``pictures``: PNG pictures (matplotlib) of the span split and the roofline, for the HTML.
-- ``standalone``: the standalone HTML file (``report.save_html``): the TypeScript report app of
-  the JupyterLab renderer, built into ``jupyter_brrr/standalone/``, with the report JSON.
+- ``standalone``: the standalone HTML file (``report.save_html``, ``job.save_html``): the
+  TypeScript app of the JupyterLab renderer, built into ``jupyter_brrr/standalone/``, with the
+  report's (or job report's) JSON.
 - ``figures``: deprecated bokeh figures (``report.figure(kind)``).
 - ``bundle``: the notebook output bundle (the renderer's MIME data plus the static fallbacks).
 - ``job_text``, ``job_html``: a many-rank job's report; ``change``: a run against its previous
