@@ -152,6 +152,7 @@ def read_rank(
     path: str | PathLike, device: str | None = None, peaks: Peaks | None = None
 ) -> RankData:
     """Read and analyse one rank's trace (what each reading process runs)."""
+    from . import steps
     from .events import read_trace
     from .trace_analysis import report_of_trace, whole_trace
 
@@ -159,9 +160,10 @@ def read_rank(
     trace = read_trace(path)
     # The whole trace's analysis gives each GPU event's bound; the rank's report (of its
     # median step, where the trace holds several) is made from it.
-    whole, used_peaks, peak_notes = whole_trace(trace, device=device, peaks=peaks)
+    host_steps = steps.host_steps(trace)  # found once for the analysis, report and rank steps
+    whole, used_peaks, peak_notes = whole_trace(trace, device=device, peaks=peaks, host=host_steps)
     kernels = whole.kernels
-    report = report_of_trace(trace, path, whole, used_peaks, peak_notes)
+    report = report_of_trace(trace, path, whole, used_peaks, peak_notes, host=host_steps)
     args = {}
     kernel_names = trace.kernels["name"].to_numpy(dtype=object)
     if "collective" not in trace.kernels.columns and any(
@@ -198,7 +200,7 @@ def read_rank(
         calls=calls,
         parts=parts,
         exposed=exposed,
-        steps=_rank_steps(trace, kernels),
+        steps=_rank_steps(trace, kernels, host_steps),
         split=split,
         gpu=gpu,
     )
@@ -322,18 +324,18 @@ def _rank_split(
     }
 
 
-def _rank_steps(trace: Any, kernels: pd.DataFrame) -> pd.DataFrame:
+def _rank_steps(trace: Any, kernels: pd.DataFrame, host_steps: pd.DataFrame) -> pd.DataFrame:
     """The rank's profiler steps: ``step`` (N of ProfilerStep#N), ``kind`` (first, steady,
     partial; "" without GPU work), ``host_start``..``host_end`` (the host range that assigns
     calls to it: up to the next step's start) and ``start_s``..``end_s`` (its window: on the GPU
-    timeline as ``steps.find_steps`` tiles it, else its host range)."""
+    timeline as ``steps.find_steps`` tiles it, else its host range). ``host_steps`` is
+    ``steps.host_steps(trace)``."""
     from . import steps
 
-    host = steps.host_steps(trace)
-    names = host["name"].to_numpy(dtype=object)
+    names = host_steps["name"].to_numpy(dtype=object)
     numbers = [name[len(steps.STEP_PREFIX) :] for name in names]
     keep = np.array([n.isdigit() for n in numbers], dtype=bool)
-    host = host[keep]
+    host = host_steps[keep]
     columns = ["step", "kind", "host_start", "host_end", "start_s", "end_s"]
     if not len(host):
         return pd.DataFrame(columns=columns)
@@ -349,7 +351,7 @@ def _rank_steps(trace: Any, kernels: pd.DataFrame) -> pd.DataFrame:
             "end_s": host["end_s"].to_numpy(float),
         }
     )
-    windows = steps.find_steps(trace, kernels, minimum=1)
+    windows = steps.find_steps(trace, kernels, minimum=1, host=host_steps)
     if windows is not None and len(windows.table) == len(table):
         table["kind"] = windows.table["kind"].to_numpy(dtype=object)
         table["start_s"] = windows.window_start

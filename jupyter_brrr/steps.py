@@ -38,7 +38,7 @@ from .events import Trace
 from .schema import SPLIT_PARTS, STEP_COLUMNS
 from .tables import frame
 
-__all__ = ["STEP_PREFIX", "StepWindows", "find_steps", "step_trace"]
+__all__ = ["STEP_PREFIX", "StepWindows", "find_steps", "host_steps", "step_trace"]
 
 STEP_PREFIX = "ProfilerStep#"
 # A step with fewer GPU events than this share of the median step's is cut short.
@@ -143,14 +143,17 @@ def host_steps(trace: Trace) -> pd.DataFrame:
     return steps.sort_values("start_s", kind="stable").drop_duplicates("name")
 
 
-def find_steps(trace: Trace, kernels: pd.DataFrame, minimum: int = 2) -> StepWindows | None:
+def find_steps(
+    trace: Trace, kernels: pd.DataFrame, minimum: int = 2, *, host: pd.DataFrame | None = None
+) -> StepWindows | None:
     """The steps of ``trace``, or None when it holds fewer than ``minimum`` or no GPU work.
 
     ``kernels`` is the whole trace's kernel table from the analysis: its ``bound``, and the
     internal ``launch_s`` (the trace time of the launching op's start); its ``start_s`` counts
-    from the trace's first GPU event.
+    from the trace's first GPU event. ``host`` is ``host_steps(trace)`` where the caller has
+    found it already (a load needs the steps for the run count first); found here otherwise.
     """
-    steps = host_steps(trace)
+    steps = host_steps(trace) if host is None else host
     if len(steps) < minimum or not len(kernels) or "launch_s" not in kernels:
         return None
     origin = float(trace.gpu_columns()["start_s"].min())

@@ -6,6 +6,8 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
+import pandas as pd
+
 from . import analysis, steps
 from . import peaks as peak_table
 from .analysis import Analysis
@@ -19,7 +21,9 @@ def analyse_trace(
     trace: Trace, path: str | PathLike, *, device: str | None = None, peaks: Peaks | None = None
 ) -> Report:
     """The report of one trace read from ``path``."""
-    return report_of_trace(trace, path, *whole_trace(trace, device=device, peaks=peaks))
+    host = steps.host_steps(trace)  # found once: the run count and the step windows need it
+    whole, used_peaks, notes = whole_trace(trace, device=device, peaks=peaks, host=host)
+    return report_of_trace(trace, path, whole, used_peaks, notes, host=host)
 
 
 def _trace_runs(profiled: int | None) -> Runs:
@@ -29,9 +33,16 @@ def _trace_runs(profiled: int | None) -> Runs:
 
 
 def whole_trace(
-    trace: Trace, *, device: str | None = None, peaks: Peaks | None = None
+    trace: Trace,
+    *,
+    device: str | None = None,
+    peaks: Peaks | None = None,
+    host: pd.DataFrame | None = None,
 ) -> tuple[Analysis, Peaks | None, list[str]]:
-    """The analysis of a whole trace, with the peaks it used and the notes on them."""
+    """The analysis of a whole trace, with the peaks it used and the notes on them (``host``:
+    ``steps.host_steps(trace)`` where the caller has found it, else found here)."""
+    if host is None:
+        host = steps.host_steps(trace)
     trace_device = analysis.device_name(trace)  # once, for the peaks and the summary
     notes = []
     if peaks is None and len(trace.kernels):
@@ -51,18 +62,24 @@ def whole_trace(
         device=trace_device,
         notes=list(notes),
         advise=False,
-        runs=_trace_runs(len(steps.host_steps(trace)) or None),
+        runs=_trace_runs(len(host) or None),
     )
     return whole, peaks, notes
 
 
 def report_of_trace(
-    trace: Trace, path: str | PathLike, result: Analysis, peaks: Peaks | None, notes: list[str]
+    trace: Trace,
+    path: str | PathLike,
+    result: Analysis,
+    peaks: Peaks | None,
+    notes: list[str],
+    *,
+    host: pd.DataFrame | None = None,
 ) -> Report:
     """The report of a trace from its whole analysis: with several profiler steps, that of its
-    median steady step."""
+    median steady step (``host``: as for ``whole_trace``)."""
     trace_device = result.summary["device"]
-    windows = steps.find_steps(trace, result.kernels)
+    windows = steps.find_steps(trace, result.kernels, host=host)
     if windows is not None:
         # Several runs in one trace: the per-run figures are those of the median steady step,
         # analysed on its own; every step's span and split go in the steps table.

@@ -177,3 +177,30 @@ def test_a_trace_without_shapes_says_why_its_split_is_all_other(v100: Report) ->
     gpt2 = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
     assert gpt2.summary["shapes_recorded"] is True
     assert not any("record_shapes" in note for note in gpt2.notes)
+
+
+def test_a_load_finds_the_profiler_steps_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run count, the step windows and a rank's step table share one reading of the steps,
+    and the windows found from it are those found afresh."""
+    from jupyter_brrr import events, job, steps, trace_analysis
+
+    found = []
+    real = steps.host_steps
+
+    def counted(trace: events.Trace) -> pd.DataFrame:
+        found.append(real(trace))
+        return found[-1]
+
+    monkeypatch.setattr(steps, "host_steps", counted)
+    report = jupyter_brrr.load(V100)
+    assert len(found) == 1 and len(found[0]) == report.summary["steps"]["count"] == 5
+    found.clear()
+    rank = job.read_rank(DATA / "ranks" / "rank0_of2.step4.json.gz")
+    assert len(found) == 1 and len(rank.steps) == len(found[0])
+
+    trace = events.read_trace(V100)
+    kernels = trace_analysis.whole_trace(trace)[0].kernels
+    given = steps.find_steps(trace, kernels, host=real(trace))
+    afresh = steps.find_steps(trace, kernels)
+    assert given is not None and afresh is not None
+    pd.testing.assert_frame_equal(given.table, afresh.table)
