@@ -35,7 +35,10 @@ Bytes
     (dims ``[]`` with a tensor type) is one element. Tensors passed only for their shape or for an
     output that was not requested (``convolution_backward`` with an ``output_mask``, the ``self`` of
     pooling backwards) are not counted; gathers (``embedding``, ``index_select``, ``gather``) read
-    only the rows they fetch. The ``out=`` tensor of an ``out`` overload is the output, not an input.
+    only the rows they fetch. An input that is a broadcast (expanded) view, a stride of 0 in the
+    trace's ``Input Strides``, is read once: its repeats come from cache (a bias added to every
+    row, position ids expanded over a batch, a gather's row index expanded over the columns).
+    The ``out=`` tensor of an ``out`` overload is the output, not an input.
 dtype
     The key used to pick the device peak: ``"fp64"``, ``"fp32"``, ``"fp16"``, ``"bf16"``, ``"fp8"``,
     ``"int8"``; see :func:`dtype_key`.
@@ -228,18 +231,26 @@ def _widest(type_names: Sequence[str]) -> str:
 
 
 class _T(NamedTuple):
-    """A tensor: its shape and trace type name."""
+    """A tensor: its shape and trace type name, and for an input that is a broadcast
+    (expanded) view, the elements it holds in memory (``distinct``: its shape without the
+    dimensions of stride 0, from the trace's Input Strides)."""
 
     shape: tuple[int, ...]
     type: str
+    distinct: int | None = None
 
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
 
     @property
+    def elements(self) -> int:
+        """The elements in memory: a broadcast view's repeats are read once (from cache)."""
+        return self.numel if self.distinct is None else self.distinct
+
+    @property
     def nbytes(self) -> int:
-        return self.numel * _TYPES[self.type][1]
+        return self.elements * _TYPES[self.type][1]
 
 
 @lru_cache(maxsize=4096)
@@ -266,12 +277,19 @@ def _parse(text: str) -> Any:
 class _Args:
     """Positional access to one op's recorded arguments."""
 
-    __slots__ = ("concrete", "dims", "types")
+    __slots__ = ("concrete", "dims", "strides", "types")
 
-    def __init__(self, dims: Sequence[Any], types: Sequence[str], concrete: Sequence[str] | None):
+    def __init__(
+        self,
+        dims: Sequence[Any],
+        types: Sequence[str],
+        concrete: Sequence[str] | None,
+        strides: Sequence[Any] | None = None,
+    ):
         self.dims = dims
         self.types = types
         self.concrete = concrete
+        self.strides = strides
 
     def __len__(self) -> int:
         return len(self.types)
@@ -280,7 +298,20 @@ class _Args:
         """Argument ``i`` as a tensor, or None when it is absent, None, a scalar or a list."""
         if i >= len(self.types) or self.types[i] not in _TYPES:
             return None
-        return _T(tuple(map(int, self.dims[i])), self.types[i])
+        shape = tuple(map(int, self.dims[i]))
+        return _T(shape, self.types[i], self._distinct(i, shape))
+
+    def _distinct(self, i: int, shape: tuple[int, ...]) -> int | None:
+        """The elements argument ``i`` holds in memory when it is a broadcast view (a stride of
+        0 in a dimension longer than 1); None otherwise, or without recorded strides."""
+        if self.strides is None or i >= len(self.strides):
+            return None
+        strides = self.strides[i]
+        if not isinstance(strides, _SEQUENCES) or len(strides) != len(shape):
+            return None
+        if not any(stride == 0 and size > 1 for size, stride in zip(shape, strides, strict=True)):
+            return None
+        return math.prod(size for size, stride in zip(shape, strides, strict=True) if stride != 0)
 
     def tensors(self, positions: Sequence[int] | None = None) -> list[_T]:
         """The tensor arguments among ``positions`` (all arguments by default)."""
@@ -1169,7 +1200,8 @@ def _embedding(args: _Args) -> OpCost | None:
     """embedding(weight[V, D], indices, ...): out = indices.shape + [D]."""
     weight, idx = args.tensor(0), args.tensor(1)
     out = _T((*idx.shape, weight.shape[-1]), weight.type)
-    fetched = _T((min(out.numel, weight.numel),), weight.type)
+    # An index broadcast over the batch (position ids) fetches each of its rows once.
+    fetched = _T((min(idx.elements * weight.shape[-1], weight.numel),), weight.type)
     return _cost("embedding", 0, [idx, fetched], [out], weight.type)
 
 
@@ -1923,6 +1955,7 @@ def op_cost(
     *,
     fallback: bool = True,
     launch: _Launch | None = None,
+    strides: Sequence[Any] | None = None,
 ) -> OpCost | None:
     """FLOPs and minimum bytes of one op call, from its recorded argument shapes and types.
 
@@ -1930,7 +1963,9 @@ def op_cost(
     ``Concrete Inputs`` (lists or tuples). An op with a formula here gets it; any other aten op
     is costed from its output shapes on the meta device (``_meta``; ``fallback=False`` skips
     that). ``launch`` (:func:`launch_hint`) is what the op's kernels tell, for ops whose shapes
-    the trace leaves out. None when no model fits: never 0, an op without a model is not free.
+    the trace leaves out. ``strides`` (the trace's ``Input Strides``) tells which inputs are
+    broadcast views: their repeats are read once. None when no model fits: never 0, an op
+    without a model is not free.
     """
     if not isinstance(dims, _SEQUENCES) or not isinstance(types, _SEQUENCES):
         return None
@@ -1938,7 +1973,9 @@ def op_cost(
         return None
     if not isinstance(concrete, _SEQUENCES):
         concrete = None
-    args = _Args(dims, types, concrete)
+    if not isinstance(strides, _SEQUENCES):
+        strides = None
+    args = _Args(dims, types, concrete, strides)
     model = _model(name)
     if model is not None:
         try:
@@ -1962,7 +1999,7 @@ def op_cost(
     return None
 
 
-_KEY_COLUMNS = ("name", "dims", "types", "concrete")
+_KEY_COLUMNS = ("name", "dims", "types", "concrete", "strides")
 
 
 def add_costs(ops: pd.DataFrame) -> pd.DataFrame:
@@ -2044,6 +2081,7 @@ def cost_columns(
             columns[2][row],
             fallback=bool(may_fall_back[row]),
             launch=hints[row],
+            strides=columns[3][row],
         )
         for row in candidates[first]
     ]

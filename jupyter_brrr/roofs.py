@@ -294,13 +294,14 @@ def _reason(row: Mapping[str, object], peaks: Peaks | None) -> str:
             "see), or the peaks are below what this GPU reaches."
         )
     if "gather" in str(row.get("name", "")):
-        # torch.gather's index is usually a row index expanded over the columns (stride 0 in
-        # the trace's Input Strides): the kernel reads one value per row, the model all of them.
+        # torch.gather's index is usually a row index expanded over the columns: with the
+        # trace's Input Strides the model reads it once per row, without them in full.
         return (
-            f"{percent}: the byte model counts the gather's index in full, and an index "
-            "expanded over the columns (a broadcast view) is read once per row."
+            f"{percent}: the byte model counts the gather's index in full where the trace "
+            "records no strides, and an index expanded over the columns (a broadcast view) is "
+            "read once per row."
         )
-    model = "an input that is a broadcast (expanded) view is counted in full"
+    model = "an input that is a broadcast (expanded) view is counted in full where the trace records no strides"
     if per_call <= _CACHE_SIZED_BYTES:
         # Producer-consumer chains leave their tensors in L2: the DRAM roof does not bind.
         return (

@@ -510,6 +510,36 @@ def test_gather_hand_counts(recorded: dict) -> None:
     assert gpt2 == OpCost(0, 8192 * I64 + 2 * 8192 * 768 * BF16, "embedding", "bf16")
 
 
+def test_broadcast_inputs_are_read_once() -> None:
+    """An input that is an expanded view (a stride of 0, from the trace's Input Strides) holds
+    fewer elements than its shape: its repeats come from cache, so it is counted once."""
+    # GPT-2's position embedding: position ids [1024] expanded over a batch of 8.
+    dims = [[1024, 768], [8, 1024], [], [], []]
+    types = ["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"]
+    concrete = ["", "", "-1", "False", "False"]
+    positions = op_cost("aten::embedding", dims, types, concrete, strides=[[768, 1], [0, 1]])
+    assert positions == OpCost(
+        0, 1024 * I64 + 1024 * 768 * BF16 + 8192 * 768 * BF16, "embedding", "bf16"
+    )
+    # A bias broadcast over the rows of an add: read once; the FLOPs stay one per output.
+    add = op_cost(
+        "aten::add",
+        [[4096, 1024], [4096, 1024], []],
+        ["float", "float", "Scalar"],
+        ["", "", "1"],
+        strides=[[1024, 1], [0, 1], []],
+    )
+    plain = op_cost(
+        "aten::add", [[4096, 1024], [4096, 1024], []], ["float", "float", "Scalar"], ["", "", "1"]
+    )
+    assert add.flops == plain.flops == 4096 * 1024
+    assert plain.bytes - add.bytes == (4096 - 1) * 1024 * F32
+    # Strides that do not fit the shapes are ignored rather than guessed at.
+    assert op_cost("aten::embedding", dims, types, concrete, strides=[[1], [0]]) == op_cost(
+        "aten::embedding", dims, types, concrete
+    )
+
+
 def test_copy_hand_counts(recorded: dict) -> None:
     cast = OpCost(0, N * F32 + N * BF16, "copy", "bf16")  # read float, write bfloat16
     assert _cost(recorded, "to_bf16", "aten::_to_copy") == cast
