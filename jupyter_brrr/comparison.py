@@ -24,11 +24,11 @@ profiler traces) and returns a :class:`Comparison`. How each number is made:
 - **The host CPU's speed** moves in levels on shared machines (bench/RESULTS.md, host drift),
   and launch-bound or Python-heavy time moves with it. Each timed run records it (a fixed
   Python loop, ``summary.timing.host_loop_s``). When the two sides' host speeds differ by more
-  than ``clocks.HOST_LEVEL_CHANGE`` (15%) and that explains the whole change (the span moved the
-  same way, by no more than the host's ratio squared: the loop is a proxy, and launch-bound time
-  moved from a third to three times as much as it in log terms; and on a GPU the GPU's busy time stayed within
-  ``DRIFT``), the change is **noise**, and the reason says so; otherwise a note says that part
-  of the change may be the host's. The loop does not see every change of the host's speed: when
+  than ``clocks.HOST_LEVEL_CHANGE`` (15%) and that explains the whole change, the change is
+  **noise**, and the reason says so: the span moved the same way, by no more than the host's
+  ratio squared (the loop is a proxy: launch-bound time moved from a third to three times as
+  much as it, in log terms), and on a GPU the GPU's busy time stayed within ``DRIFT``.
+  Otherwise a note says that part of the change may be the host's. The loop does not see every change of the host's speed: when
   the caller knows that **the same code** ran both times (a named cell run again unchanged), a
   change with the same kernels and launches and the GPU busy as long (within ``DRIFT``) is the
   time the GPU waited for the host, and noise too.
@@ -232,6 +232,9 @@ class SpanChange:
     # fixed Python loop, lower is faster), where both reports recorded it.
     host_before_s: float | None = None
     host_after_s: float | None = None
+    # What turned a change beyond the ranges into noise: "host" (the host CPU's own speed
+    # changed), "same code" (the same code did the same GPU work), or "".
+    explained_by: str = ""
 
     @property
     def change(self) -> float:
@@ -310,9 +313,9 @@ def host_explains(
     """``span`` with the host CPU's speed on both sides recorded, and its verdict turned to
     noise where the host's own change of speed explains the whole change (see the module
     docstring): the host's speed moved by more than clocks.HOST_LEVEL_CHANGE, the span moved
-    the same way by no more than the host's ratio squared (widened by the drift), and on a GPU the GPU's
-    busy time stayed within the drift (the change is all time the GPU spent waiting for the
-    host; code that got faster on the GPU changes its busy time)."""
+    the same way by no more than the host's ratio squared (widened by the drift), and on a GPU
+    the GPU's busy time stayed within the drift (the change is all time the GPU spent waiting
+    for the host; code that got faster on the GPU changes its busy time)."""
     span.host_before_s, span.host_after_s = host_before_s, host_after_s
     if not (host_before_s and host_after_s) or span.verdict not in ("faster", "slower"):
         return span
@@ -341,7 +344,7 @@ def host_explains(
         + ": time in Python, dispatch and launches follows the host's speed. Measure both "
         "again at one host speed, or compare them in one A/B (interleaved)"
     )
-    span.verdict = "noise"
+    span.verdict, span.explained_by = "noise", "host"
     return span
 
 
@@ -659,7 +662,7 @@ def _same_code_explains(span: SpanChange, split: pd.DataFrame, counts: pd.DataFr
         f"long ({busy_before * 1e3:.3g} -> {busy_after * 1e3:.3g} ms): the {span.change:+.1%} is "
         "time the GPU waited for the host, whose speed moves between measurements"
     )
-    span.verdict = "noise"
+    span.verdict, span.explained_by = "noise", "same code"
     return span
 
 
@@ -1145,12 +1148,7 @@ def _notes(c: Comparison, b: _Figures, a: _Figures) -> list[str]:
                 "host-side code, measure both again, or compare them in one A/B (interleaved)."
             )
     hb, ha = c.span.host_before_s, c.span.host_after_s
-    if (
-        hb
-        and ha
-        and abs(ha / hb - 1.0) > HOST_LEVEL_CHANGE
-        and "host CPU itself" not in c.span.reason
-    ):
+    if hb and ha and abs(ha / hb - 1.0) > HOST_LEVEL_CHANGE and c.span.explained_by != "host":
         way = "slower" if ha > hb else "faster"
         notes.append(
             f"The host CPU itself ran {max(ha / hb, hb / ha):.2f}x {way} while the after side was "

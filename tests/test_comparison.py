@@ -471,6 +471,7 @@ def test_a_change_the_host_speed_explains_is_noise_and_says_why() -> None:
     assert comparison.verdict == "noise"
     assert "host CPU itself ran 1.30x slower" in comparison.span.reason
     assert "GPU's busy time did not change" in comparison.span.reason
+    assert comparison.span.explained_by == "host"
     assert comparison.span.host_before_s == pytest.approx(100e-6)
     # Kept in the saved form, which the Change tab reads.
     doc = comparison.to_dict()
@@ -533,6 +534,7 @@ def test_the_same_code_with_the_same_gpu_work_is_noise_whatever_the_host_loop_sa
     same = comparison_module.compare_reports(before, after, code_same=True)
     assert same.verdict == "noise"
     assert "the same code ran both times, with the same kernels and launches" in same.span.reason
+    assert same.span.explained_by == "same code" and unknown.span.explained_by == ""
     # The GPU's own time moved: the same code on other data, or another GPU state. Not noise.
     busier = comparison_module.compare_reports(
         before, timed_on_host(article_report(0.075, idle_s=0.010), 100e-6), code_same=True

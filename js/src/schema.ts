@@ -606,6 +606,8 @@ export interface ISpanChange {
   host_before_s: number | null;
   /** The same for the after side. */
   host_after_s: number | null;
+  /** What made a change beyond the ranges noise: "host", "same code", or "". */
+  explained_by: string;
 }
 
 /** One side of a comparison. */
@@ -1349,7 +1351,8 @@ export function parseComparison(value: unknown): IComparison | null {
       drift: num(sp.drift),
       change: num(sp.change),
       host_before_s: num(sp.host_before_s),
-      host_after_s: num(sp.host_after_s)
+      host_after_s: num(sp.host_after_s),
+      explained_by: str(sp.explained_by)
     },
     split: table(value.split, 'change.split'),
     ops: withTotal(value.ops, 'change.ops'),
