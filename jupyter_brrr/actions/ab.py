@@ -199,7 +199,7 @@ class ABResult:
     rounds: int = 0
     elapsed_s: float = 0.0
     stateful: list[str] = field(default_factory=list)
-    # The host CPU's speed at each round's start (clocks.host_loop_s), and their median over
+    # The host CPU's speed before each round and after the last (clocks.host_loop_s), and their median over
     # the fastest reading of this process (1 = the host at its best): launch-bound eager time,
     # and a speed-up over it, follow the host's speed.
     host_loop_s: list[float] = field(default_factory=list)
@@ -692,7 +692,7 @@ class _Run:
         self.watch: DynamoWatch | None = None
         self.cancelled = False
         self.rounds = 0
-        self.host_loops: list[float] = []  # the host CPU's speed at each round's start
+        self.host_loops: list[float] = []  # the host CPU's speed before each round, after the last
         self.steady: set[int] | None = None  # the rounds the medians and speed-ups use
         self.notes: list[str] = []
         self.reference: Any = None
@@ -1114,6 +1114,8 @@ class _Run:
                 "inflates a speed-up over it by as much as the share of slow rounds."
             )
         for finding in host_findings(self.host_loops, fastest_host_loop_s(), what="rounds"):
+            if finding.kind == "host" and self.steady is not None:
+                continue  # the note above says how far the host's speed moved
             notes.append(
                 f"{finding.text} A speed-up over launch-bound or Python-heavy eager code (a CUDA "
                 "graph's, above all) is larger when the host is slower: compare it only with A/Bs "
