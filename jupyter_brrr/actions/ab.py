@@ -199,9 +199,9 @@ class ABResult:
     rounds: int = 0
     elapsed_s: float = 0.0
     stateful: list[str] = field(default_factory=list)
-    # The host CPU's speed before each round and after the last (clocks.host_loop_s), and their median over
-    # the fastest reading of this process (1 = the host at its best): launch-bound eager time,
-    # and a speed-up over it, follow the host's speed.
+    # The host CPU's speed before each round and after the last (clocks.host_loop_s), and
+    # their median over the fastest reading of this process (1 = the host at its best):
+    # launch-bound eager time, and a speed-up over it, follow the host's speed.
     host_loop_s: list[float] = field(default_factory=list)
     host_slowdown: float | None = None
     # The rounds the medians and speed-ups use: every round, or those at the host's best speed.
@@ -692,7 +692,7 @@ class _Run:
         self.watch: DynamoWatch | None = None
         self.cancelled = False
         self.rounds = 0
-        self.host_loops: list[float] = []  # the host CPU's speed before each round, after the last
+        self.host_loops: list[float] = []  # the host's speed before each round, after the last
         self.steady: set[int] | None = None  # the rounds the medians and speed-ups use
         self.notes: list[str] = []
         self.reference: Any = None
