@@ -25,12 +25,15 @@ import {
 } from '../schema';
 import {
   card,
+  dataTable,
   emptyState,
   heading,
+  ITableRow,
   IViewContext,
   notesSection,
   splitBar,
-  tableHead
+  TableColumn,
+  tableRow
 } from './common';
 
 /** What the change views need besides the data: chart theme, chart loading, cleanup. */
@@ -156,10 +159,6 @@ function shareChange(a: number | null, b: number | null): string {
   return `${fmtPct(a, 0)} \u2192 ${fmtPct(b, 0)}`;
 }
 
-function num(text: string, cls = ''): HTMLElement {
-  return h('td', { class: `jp-brrr-num ${cls}` }, text);
-}
-
 /** The split per run: two bars on one scale, and a table with each part's verdict. */
 function splitSection(c: IComparison): HTMLElement {
   const rows = changeSplitRows(c);
@@ -195,71 +194,64 @@ function splitSection(c: IComparison): HTMLElement {
     );
   }
   sec.appendChild(grid);
-  const table = h('table', {
-    class: 'jp-brrr-table jp-brrr-compact',
-    data: { testid: 'brrr-change-split-table' }
-  });
-  table.appendChild(
-    tableHead([
+  const partRows: ITableRow[] = rows
+    .filter(r => r.part === 'span' || r.before_s || r.after_s)
+    .map(r => {
+      const isSpan = r.part === 'span';
+      return {
+        props: {
+          data: { part: r.part },
+          class: isSpan ? 'jp-brrr-row-total' : ''
+        },
+        cells: [
+          {
+            content: [
+              isSpan
+                ? null
+                : h('span', {
+                    class: 'jp-brrr-swatch',
+                    style: { background: COLORS[r.part] ?? '#888' }
+                  }),
+              partLabel(r.part, c.gpu)
+            ]
+          },
+          fmtTime(r.before_s),
+          fmtTime(r.after_s),
+          fmtDelta(r.delta_s),
+          isSpan ? '' : shareChange(r.before_share, r.after_share),
+          verdictPill(r.verdict || (isSpan ? c.span.verdict : ''))
+        ]
+      };
+    });
+  const countRows: ITableRow[] = changeCountRows(c)
+    .filter(r => r.before !== null || r.after !== null)
+    .map(r => {
+      const delta =
+        r.before !== null && r.after !== null ? r.after - r.before : null;
+      return {
+        props: { data: { count: r.what } },
+        cells: [
+          `${r.what}`,
+          fmtInt(r.before),
+          fmtInt(r.after),
+          delta === null ? '\u2014' : `${delta > 0 ? '+' : ''}${fmtInt(delta)}`,
+          '',
+          null
+        ]
+      };
+    });
+  const table = dataTable(
+    [
       ['per run'],
       ['before', true],
       ['after', true],
       ['change', true],
       ['share', true],
       ['verdict']
-    ])
+    ],
+    [...partRows, ...countRows],
+    { testid: 'brrr-change-split-table', compact: true }
   );
-  const tb = h('tbody');
-  for (const r of rows) {
-    const isSpan = r.part === 'span';
-    if (!isSpan && !r.before_s && !r.after_s) {
-      continue;
-    }
-    tb.appendChild(
-      h(
-        'tr',
-        { data: { part: r.part }, class: isSpan ? 'jp-brrr-row-total' : '' },
-        h(
-          'td',
-          null,
-          isSpan
-            ? null
-            : h('span', {
-                class: 'jp-brrr-swatch',
-                style: { background: COLORS[r.part] ?? '#888' }
-              }),
-          partLabel(r.part, c.gpu)
-        ),
-        num(fmtTime(r.before_s)),
-        num(fmtTime(r.after_s)),
-        num(fmtDelta(r.delta_s)),
-        num(isSpan ? '' : shareChange(r.before_share, r.after_share)),
-        h('td', null, verdictPill(r.verdict || (isSpan ? c.span.verdict : '')))
-      )
-    );
-  }
-  for (const r of changeCountRows(c)) {
-    if (r.before === null && r.after === null) {
-      continue;
-    }
-    const delta =
-      r.before !== null && r.after !== null ? r.after - r.before : null;
-    tb.appendChild(
-      h(
-        'tr',
-        { data: { count: r.what } },
-        h('td', null, `${r.what}`),
-        num(fmtInt(r.before)),
-        num(fmtInt(r.after)),
-        num(
-          delta === null ? '\u2014' : `${delta > 0 ? '+' : ''}${fmtInt(delta)}`
-        ),
-        num(''),
-        h('td')
-      )
-    );
-  }
-  table.appendChild(tb);
   sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
   return sec;
 }
@@ -274,9 +266,8 @@ function categorySection(c: IComparison): HTMLElement | null {
     data: { testid: 'brrr-change-categories' }
   });
   sec.appendChild(heading('By op category'));
-  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
-  table.appendChild(
-    tableHead([
+  const table = dataTable(
+    [
       ['category'],
       ['op rows', true],
       ['before', true],
@@ -284,28 +275,24 @@ function categorySection(c: IComparison): HTMLElement | null {
       ['change', true],
       ['share', true],
       ['verdict']
-    ])
+    ],
+    rows.map(r => ({
+      props: {
+        data: { category: r.category, verdict: r.verdict },
+        class: 'jp-brrr-change-row'
+      },
+      cells: [
+        { content: r.category || '(none)', class: 'jp-brrr-name' },
+        fmtInt(r.ops),
+        fmtTime(r.time_before_s),
+        fmtTime(r.time_after_s),
+        fmtDelta(r.delta_s),
+        shareChange(r.share_before, r.share_after),
+        verdictPill(r.verdict)
+      ]
+    })),
+    { compact: true }
   );
-  const tb = h('tbody');
-  for (const r of rows) {
-    tb.appendChild(
-      h(
-        'tr',
-        {
-          data: { category: r.category, verdict: r.verdict },
-          class: 'jp-brrr-change-row'
-        },
-        h('td', { class: 'jp-brrr-name' }, r.category || '(none)'),
-        num(fmtInt(r.ops)),
-        num(fmtTime(r.time_before_s)),
-        num(fmtTime(r.time_after_s)),
-        num(fmtDelta(r.delta_s)),
-        num(shareChange(r.share_before, r.share_after)),
-        h('td', null, verdictPill(r.verdict))
-      )
-    );
-  }
-  table.appendChild(tb);
   sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
   return sec;
 }
@@ -360,25 +347,22 @@ function opsSection(c: IComparison): HTMLElement | null {
     bar.appendChild(b);
   }
   sec.appendChild(bar);
-  const table = h('table', {
-    class: 'jp-brrr-table jp-brrr-compact',
-    data: { testid: 'brrr-change-ops-table' }
+  const columns: TableColumn[] = [
+    ['op'],
+    ['shapes'],
+    ['category'],
+    ['before', true],
+    ['after', true],
+    ['change', true],
+    ['share', true],
+    ['status'],
+    ['verdict']
+  ];
+  const table = dataTable(columns, [], {
+    testid: 'brrr-change-ops-table',
+    compact: true
   });
-  table.appendChild(
-    tableHead([
-      ['op'],
-      ['shapes'],
-      ['category'],
-      ['before', true],
-      ['after', true],
-      ['change', true],
-      ['share', true],
-      ['status'],
-      ['verdict']
-    ])
-  );
-  const tb = h('tbody');
-  table.appendChild(tb);
+  const tb = table.tBodies[0];
   const wrap = h('div', { class: 'jp-brrr-table-wrap' }, table);
   sec.appendChild(wrap);
   const total = c.ops.total ?? rows.length;
@@ -399,9 +383,8 @@ function opsSection(c: IComparison): HTMLElement | null {
           : rows;
     tb.replaceChildren(
       ...list.map(r =>
-        h(
-          'tr',
-          {
+        tableRow(columns, {
+          props: {
             class: `jp-brrr-change-row jp-brrr-status-${r.status}`,
             data: {
               testid: 'brrr-change-op',
@@ -409,24 +392,26 @@ function opsSection(c: IComparison): HTMLElement | null {
               status: r.status
             }
           },
-          h(
-            'td',
-            { class: 'jp-brrr-name', title: r.name },
-            ellipsize(r.name, 60)
-          ),
-          h(
-            'td',
-            { class: 'jp-brrr-shapes', title: `${r.shapes} ${r.dtypes}` },
-            ellipsize(r.shapes, 48)
-          ),
-          h('td', null, r.category),
-          num(fmtTime(r.time_before_s)),
-          num(fmtTime(r.time_after_s)),
-          num(fmtDelta(r.delta_s)),
-          num(shareChange(r.share_before, r.share_after)),
-          h('td', { class: `jp-brrr-op-status-${r.status}` }, r.status),
-          h('td', null, verdictPill(r.verdict))
-        )
+          cells: [
+            {
+              content: ellipsize(r.name, 60),
+              class: 'jp-brrr-name',
+              title: r.name
+            },
+            {
+              content: ellipsize(r.shapes, 48),
+              class: 'jp-brrr-shapes',
+              title: `${r.shapes} ${r.dtypes}`
+            },
+            r.category,
+            fmtTime(r.time_before_s),
+            fmtTime(r.time_after_s),
+            fmtDelta(r.delta_s),
+            shareChange(r.share_before, r.share_after),
+            { content: r.status, class: `jp-brrr-op-status-${r.status}` },
+            verdictPill(r.verdict)
+          ]
+        })
       )
     );
     const parts = [
@@ -457,37 +442,30 @@ function amdahlSection(c: IComparison): HTMLElement | null {
   sec.appendChild(
     heading('Amdahl check: the earlier what-if against the measurement')
   );
-  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
-  table.appendChild(
-    tableHead([
+  const table = dataTable(
+    [
       ['what got faster'],
       ['share before', true],
       ['its speed-up', true],
       ['predicted overall', true],
       ['measured overall', true],
       ['at best', true]
-    ])
+    ],
+    rows.map(r => ({
+      cells: [
+        {
+          content: r.kind === 'part' ? partLabel(r.part, c.gpu) : r.part,
+          class: 'jp-brrr-name'
+        },
+        fmtPct(r.share_before, 0),
+        r.time_after_s === 0 ? 'gone' : fmtX(r.part_speedup),
+        `${fmtX(r.predicted_speedup)} (${fmtTime(r.predicted_span_s)})`,
+        fmtX(r.measured_speedup),
+        fmtX(r.limit)
+      ]
+    })),
+    { compact: true }
   );
-  const tb = h('tbody');
-  for (const r of rows) {
-    tb.appendChild(
-      h(
-        'tr',
-        null,
-        h(
-          'td',
-          { class: 'jp-brrr-name' },
-          r.kind === 'part' ? partLabel(r.part, c.gpu) : r.part
-        ),
-        num(fmtPct(r.share_before, 0)),
-        num(r.time_after_s === 0 ? 'gone' : fmtX(r.part_speedup)),
-        num(`${fmtX(r.predicted_speedup)} (${fmtTime(r.predicted_span_s)})`),
-        num(fmtX(r.measured_speedup)),
-        num(fmtX(r.limit))
-      )
-    );
-  }
-  table.appendChild(tb);
   sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
   return sec;
 }
@@ -674,51 +652,38 @@ async function historySection(
       }. Hover a run for its settings.`
     )
   );
-  const table = h('table', {
-    class: 'jp-brrr-table jp-brrr-compact',
-    data: { testid: 'brrr-history-table' }
-  });
-  table.appendChild(
-    tableHead([
+  const charts = await import('../charts_runs');
+  const table = dataTable(
+    [
       ['run', true],
       ['when (UTC)'],
       ['span', true],
       ['vs previous'],
-      ...PARTS.map(p => [SHORT[p] ?? p, true] as [string, boolean]),
+      ...PARTS.map(p => [SHORT[p] ?? p, true] as TableColumn),
       ['kernels', true],
       ['code'],
       ['settings']
-    ])
-  );
-  const charts = await import('../charts_runs');
-  const tb = h('tbody');
-  for (const r of [...runs].reverse()) {
-    tb.appendChild(
-      h(
-        'tr',
-        { data: { run: String(r.run), verdict: r.verdict ?? '' } },
-        num(String(r.run)),
-        h('td', null, (r.created ?? '').slice(0, 19).replace('T', ' ')),
-        num(fmtTime(r.span_s)),
-        h(
-          'td',
-          { class: `jp-brrr-verdict-text-${r.verdict ?? 'none'}` },
-          charts.versusText(r)
-        ),
+    ],
+    [...runs].reverse().map(r => ({
+      props: { data: { run: String(r.run), verdict: r.verdict ?? '' } },
+      cells: [
+        String(r.run),
+        (r.created ?? '').slice(0, 19).replace('T', ' '),
+        fmtTime(r.span_s),
+        {
+          content: charts.versusText(r),
+          class: `jp-brrr-verdict-text-${r.verdict ?? 'none'}`
+        },
         ...PARTS.map(p =>
-          num(fmtPct(r.span_s ? (r[`${p}_s`] ?? 0) / r.span_s : null, 0))
+          fmtPct(r.span_s ? (r[`${p}_s`] ?? 0) / r.span_s : null, 0)
         ),
-        num(fmtInt(r.kernel_count)),
-        h(
-          'td',
-          null,
-          r.code_changed === null ? '' : r.code_changed ? 'changed' : 'same'
-        ),
-        h('td', { class: 'jp-brrr-muted' }, r.settings)
-      )
-    );
-  }
-  table.appendChild(tb);
+        fmtInt(r.kernel_count),
+        r.code_changed === null ? '' : r.code_changed ? 'changed' : 'same',
+        { content: r.settings, class: 'jp-brrr-muted' }
+      ]
+    })),
+    { testid: 'brrr-history-table', compact: true }
+  );
   sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
   ctx.track(await charts.drawHistory(chartEl, runs, goal, ctx.theme()));
 }

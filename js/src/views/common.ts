@@ -1,11 +1,11 @@
 /**
  * Pieces shared by the views: the context they render with, the stacked
- * split bar, legends, cards, table heads and the empty-state message.
+ * split bar, legends, cards, data tables and the empty-state message.
  */
 
 import type { IChartHandle, IChartTheme } from '../charts';
 import { boundColor, COLORS, LABELS } from '../colors';
-import { Child, h } from '../dom';
+import { Child, h, IProps } from '../dom';
 import { fmtPct, fmtTime } from '../format';
 import type { ReportData } from '../model';
 
@@ -155,10 +155,11 @@ export function card(
   return el;
 }
 
+/** A table column: its label, and whether it holds numbers (right-aligned). */
+export type TableColumn = [label: string, num?: boolean];
+
 /** A table head row; columns whose `num` flag is set are right-aligned numbers. */
-export function tableHead(
-  columns: [label: string, num?: boolean][]
-): HTMLElement {
+export function tableHead(columns: TableColumn[]): HTMLElement {
   return h(
     'thead',
     null,
@@ -169,6 +170,98 @@ export function tableHead(
         h('th', num ? { class: 'jp-brrr-num' } : null, label)
       )
     )
+  );
+}
+
+/** A body cell with a class or tooltip of its own, beside its column's. */
+export interface ITableCell {
+  /** What the cell holds. */
+  content: Child | Child[];
+  /** Class names added to the column's. */
+  class?: string;
+  /** Tooltip text. */
+  title?: string;
+}
+
+/** A body row: its cells in column order, and the row's own props. */
+export interface ITableRow {
+  /** One per column: plain content, or a cell with props of its own. */
+  cells: (Child | ITableCell)[];
+  /** The row's class, data-* attributes and tooltip. */
+  props?: IProps | null;
+}
+
+function isTableCell(cell: Child | ITableCell): cell is ITableCell {
+  return (
+    typeof cell === 'object' &&
+    cell !== null &&
+    !('nodeType' in cell) &&
+    'content' in cell
+  );
+}
+
+/**
+ * The props and children of a body cell: a number column's cells are
+ * right-aligned as its head is, plus the cell's own class and tooltip.
+ */
+export function cellParts(
+  column: TableColumn | undefined,
+  cell: Child | ITableCell
+): { props: IProps | null; children: Child[] } {
+  const num = column?.[1] ?? false;
+  const own = isTableCell(cell) ? cell : null;
+  const content = own ? own.content : (cell as Child);
+  const classes = [num ? 'jp-brrr-num' : '', own?.class ?? '']
+    .filter(c => c)
+    .join(' ');
+  const props: IProps = {};
+  if (classes) {
+    props.class = classes;
+  }
+  if (own?.title !== undefined) {
+    props.title = own.title;
+  }
+  return {
+    props: Object.keys(props).length ? props : null,
+    children: Array.isArray(content) ? content : [content]
+  };
+}
+
+/** A body row of a table with these columns. */
+export function tableRow(
+  columns: TableColumn[],
+  row: ITableRow
+): HTMLTableRowElement {
+  return h(
+    'tr',
+    row.props ?? null,
+    ...row.cells.map((cell, i) => {
+      const { props, children } = cellParts(columns[i], cell);
+      return h('td', props, ...children);
+    })
+  );
+}
+
+/**
+ * A data table: the head from `columns`, a body row per row; `compact`
+ * tightens it, `testid` names it for tests. Its one body is
+ * `table.tBodies[0]`, for views that refill it.
+ */
+export function dataTable(
+  columns: TableColumn[],
+  rows: ITableRow[],
+  options: { testid?: string; compact?: boolean } = {}
+): HTMLTableElement {
+  return h(
+    'table',
+    {
+      class: options.compact
+        ? 'jp-brrr-table jp-brrr-compact'
+        : 'jp-brrr-table',
+      data: options.testid ? { testid: options.testid } : undefined
+    },
+    tableHead(columns),
+    h('tbody', null, ...rows.map(row => tableRow(columns, row)))
   );
 }
 

@@ -9,11 +9,11 @@ import { h } from '../dom';
 import { fmtBytes, fmtPct, fmtTime } from '../format';
 import { tableRows } from '../schema';
 import {
+  dataTable,
   emptyState,
   heading,
   IViewContext,
-  notesSection,
-  tableHead
+  notesSection
 } from './common';
 
 /** One colour per memory category (as views/sweep.py's MEMORY_COLOURS). */
@@ -88,71 +88,52 @@ export async function renderMemory(
 
   const sec = h('section', { class: 'jp-brrr-section' });
   sec.appendChild(heading('At the peak'));
-  const table = h('table', {
-    class: 'jp-brrr-table',
-    data: { testid: 'brrr-memory-breakdown' }
-  });
-  table.appendChild(
-    tableHead([['category'], ['bytes', true], ['share', true]])
-  );
-  const tb = h('tbody');
   const parts = Object.entries(mem.at_peak)
     .filter(([, v]) => v > 0)
     .sort((a, b) => b[1] - a[1]);
   parts.push(['unattributed', mem.unattributed_bytes ?? 0]);
-  for (const [name, bytes] of parts) {
-    tb.appendChild(
-      h(
-        'tr',
-        { data: { category: name } },
-        h(
-          'td',
-          null,
-          h('span', {
-            class: 'jp-brrr-swatch',
-            style: { background: MEMORY_COLORS[name] ?? 'transparent' }
-          }),
-          ` ${name.replace(/_/g, ' ')}`
-        ),
-        h('td', { class: 'jp-brrr-num' }, fmtBytes(bytes)),
-        h(
-          'td',
-          { class: 'jp-brrr-num' },
+  sec.appendChild(
+    dataTable(
+      [['category'], ['bytes', true], ['share', true]],
+      parts.map(([name, bytes]) => ({
+        props: { data: { category: name } },
+        cells: [
+          {
+            content: [
+              h('span', {
+                class: 'jp-brrr-swatch',
+                style: { background: MEMORY_COLORS[name] ?? 'transparent' }
+              }),
+              ` ${name.replace(/_/g, ' ')}`
+            ]
+          },
+          fmtBytes(bytes),
           peak ? fmtPct(bytes / peak) : '\u2014'
-        )
-      )
-    );
-  }
-  table.appendChild(tb);
-  sec.appendChild(table);
+        ]
+      })),
+      { testid: 'brrr-memory-breakdown' }
+    )
+  );
   panel.appendChild(sec);
 
   const largest = tableRows<ILargest>(mem.largest);
   if (largest.length) {
     const ls = h('section', { class: 'jp-brrr-section' });
     ls.appendChild(heading('Largest allocations at the peak'));
-    const lt = h('table', {
-      class: 'jp-brrr-table',
-      data: { testid: 'brrr-memory-largest' }
-    });
-    lt.appendChild(
-      tableHead([['size', true], ['category'], ['made by'], ['line']])
+    ls.appendChild(
+      dataTable(
+        [['size', true], ['category'], ['made by'], ['line']],
+        largest.map(r => ({
+          cells: [
+            fmtBytes(r.bytes),
+            (r.category ?? '').replace(/_/g, ' '),
+            r.op ?? 'there before the run',
+            r.line ?? ''
+          ]
+        })),
+        { testid: 'brrr-memory-largest' }
+      )
     );
-    const lb = h('tbody');
-    for (const r of largest) {
-      lb.appendChild(
-        h(
-          'tr',
-          null,
-          h('td', { class: 'jp-brrr-num' }, fmtBytes(r.bytes)),
-          h('td', null, (r.category ?? '').replace(/_/g, ' ')),
-          h('td', null, r.op ?? 'there before the run'),
-          h('td', null, r.line ?? '')
-        )
-      );
-    }
-    lt.appendChild(lb);
-    ls.appendChild(lt);
     panel.appendChild(ls);
   }
   if (mem.advice.length) {

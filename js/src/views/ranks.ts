@@ -22,11 +22,11 @@ import {
 } from '../schema';
 import {
   card,
+  dataTable,
   emptyState,
   heading,
   notesSection,
-  splitBar,
-  tableHead
+  splitBar
 } from './common';
 
 /** What the job views render with. */
@@ -110,10 +110,6 @@ function commBar(r: IJobRankRow, longest: number): HTMLElement {
 
 function busy(r: IJobRankRow): number | null {
   return r.span_s !== null && r.idle_s !== null ? r.span_s - r.idle_s : null;
-}
-
-function td(text: string, numeric = true): HTMLElement {
-  return h('td', numeric ? { class: 'jp-brrr-num' } : null, text);
 }
 
 /** Render the Ranks view of a job into a panel. */
@@ -294,12 +290,8 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
   // The per-rank table.
   const sec = h('section', { class: 'jp-brrr-section' });
   sec.appendChild(heading('Ranks'));
-  const table = h('table', {
-    class: 'jp-brrr-table jp-brrr-compact',
-    data: { testid: 'brrr-rank-table' }
-  });
-  table.appendChild(
-    tableHead([
+  const table = dataTable(
+    [
       ['rank', true],
       ['span', true],
       ['busy', true],
@@ -314,36 +306,32 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
       ['late', true],
       ['waited', true],
       ['clock offset', true]
-    ])
+    ],
+    ranks.map(r => ({
+      props: {
+        class: r.rank === straggler ? 'jp-brrr-rank-straggler' : '',
+        data: { testid: 'brrr-rank-row', rank: String(r.rank) },
+        title: [r.file, r.host, r.device].filter(x => x).join(', ')
+      },
+      cells: [
+        `${r.rank}${r.rank === straggler ? ' \u25cf' : ''}`,
+        fmtTime(r.span_s),
+        fmtTime(busy(r)),
+        fmtTime(r.compute_s),
+        fmtTime(r.memory_s),
+        fmtTime(r.other_s),
+        fmtTime(r.comm_s),
+        fmtTime(r.communication_s),
+        fmtPct(r.overlap, 0),
+        fmtTime(r.idle_s),
+        fmtInt(r.last_count),
+        fmtTime(r.lateness_s),
+        fmtTime(r.wait_s),
+        fmtTime(r.clock_offset_s)
+      ]
+    })),
+    { testid: 'brrr-rank-table', compact: true }
   );
-  const tb = h('tbody');
-  for (const r of ranks) {
-    tb.appendChild(
-      h(
-        'tr',
-        {
-          class: r.rank === straggler ? 'jp-brrr-rank-straggler' : '',
-          data: { testid: 'brrr-rank-row', rank: String(r.rank) },
-          title: [r.file, r.host, r.device].filter(x => x).join(', ')
-        },
-        td(`${r.rank}${r.rank === straggler ? ' \u25cf' : ''}`),
-        td(fmtTime(r.span_s)),
-        td(fmtTime(busy(r))),
-        td(fmtTime(r.compute_s)),
-        td(fmtTime(r.memory_s)),
-        td(fmtTime(r.other_s)),
-        td(fmtTime(r.comm_s)),
-        td(fmtTime(r.communication_s)),
-        td(fmtPct(r.overlap, 0)),
-        td(fmtTime(r.idle_s)),
-        td(fmtInt(r.last_count)),
-        td(fmtTime(r.lateness_s)),
-        td(fmtTime(r.wait_s)),
-        td(fmtTime(r.clock_offset_s))
-      )
-    );
-  }
-  table.appendChild(tb);
   sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
   sec.appendChild(
     h(
@@ -360,12 +348,8 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
     csec.appendChild(
       heading("Collectives (time: from the last rank's arrival to the end)")
     );
-    const ct = h('table', {
-      class: 'jp-brrr-table jp-brrr-compact',
-      data: { testid: 'brrr-collective-table' }
-    });
-    ct.appendChild(
-      tableHead([
+    const ct = dataTable(
+      [
         ['group'],
         ['op'],
         ['size', true],
@@ -378,30 +362,26 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
         ['busbw', true],
         ['of link', true],
         ['algorithm']
-      ])
+      ],
+      collectives.map(c => ({
+        props: { data: { testid: 'brrr-collective-row', op: c.op } },
+        cells: [
+          c.group,
+          { content: c.op, class: 'jp-brrr-name' },
+          fmtBytes(c.bytes),
+          c.dtype,
+          c.where,
+          fmtInt(c.calls),
+          fmtTime(c.time_s),
+          fmtTime(c.median_s),
+          fmtSI(c.algbw, 'B/s'),
+          fmtSI(c.busbw, 'B/s'),
+          fmtPct(c.link_fraction, 0),
+          c.algorithm || '\u2014'
+        ]
+      })),
+      { testid: 'brrr-collective-table', compact: true }
     );
-    const cb = h('tbody');
-    for (const c of collectives) {
-      cb.appendChild(
-        h(
-          'tr',
-          { data: { testid: 'brrr-collective-row', op: c.op } },
-          td(c.group, false),
-          h('td', { class: 'jp-brrr-name' }, c.op),
-          td(fmtBytes(c.bytes)),
-          td(c.dtype, false),
-          td(c.where, false),
-          td(fmtInt(c.calls)),
-          td(fmtTime(c.time_s)),
-          td(fmtTime(c.median_s)),
-          td(fmtSI(c.algbw, 'B/s')),
-          td(fmtSI(c.busbw, 'B/s')),
-          td(fmtPct(c.link_fraction, 0)),
-          td(c.algorithm || '\u2014', false)
-        )
-      );
-    }
-    ct.appendChild(cb);
     csec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, ct));
     panel.appendChild(csec);
   }
@@ -430,9 +410,8 @@ function stepsSection(steps: ReturnType<typeof jobStepRows>): HTMLElement {
       `Profiler steps (${steps.length} rank-steps)`
     )
   );
-  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
-  table.appendChild(
-    tableHead([
+  const table = dataTable(
+    [
       ['rank', true],
       ['step', true],
       ['kind'],
@@ -445,30 +424,26 @@ function stepsSection(steps: ReturnType<typeof jobStepRows>): HTMLElement {
       ['last at', true],
       ['late', true],
       ['waited', true]
-    ])
+    ],
+    steps.map(r => ({
+      props: { data: { testid: 'brrr-job-step', rank: String(r.rank) } },
+      cells: [
+        String(r.rank),
+        r.step === null ? '\u2014' : String(r.step),
+        r.kind,
+        fmtTime(r.span_s),
+        fmtTime(r.compute_s),
+        fmtTime(r.memory_s),
+        fmtTime(r.other_s),
+        fmtTime(r.comm_s),
+        fmtTime(r.exposed_comm_s),
+        fmtInt(r.last_count),
+        fmtTime(r.lateness_s),
+        fmtTime(r.wait_s)
+      ]
+    })),
+    { compact: true }
   );
-  const tb = h('tbody');
-  for (const r of steps) {
-    tb.appendChild(
-      h(
-        'tr',
-        { data: { testid: 'brrr-job-step', rank: String(r.rank) } },
-        td(String(r.rank)),
-        td(r.step === null ? '\u2014' : String(r.step)),
-        td(r.kind, false),
-        td(fmtTime(r.span_s)),
-        td(fmtTime(r.compute_s)),
-        td(fmtTime(r.memory_s)),
-        td(fmtTime(r.other_s)),
-        td(fmtTime(r.comm_s)),
-        td(fmtTime(r.exposed_comm_s)),
-        td(fmtInt(r.last_count)),
-        td(fmtTime(r.lateness_s)),
-        td(fmtTime(r.wait_s))
-      )
-    );
-  }
-  table.appendChild(tb);
   sec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, table));
   return sec;
 }

@@ -13,11 +13,11 @@ import { SPLIT_KEYS } from '../model';
 import { tableRows } from '../schema';
 import {
   colorLegend,
+  dataTable,
   emptyState,
   heading,
   IViewContext,
-  notesSection,
-  tableHead
+  notesSection
 } from './common';
 
 interface IPoint {
@@ -119,77 +119,57 @@ export async function renderSweep(
   if (doublings.length) {
     const sec = h('section', { class: 'jp-brrr-section' });
     sec.appendChild(heading('Per doubling'));
-    const table = h('table', {
-      class: 'jp-brrr-table',
-      data: { testid: 'brrr-sweep-doublings' }
-    });
-    table.appendChild(
-      tableHead([[v], ['time per doubling', true], ['verdict'], ['why']])
+    sec.appendChild(
+      dataTable(
+        [[v], ['time per doubling', true], ['verdict'], ['why']],
+        doublings.map(d => {
+          const verdict = d.verdict ?? '';
+          return {
+            props: { data: { verdict } },
+            cells: [
+              `${d.from_size} \u2192 ${d.to_size}`,
+              fmtX(d.per_doubling),
+              h(
+                'b',
+                { style: { color: VERDICT_COLORS[verdict] ?? 'inherit' } },
+                verdict
+              ),
+              d.why ?? ''
+            ]
+          };
+        }),
+        { testid: 'brrr-sweep-doublings' }
+      )
     );
-    const tb = h('tbody');
-    for (const d of doublings) {
-      const verdict = d.verdict ?? '';
-      tb.appendChild(
-        h(
-          'tr',
-          { data: { verdict } },
-          h('td', null, `${d.from_size} \u2192 ${d.to_size}`),
-          h('td', { class: 'jp-brrr-num' }, fmtX(d.per_doubling)),
-          h(
-            'td',
-            null,
-            h(
-              'b',
-              { style: { color: VERDICT_COLORS[verdict] ?? 'inherit' } },
-              verdict
-            )
-          ),
-          h('td', null, d.why ?? '')
-        )
-      );
-    }
-    table.appendChild(tb);
-    sec.appendChild(table);
     panel.appendChild(sec);
   }
 
   const sizes = h('section', { class: 'jp-brrr-section' });
   sizes.appendChild(heading('Sizes'));
-  const pt = h('table', {
-    class: 'jp-brrr-table',
-    data: { testid: 'brrr-sweep-points' }
-  });
-  pt.appendChild(
-    tableHead([
-      [v, true],
-      ['status'],
-      ['time per step', true],
-      ['items/s', true],
-      ['peak memory', true]
-    ])
-  );
-  const pb = h('tbody');
-  for (const p of points) {
-    pb.appendChild(
-      h(
-        'tr',
-        { data: { status: p.status } },
-        h('td', { class: 'jp-brrr-num' }, fmtInt(p.size)),
-        h('td', { title: p.error ?? '' }, p.status),
-        h('td', { class: 'jp-brrr-num' }, fmtTime(p.span_s)),
-        h('td', { class: 'jp-brrr-num' }, fmtSI(p.items_per_s, '/s')),
-        h(
-          'td',
-          { class: 'jp-brrr-num' },
+  sizes.appendChild(
+    dataTable(
+      [
+        [v, true],
+        ['status'],
+        ['time per step', true],
+        ['items/s', true],
+        ['peak memory', true]
+      ],
+      points.map(p => ({
+        props: { data: { status: p.status } },
+        cells: [
+          fmtInt(p.size),
+          { content: p.status, title: p.error ?? '' },
+          fmtTime(p.span_s),
+          fmtSI(p.items_per_s, '/s'),
           p.peak_memory_bytes !== null
             ? fmtBytes(p.peak_memory_bytes)
             : '\u2014'
-        )
-      )
-    );
-  }
-  pt.appendChild(pb);
-  sizes.appendChild(pt);
+        ]
+      })),
+      { testid: 'brrr-sweep-points' }
+    )
+  );
   panel.appendChild(sizes);
 
   const capacity = tableRows<ICapacityRow>(sweep.capacity);
@@ -205,25 +185,16 @@ export async function renderSweep(
         )
       );
     }
-    const ct = h('table', {
-      class: 'jp-brrr-table',
-      data: { testid: 'brrr-sweep-capacity' }
-    });
-    ct.appendChild(tableHead([['GPU'], ['memory', true], [v, true]]));
-    const cb = h('tbody');
-    for (const c of capacity) {
-      cb.appendChild(
-        h(
-          'tr',
-          { class: c.this_gpu ? 'jp-brrr-row-this' : '' },
-          h('td', null, c.device),
-          h('td', { class: 'jp-brrr-num' }, fmtBytes(c.capacity_bytes)),
-          h('td', { class: 'jp-brrr-num' }, fmtInt(c.largest_size))
-        )
-      );
-    }
-    ct.appendChild(cb);
-    sec.appendChild(ct);
+    sec.appendChild(
+      dataTable(
+        [['GPU'], ['memory', true], [v, true]],
+        capacity.map(c => ({
+          props: { class: c.this_gpu ? 'jp-brrr-row-this' : '' },
+          cells: [c.device, fmtBytes(c.capacity_bytes), fmtInt(c.largest_size)]
+        })),
+        { testid: 'brrr-sweep-capacity' }
+      )
+    );
     panel.appendChild(sec);
   }
   if (sweep.notes.length) {
