@@ -40,6 +40,11 @@ RUN_SCHEMA = "jupyter_brrr.history_run"
 RUN_VERSION = 1
 MAX_RUNS = 50
 MAX_NAME_BYTES = 20_000_000
+# A history's own document, drawn by the extension (js/src/job_app.ts HistoryApp): the same
+# chart and runs table as the report's Change tab.
+HISTORY_SCHEMA = "jupyter_brrr.history"
+HISTORY_VERSION = 1
+HISTORY_MIME_TYPE = "application/vnd.jupyter-brrr.history+json"
 _RUN_FILE = re.compile(r"^run-(\d+)\.json\.gz$")
 
 
@@ -159,26 +164,41 @@ class History:
         """The runs as a frame, one row per run."""
         return pd.DataFrame(self.rows()).set_index("run") if self.runs else pd.DataFrame()
 
+    def to_dict(self) -> dict:
+        """The versioned JSON form (``schema: jupyter_brrr.history``): the name and its runs as
+        ``rows()`` gives them (no path: the store's place is never in it)."""
+        return {
+            "schema": HISTORY_SCHEMA,
+            "version": HISTORY_VERSION,
+            "name": self.name,
+            "runs": self.rows(),
+        }
+
     def __repr__(self) -> str:
         from .views import change
 
         return change.history_text(self.rows(), self.name)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        from html import escape
+
         from .views import change
 
-        rows = self.rows()
+        doc = self.to_dict()
+        rows = doc["runs"]
         table = change.history_html(rows) if len(rows) >= 2 else ""
         title = (
             f"jupyter_brrr history: {self.name} ({len(rows)} run{'s' if len(rows) != 1 else ''})"
         )
-        from html import escape
-
         html = (
             '<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">'
             f'<div style="font-weight:bold;font-size:14px">{escape(title)}</div>{table}</div>'
         )
-        return {"text/html": html, "text/plain": change.history_text(rows, self.name)}
+        return {
+            HISTORY_MIME_TYPE: doc,
+            "text/html": html,
+            "text/plain": change.history_text(rows, self.name),
+        }
 
 
 def run_settings(entry: Run) -> str:

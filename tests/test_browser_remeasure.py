@@ -333,6 +333,73 @@ def test_a_diff_output_renders_and_an_older_report_has_no_change_tab(lab, page_o
     assert old_root.locator('[data-testid="brrr-change-op"]').count() == len(ops)
 
 
+# --- %brrr history NAME on its own ---------------------------------------------------------------------
+
+HISTORY_MIME = "application/vnd.jupyter-brrr.history+json"
+HISTORY_RUNS = [
+    "%%brrr --name hist --warmup 1 --repeat 5\ny = x @ x",
+    "%%brrr --name hist --warmup 1 --repeat 5\ny = x @ x",
+    "%%brrr --name hist --warmup 1 --repeat 5\ny = (x @ x @ x).relu()",
+]
+
+
+def test_a_history_output_draws_the_runs_chart_and_table(lab, page_of, kernel_env) -> None:
+    where, rel = folder(lab)
+    nb = execute(where, [SETUP, *HISTORY_RUNS, "%brrr history hist"], kernel_env)
+    (output,) = nb["cells"][-1]["outputs"]
+    # The static fallbacks travel with the document (nbconvert, GitHub).
+    assert {HISTORY_MIME, "text/html", "text/plain"} <= set(output["data"])
+    doc = output["data"][HISTORY_MIME]
+    runs = doc["runs"]
+    assert doc["name"] == "hist" and [r["run"] for r in runs] == [1, 2, 3]
+    assert [r["code_changed"] for r in runs] == [None, False, True]
+    assert str(where) not in json.dumps(doc)
+
+    page = page_of(f"{rel}/saved.ipynb", 4)
+    root = page.locator(".jp-brrr").nth(3)
+    assert root.get_attribute("data-state") == "done"
+    assert tabs_of(root) == ["history"]
+    assert root.locator(".jp-brrr-title").inner_text() == "jupyter_brrr history: hist"
+    assert "3 runs" in root.locator(".jp-brrr-chips").inner_text()
+    # The extension's view, not the static table beside it.
+    assert page.locator(".jupyter-brrr-static").count() == 0
+    panel = root.locator('[data-panel="history"]')
+    page.wait_for_function(
+        "el => el.dataset.state === 'done' || el.dataset.state === 'error'",
+        arg=panel.element_handle(),
+        timeout=T_VIEW,
+    )
+    assert panel.get_attribute("data-state") == "done", panel.inner_text()
+
+    # The Change tab's chart: one bar and marker per run, at the spans of the rows.
+    chart = root.locator('[data-testid="brrr-history-chart"]')
+    assert chart.locator("canvas").count() >= 1
+    assert chart.get_attribute("data-runs") == "3"
+    points = chart.evaluate("el => el.jupyterBrrrRuns()")
+    assert [p["run"] for p in points] == [r["run"] for r in runs]
+    assert [p["span_s"] for p in points] == pytest.approx([r["span_s"] for r in runs])
+    xs = [p["x"] for p in points]
+    assert xs == sorted(xs) and len(set(xs)) == 3
+    ys = [p["y"] for p in points]  # page y grows downwards: a longer span is higher up
+    order = sorted(range(3), key=lambda i: runs[i]["span_s"])
+    assert [ys[i] for i in order] == sorted(ys, reverse=True)
+
+    # The runs table, newest first: run, span, verdict against the run before, code changed.
+    rows = root.locator('[data-testid="brrr-history-table"] tbody tr')
+    assert rows.evaluate_all("rs => rs.map(r => [Number(r.dataset.run), r.dataset.verdict])") == [
+        [r["run"], r["verdict"] or ""] for r in reversed(runs)
+    ]
+    for i, r in enumerate(reversed(runs)):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[0] == str(r["run"])
+        assert cells[2] == fmt_time(r["span_s"])
+        # "1.05x faster", "noise", ...; a dash for the first run
+        assert r["verdict"] in cells[3] if r["verdict"] else cells[3] == "\u2014"
+        assert cells[-2] == {None: "", False: "same", True: "changed"}[r["code_changed"]]
+        assert cells[-1] == r["settings"]
+    shot(root, "history")
+
+
 # --- a job report: the Ranks and Timeline tabs -----------------------------------------------------
 
 

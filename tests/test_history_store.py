@@ -12,7 +12,14 @@ import torch
 
 import jupyter_brrr
 from jupyter_brrr import history_store
-from jupyter_brrr.history_store import STORE_DIRNAME, HistoryError, Store, folder_slug, trimmed
+from jupyter_brrr.history_store import (
+    HISTORY_MIME_TYPE,
+    STORE_DIRNAME,
+    HistoryError,
+    Store,
+    folder_slug,
+    trimmed,
+)
 from jupyter_brrr.report import Report
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -156,6 +163,52 @@ def test_history_display(tmp_path: Path, reports: list[Report]) -> None:
     html = history._repr_mimebundle_()["text/html"]
     assert "jupyter_brrr history: attention (3 runs)" in html and "<script" not in html
     assert list(history.table.index) == [1, 2, 3]
+
+
+def test_history_display_has_its_own_mime_type_with_static_fallbacks(
+    tmp_path: Path, reports: list[Report]
+) -> None:
+    store = Store(tmp_path)
+    for report, code in zip(reports, ["a = x @ x", "a = x @ x", "a = y @ x"], strict=True):
+        store.add("attention", report, code=code)
+    history = store.history("attention")
+    bundle = history._repr_mimebundle_()
+    assert set(bundle) == {HISTORY_MIME_TYPE, "text/html", "text/plain"}
+    assert HISTORY_MIME_TYPE == "application/vnd.jupyter-brrr.history+json"
+    doc = bundle[HISTORY_MIME_TYPE]
+    # JSON-safe as the front end gets it (no NaN, no numpy), and no path of the user's machine.
+    text = json.dumps(doc, allow_nan=False)
+    assert json.loads(text) == doc
+    assert str(tmp_path) not in text and STORE_DIRNAME not in text
+    assert doc["schema"] == "jupyter_brrr.history" and doc["version"] == 1
+    assert doc["name"] == "attention"
+    assert doc["runs"] == history.rows()
+    runs = doc["runs"]
+    assert [r["run"] for r in runs] == [1, 2, 3]
+    assert [r["code_changed"] for r in runs] == [None, False, True]
+    assert runs[0]["verdict"] is None
+    assert all(r["verdict"] in ("faster", "slower", "noise", "uncertain") for r in runs[1:])
+    for run, report in zip(runs, reports, strict=True):
+        assert run["span_s"] == pytest.approx(report.summary["span_s"])
+        assert run["span_s"] == pytest.approx(
+            sum(run[f"{p}_s"] for p in ("compute", "memory", "communication", "other", "idle"))
+        )
+    # The static fallbacks (nbconvert, GitHub, a front end without the extension) stay.
+    html = bundle["text/html"]
+    assert "jupyter_brrr history: attention (3 runs)" in html and "<script" not in html
+    assert html.count("<tr") == 4  # a head and one row per run
+    assert bundle["text/plain"] == repr(history)
+    assert len(bundle["text/plain"].splitlines()) == 4
+
+    # A name with no runs yet: a document with no runs, which the extension says so for.
+    empty = store.history("nothing")._repr_mimebundle_()
+    assert empty[HISTORY_MIME_TYPE] == {
+        "schema": "jupyter_brrr.history",
+        "version": 1,
+        "name": "nothing",
+        "runs": [],
+    }
+    assert "(0 runs)" in empty["text/html"]
 
 
 def test_notebook_folder_prefers_the_notebook_path(tmp_path: Path) -> None:

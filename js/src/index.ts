@@ -8,8 +8,13 @@
 
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
-import { ComparisonWidget, JobWidget } from './job_widget';
-import { COMPARISON_MIME_TYPE, JOB_MIME_TYPE, MIME_TYPE } from './schema';
+import { ComparisonWidget, HistoryWidget, JobWidget } from './job_widget';
+import {
+  COMPARISON_MIME_TYPE,
+  HISTORY_MIME_TYPE,
+  JOB_MIME_TYPE,
+  MIME_TYPE
+} from './schema';
 import { ReportWidget } from './widget';
 
 export { MIME_TYPE, parseReport, SCHEMA_VERSION, tableRows } from './schema';
@@ -62,6 +67,14 @@ export const comparisonRendererFactory: IRenderMime.IRendererFactory = {
   createRenderer: options => new ComparisonWidget(options)
 };
 
+/** Create a renderer for a named cell's runs (%brrr history NAME). */
+export const historyRendererFactory: IRenderMime.IRendererFactory = {
+  safe: true,
+  mimeTypes: [HISTORY_MIME_TYPE],
+  defaultRank: 40,
+  createRenderer: options => new HistoryWidget(options)
+};
+
 /** The job report's renderer. */
 const jobExtension: IRenderMime.IExtension = {
   id: 'jupyter-brrr:job',
@@ -81,4 +94,13 @@ const comparisonExtension: IRenderMime.IExtension = {
   dataType: 'json'
 };
 
-export default [extension, jobExtension, comparisonExtension];
+/** The history's renderer. */
+const historyExtension: IRenderMime.IExtension = {
+  id: 'jupyter-brrr:history',
+  description: "Renders a jupyter_brrr named cell's runs (%brrr history NAME).",
+  rendererFactory: historyRendererFactory,
+  rank: 40,
+  dataType: 'json'
+};
+
+export default [extension, jobExtension, comparisonExtension, historyExtension];

@@ -1,16 +1,28 @@
 /**
- * The apps of the two documents that stand beside a report, drawn with the
+ * The apps of the documents that stand beside a report, drawn with the
  * report's tab mechanism (TabbedApp, app.ts) and their tabs from tabs.ts: a
  * job report (the ranks of one torch.distributed run: Ranks and Timeline
- * tabs) and a comparison of two measurements (jupyter_brrr.diff, %brrr
- * diff). The JupyterLab renderers (job_widget.ts) and the standalone HTML
+ * tabs), a comparison of two measurements (jupyter_brrr.diff, %brrr diff)
+ * and a named cell's runs (%brrr history NAME). The JupyterLab renderers (job_widget.ts) and the standalone HTML
  * file of a job report (standalone.ts) draw with them.
  */
 
 import { IAppTools, ITabbedDocument, TabbedApp } from './app';
 import { h } from './dom';
-import { IComparison, parseComparison, parseJob, ReportError } from './schema';
-import { COMPARISON_TABS, IComparisonContext, JOB_TABS } from './tabs';
+import {
+  IComparison,
+  parseComparison,
+  parseHistoryDocument,
+  parseJob,
+  ReportError
+} from './schema';
+import {
+  COMPARISON_TABS,
+  HISTORY_TABS,
+  IComparisonContext,
+  IHistoryContext,
+  JOB_TABS
+} from './tabs';
 import { IJobContext } from './views/ranks';
 
 /** A title line: the logo, a title and plain chips. */
@@ -66,6 +78,26 @@ export class ComparisonApp extends TabbedApp<IComparisonContext> {
       ),
       tabs: COMPARISON_TABS,
       ctx: { comparison: c }
+    };
+  }
+}
+
+/** Draws a named cell's runs (%brrr history NAME): the Change tab's chart and runs table. */
+export class HistoryApp extends TabbedApp<IHistoryContext> {
+  protected build(
+    doc: unknown,
+    tools: IAppTools
+  ): ITabbedDocument<IHistoryContext> {
+    const history = parseHistoryDocument(doc);
+    const n = history.runs.length;
+    const last = n ? history.runs[n - 1] : null;
+    return {
+      header: header(`jupyter_brrr history: ${history.name}`, [
+        `${n} run${n === 1 ? '' : 's'}`,
+        last?.device || 'unknown device'
+      ]),
+      tabs: HISTORY_TABS,
+      ctx: { history, theme: tools.theme, track: tools.track }
     };
   }
 }

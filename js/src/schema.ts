@@ -1398,6 +1398,50 @@ function parseHistory(value: unknown): IHistoryRun[] | null {
   return value.map(parseHistoryRun).filter(r => r) as IHistoryRun[];
 }
 
+/** The value of a history document's `schema` field. */
+export const HISTORY_SCHEMA_NAME = 'jupyter_brrr.history';
+
+/** The history schema version this extension reads. */
+export const HISTORY_SCHEMA_VERSION = 1;
+
+/** The MIME type of a named cell's runs (%brrr history NAME) in an output bundle. */
+export const HISTORY_MIME_TYPE = 'application/vnd.jupyter-brrr.history+json';
+
+/** A named cell's runs on their own (jupyter_brrr/history_store.py, History.to_dict). */
+export interface IHistoryDocument {
+  /** Always HISTORY_SCHEMA_NAME. */
+  schema: string;
+  /** The history's own schema version. */
+  version: number;
+  /** The name the runs were kept under (%%brrr --name NAME). */
+  name: string;
+  /** Its runs, oldest first (the same rows as a report's `history`). */
+  runs: IHistoryRun[];
+}
+
+/**
+ * A history document (the history MIME type's data) with defaults filled in.
+ * Throws a ReportError where it is not one, or for a newer version.
+ */
+export function parseHistoryDocument(value: unknown): IHistoryDocument {
+  if (!isObject(value) || value.schema !== HISTORY_SCHEMA_NAME) {
+    throw new ReportError('This output is not a jupyter_brrr history.');
+  }
+  const version = num(value.version) ?? 1;
+  if (version > HISTORY_SCHEMA_VERSION) {
+    throw new ReportError(
+      `This history was written by a newer jupyter_brrr (version ${version}); ` +
+        `this extension reads version ${HISTORY_SCHEMA_VERSION}. Update jupyter_brrr.`
+    );
+  }
+  return {
+    schema: HISTORY_SCHEMA_NAME,
+    version,
+    name: str(value.name),
+    runs: parseHistory(value.runs) ?? []
+  };
+}
+
 function parseTargetFix(value: unknown): ITargetFix | null {
   if (!isObject(value)) {
     return null;

@@ -1,18 +1,20 @@
 /**
  * The tabs of each document the apps draw (app.ts): a report's, a job
- * report's and a comparison's, each in the order they are shown. A new view
- * is one entry here: its id (also its test id, `brrr-tab-<id>`), its label,
+ * report's, a comparison's and a history's, each in the order they are
+ * shown. A new view is one entry here: its id (also its test id, `brrr-tab-<id>`), its label,
  * the function that draws it into its panel, and, for a report's tab that
  * only some reports have, when it shows.
  */
 
+import type { IChartHandle, IChartTheme } from './charts';
+import { h } from './dom';
 import type { ReportData } from './model';
-import type { IComparison } from './schema';
+import type { IComparison, IHistoryDocument } from './schema';
 import { renderAB } from './views/ab';
-import { renderChange, renderComparison } from './views/change';
+import { historySection, renderChange, renderComparison } from './views/change';
 import { renderMemory } from './views/memory';
 import { renderSweep } from './views/sweep';
-import type { IViewContext } from './views/common';
+import { emptyState, type IViewContext } from './views/common';
 import { renderOperators } from './views/operators';
 import { renderOverview } from './views/overview';
 import { IJobContext, renderRankTimeline, renderRanks } from './views/ranks';
@@ -100,5 +102,41 @@ export const COMPARISON_TABS: ITab<IComparisonContext>[] = [
     label: 'Change',
     render: (panel, ctx) =>
       renderComparison(panel, ctx.comparison, 'What changed')
+  }
+];
+
+/** What a history's tab draws from. */
+export interface IHistoryContext {
+  /** A named cell's runs (%brrr history NAME). */
+  history: IHistoryDocument;
+  /** Colours of the current theme. */
+  theme(): IChartTheme;
+  /** Keep a chart so that it is removed with the view. */
+  track(handle: IChartHandle): void;
+}
+
+/** A history's tabs: the Change tab's chart of the runs and its runs table. */
+export const HISTORY_TABS: ITab<IHistoryContext>[] = [
+  {
+    id: 'history',
+    label: 'Runs',
+    render: async (panel, ctx) => {
+      const runs = ctx.history.runs;
+      if (!runs.length) {
+        panel.appendChild(
+          emptyState(
+            'No runs of this name yet.',
+            `Run a cell with %%brrr --name ${ctx.history.name}: each run is kept under the name.`
+          )
+        );
+        return;
+      }
+      const sec = h('section', {
+        class: 'jp-brrr-section',
+        data: { testid: 'brrr-history' }
+      });
+      panel.appendChild(sec);
+      await historySection(runs, null, ctx, sec);
+    }
   }
 ];

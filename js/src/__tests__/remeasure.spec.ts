@@ -16,6 +16,7 @@ import {
   jobRankRows,
   jobStepRows,
   parseComparison,
+  parseHistoryDocument,
   parseJob,
   parseReport,
   ReportError
@@ -88,6 +89,25 @@ describe('a named run', () => {
   it('is no comparison when the document is something else', () => {
     expect(parseComparison(null)).toBeNull();
     expect(parseComparison({ schema: 'jupyter_brrr.report' })).toBeNull();
+  });
+
+  it('reads a history document (%brrr history NAME) with the same runs', () => {
+    const doc = readJson('reports', 'named.json');
+    const history = parseHistoryDocument({
+      schema: 'jupyter_brrr.history',
+      version: 1,
+      name: 'mm',
+      runs: doc.history
+    });
+    expect(history.name).toBe('mm');
+    expect(history.runs).toEqual(parseReport(doc).history);
+    expect(
+      parseHistoryDocument({ schema: 'jupyter_brrr.history', name: 'x' }).runs
+    ).toEqual([]);
+    expect(() => parseHistoryDocument(doc)).toThrow(ReportError);
+    expect(() =>
+      parseHistoryDocument({ schema: 'jupyter_brrr.history', version: 2 })
+    ).toThrow(/newer jupyter_brrr/);
   });
 });
 

@@ -630,8 +630,11 @@ function targetSection(t: ITarget, span: number | null): HTMLElement {
   return sec;
 }
 
-/** The named cell's runs: a chart of span and split per run, and a table. */
-async function historySection(
+/**
+ * The named cell's runs: a chart of span and split per run, and a table (the
+ * Change tab's, and a history's own view: tabs.ts HISTORY_TABS).
+ */
+export async function historySection(
   runs: IHistoryRun[],
   goal: number | null,
   ctx: IChangeContext,
