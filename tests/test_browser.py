@@ -50,6 +50,7 @@ from browser.lab import (
     report_bundle,
     write_notebook,
 )
+from browser.pages import rows_of
 
 pytestmark = browser_marks()
 
@@ -102,12 +103,6 @@ def gpu_report():
     import jupyter_brrr
 
     return jupyter_brrr.load(GPU_TRACE)
-
-
-def rows_of(table: dict) -> list[dict]:
-    """A report table ({columns, data}) as a list of dicts."""
-    cols = table["columns"]
-    return [dict(zip(cols, row, strict=True)) for row in table["data"]]
 
 
 def xss_real_doc(doc: dict) -> dict:

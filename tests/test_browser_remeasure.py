@@ -28,9 +28,11 @@ from browser.lab import (
     app_errors,
     browser_marks,
     open_notebook,
+    rank_rows,
     report_bundle,
     write_notebook,
 )
+from browser.pages import rows_of
 
 pytestmark = browser_marks()
 
@@ -48,10 +50,6 @@ ARTIFACTS = REPO / "tests" / "artifacts" / "browser"  # git-ignored screenshots
 # js/src/format.ts's fmtTime is display.seconds's rule (tests/data/display_cases.json holds them
 # together): the Python side says what the page shows.
 fmt_time = display.seconds
-
-
-def rows_of(table: dict) -> list[dict]:
-    return [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
 
 
 # --- server, browser ---------------------------------------------------------------------------------
@@ -419,10 +417,7 @@ def test_ranks_tab_and_rank_timeline_of_a_job(lab, page_of) -> None:
 
     # One row per rank: span, busy (span less idle), exposed communication, all of it.
     ranks = rows_of(doc["ranks"])
-    rows = root.locator('[data-testid="brrr-rank-row"]')
-    assert rows.evaluate_all("rs => rs.map(r => Number(r.dataset.rank))") == [
-        r["rank"] for r in ranks
-    ]
+    rows = rank_rows(root, ranks)
     for i, r in enumerate(ranks):
         cells = rows.nth(i).locator("td").all_inner_texts()
         assert cells[1] == fmt_time(r["span_s"])

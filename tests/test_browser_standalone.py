@@ -18,7 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser.lab import REPO, app_errors, browser_marks
+from browser.lab import REPO, app_errors, browser_marks, rank_rows
+from browser.pages import rows_of
 
 pytestmark = browser_marks(slow=False)
 
@@ -100,10 +101,6 @@ def open_view(opened: Opened, view: str) -> None:
     opened.page.evaluate(
         "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
     )
-
-
-def rows_of(table: dict) -> list[dict]:
-    return [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
 
 
 def test_every_view_draws_offline_from_the_report_in_the_file(open_file, gpu_report):
@@ -244,10 +241,7 @@ def test_a_job_reports_tabs_draw_offline_from_its_file(open_file):
 
     # The Ranks tab: one row per rank with the JSON's figures, the collectives, the straggler.
     ranks = rows_of(doc["ranks"])
-    rows = root.locator('[data-testid="brrr-rank-row"]')
-    assert rows.evaluate_all("rs => rs.map(r => Number(r.dataset.rank))") == [
-        r["rank"] for r in ranks
-    ]
+    rows = rank_rows(root, ranks)
     for i, r in enumerate(ranks):
         cells = rows.nth(i).locator("td").all_inner_texts()
         assert cells[1] == fmt_time(r["span_s"])

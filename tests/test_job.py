@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from browser.pages import REMOTE, page_data
 
 import jupyter_brrr
 from jupyter_brrr import JobReport, Report, SchemaError
@@ -254,20 +255,6 @@ def test_names_from_traces_are_escaped(job: JobReport) -> None:
 
     page = job_html.render(hostile)
     assert "<script>" not in page and "<img src=x" not in page
-
-
-# Anything a page could load from elsewhere: a script, style, image or frame with a remote address.
-REMOTE = re.compile(
-    r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE
-)
-
-
-def page_data(page: str) -> dict:
-    """The JSON that a standalone page carries."""
-    (block,) = re.findall(
-        r'<script type="application/json" id="jupyter-brrr-report">(.*?)</script>', page, re.S
-    )
-    return json.loads(block)
 
 
 def test_save_html_is_one_offline_file_with_the_app_and_the_job(

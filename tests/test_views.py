@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser.pages import REMOTE, page_data
 
 import jupyter_brrr
 from jupyter_brrr.report import Report
@@ -392,19 +393,6 @@ def test_empty_report(cpu_trace: Report) -> None:
 
 
 # --- the standalone HTML file -------------------------------------------------------------------
-
-# A script or stylesheet that the page would fetch: an http(s) URL, or a protocol-relative one.
-REMOTE = re.compile(
-    r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE
-)
-
-
-def page_data(page: str) -> dict:
-    """The report JSON that a standalone page carries."""
-    (block,) = re.findall(
-        r'<script type="application/json" id="jupyter-brrr-report">(.*?)</script>', page, re.S
-    )
-    return json.loads(block)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cpu_live", "ab"])

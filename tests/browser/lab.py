@@ -360,3 +360,13 @@ def kernel_status(page: Any) -> str | None:
 def app_errors(errors: list[str]) -> list[str]:
     """The console errors that come from the report renderer or BokehJS."""
     return [e for e in errors if "brrr" in e.lower() or "bokeh" in e.lower()]
+
+
+def rank_rows(root: Any, ranks: list[dict]) -> Any:
+    """The Ranks tab's rows (a Playwright locator), checked to be one per rank of the job's
+    JSON, in its order."""
+    rows = root.locator('[data-testid="brrr-rank-row"]')
+    assert rows.evaluate_all("rs => rs.map(r => Number(r.dataset.rank))") == [
+        r["rank"] for r in ranks
+    ]
+    return rows
