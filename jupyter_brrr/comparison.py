@@ -478,6 +478,16 @@ class Comparison:
 
     # --- display --------------------------------------------------------------------------------
 
+    mime_type = COMPARISON_MIME_TYPE
+
+    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
+        """Write the comparison as one self-contained interactive HTML file: the Change view
+        that draws it in JupyterLab, inlined next to its JSON (it opens offline). Written whole
+        or not at all. Returns the path."""
+        from .views import standalone
+
+        return standalone.save_html(self, path, title=title)
+
     def __repr__(self) -> str:
         from .views import change
 

@@ -174,6 +174,19 @@ class History:
             "runs": self.rows(),
         }
 
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    mime_type = HISTORY_MIME_TYPE
+
+    def save_html(self, path: str | os.PathLike, title: str | None = None) -> Path:
+        """Write the runs as one self-contained interactive HTML file: the chart and table that
+        draw them in JupyterLab, inlined next to their JSON (it opens offline). Written whole or
+        not at all. Returns the path."""
+        from .views import standalone
+
+        return standalone.save_html(self, path, title=title)
+
     def __repr__(self) -> str:
         from .views import change
 

@@ -1,6 +1,7 @@
-"""The standalone HTML file (``report.save_html``) in Chromium, opened from disk with every
-request that is not a file refused: the report app draws every view, offline, from the report in
-the page, as it does in JupyterLab (test_browser.py checks the same figures there).
+"""The standalone HTML file (``save_html`` of a report, a job report, a comparison or a history)
+in Chromium, opened from disk with every request that is not a file refused: the bundle's apps
+draw every view, offline, from the document in the page, as they do in JupyterLab
+(test_browser.py and test_browser_remeasure.py check the same figures there).
 
 Each test writes its own file and opens its own page: no test depends on another, or on their
 order. No jupyter server is needed.
@@ -48,7 +49,8 @@ class Opened:
 
 @pytest.fixture
 def open_file(browser, tmp_path):
-    """Write a report with save_html and open the file in a fresh page (offline)."""
+    """Write a report (or a job report, comparison, history) with save_html and open the file
+    in a fresh page (offline)."""
     contexts = []
 
     def open_(report) -> Opened:
@@ -268,6 +270,81 @@ def test_a_job_reports_tabs_draw_offline_from_its_file(open_file):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     root.screenshot(path=str(ARTIFACTS / "standalone_job.png"))
     assert opened.page.evaluate("() => window.__xss") is None
+    assert opened.page.evaluate("() => window.__brrrInjected") == []
+    assert opened.remote == [], f"the page asked the network for {opened.remote}"
+    assert app_errors(opened.errors) == []
+
+
+def test_a_comparison_and_a_history_draw_offline_from_their_files(open_file, tmp_path):
+    """jupyter_brrr.diff(...).save_html and History.save_html: the Change view of a real
+    eager -> compiled comparison and the runs chart and table of a named cell's runs (kept in a
+    store in this test's folder), each drawn by its app of the bundle with no network."""
+    import jupyter_brrr
+    from jupyter_brrr import display, history_store
+
+    fmt_time = display.seconds  # js/src/format.ts's fmtTime: what the page shows
+
+    # The comparison: the Change view alone, its verdict and its ops as the JSON has them.
+    comparison = jupyter_brrr.diff(DATA / "coscos_eager.json.gz", DATA / "coscos_compiled.json.gz")
+    doc = json.loads(comparison.to_json())
+    opened = open_file(comparison)
+    root = opened.root
+    assert root.get_attribute("data-state") == "done", root.inner_text()
+    assert root.locator(".jp-brrr-tab").evaluate_all("els => els.map(e => e.dataset.tab)") == [
+        "change"
+    ]
+    assert root.locator(".jp-brrr-title").inner_text().startswith("jupyter_brrr change: ")
+    open_view(opened, "change")
+    headline = root.locator('[data-testid="brrr-change-headline"]')
+    assert headline.get_attribute("data-verdict") == doc["span"]["verdict"]
+    assert fmt_time(doc["span"]["before_s"]) in headline.inner_text()
+    assert fmt_time(doc["span"]["after_s"]) in headline.inner_text()
+    ops = rows_of(doc["ops"])
+    vanished = [o for o in ops if o["status"] == "vanished"]
+    assert vanished
+    root.locator('[data-testid="brrr-change-filter-all"]').click()
+    assert root.locator('[data-testid="brrr-change-op"]').count() == len(ops)
+    assert root.locator('[data-testid="brrr-change-op"][data-status="vanished"]').count() == len(
+        vanished
+    )
+    for line in doc["shift"]:
+        assert line in root.locator('[data-testid="brrr-change-shift"]').inner_text()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    root.screenshot(path=str(ARTIFACTS / "standalone_comparison.png"))
+    assert opened.remote == [], f"the page asked the network for {opened.remote}"
+    assert app_errors(opened.errors) == []
+
+    # The history: two runs of a name, kept with the store's own function.
+    store = history_store.Store(tmp_path / "store")
+    store.add("mm", jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz"))
+    store.add("mm", jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.fixed.json.gz"))
+    history = store.history("mm")
+    runs = json.loads(history.to_json())["runs"]
+    opened = open_file(history)
+    root = opened.root
+    assert root.get_attribute("data-state") == "done", root.inner_text()
+    assert root.locator(".jp-brrr-tab").evaluate_all("els => els.map(e => e.dataset.tab)") == [
+        "history"
+    ]
+    assert root.locator(".jp-brrr-title").inner_text() == "jupyter_brrr history: mm"
+    assert "2 runs" in root.locator(".jp-brrr-chips").inner_text()
+    open_view(opened, "history")
+    chart = root.locator('[data-testid="brrr-history-chart"]')
+    assert chart.locator("canvas").count() >= 1
+    assert chart.get_attribute("data-runs") == "2"
+    points = chart.evaluate("el => el.jupyterBrrrRuns()")
+    assert [p["run"] for p in points] == [r["run"] for r in runs] == [1, 2]
+    assert [p["span_s"] for p in points] == pytest.approx([r["span_s"] for r in runs])
+    # The runs table, newest first, with each run's span and verdict against the run before.
+    rows = root.locator('[data-testid="brrr-history-table"] tbody tr')
+    assert rows.evaluate_all("rs => rs.map(r => [Number(r.dataset.run), r.dataset.verdict])") == [
+        [r["run"], r["verdict"] or ""] for r in reversed(runs)
+    ]
+    for i, r in enumerate(reversed(runs)):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[0] == str(r["run"])
+        assert cells[2] == fmt_time(r["span_s"])
+    root.screenshot(path=str(ARTIFACTS / "standalone_history.png"))
     assert opened.page.evaluate("() => window.__brrrInjected") == []
     assert opened.remote == [], f"the page asked the network for {opened.remote}"
     assert app_errors(opened.errors) == []

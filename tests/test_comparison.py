@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from browser.pages import REMOTE, page_data
 
 import jupyter_brrr
 from jupyter_brrr import comparison as comparison_module
@@ -26,6 +28,7 @@ from jupyter_brrr.comparison import (
     span_change,
 )
 from jupyter_brrr.report import Report, SchemaError
+from jupyter_brrr.views import standalone
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -540,3 +543,46 @@ def test_the_same_code_with_the_same_gpu_work_is_noise_whatever_the_host_loop_sa
         before, timed_on_host(article_report(0.075, idle_s=0.010), 100e-6), code_same=True
     )
     assert busier.verdict == "slower"
+
+
+# --- the standalone HTML file -------------------------------------------------------------------
+
+
+def test_save_html_is_one_offline_file_with_the_app_and_the_comparison(tmp_path: Path) -> None:
+    """jupyter_brrr.diff(...).save_html: the bundle's app and styles inlined next to the
+    comparison's JSON (data, never run), nothing loaded from elsewhere, names kept as text."""
+    before = jupyter_brrr.load(DATA / "coscos_eager.json.gz")
+    after = jupyter_brrr.load(DATA / "coscos_compiled.json.gz")
+    before.name, after.name = "<script>alert(1)</script>", "compiled & fused"
+    comparison = jupyter_brrr.diff(before, after)
+    path = comparison.save_html(tmp_path / "change.html")
+    assert path == tmp_path / "change.html"
+    page = path.read_text(encoding="utf-8")
+    assert not REMOTE.search(page), "the page loads something from elsewhere"
+    assert not re.search(r"@import|url\(\s*[\"']?(?:https?:)?//", page), "a style from elsewhere"
+    script, styles = standalone.app()
+    assert script in page and styles in page
+    assert len(re.findall(r"<script\b", page)) == 2
+    assert page_data(page) == json.loads(comparison.to_json())
+    assert page_data(page)["schema"] == COMPARISON_SCHEMA
+    assert Comparison.from_json(page_data(page)).to_json() == comparison.to_json()
+    assert "<script>alert" not in page
+    # Titled as the app's header: both sides, escaped.
+    assert (
+        "<title>jupyter_brrr change: &lt;script&gt;alert(1)&lt;/script&gt; \u2192 "
+        "compiled &amp; fused</title>" in page
+    )
+    titled = comparison.save_html(tmp_path / "titled.html", title="eager vs compiled")
+    assert "<title>eager vs compiled</title>" in titled.read_text(encoding="utf-8")
+
+
+def test_save_html_of_a_comparison_refuses_a_bad_path(tmp_path: Path) -> None:
+    comparison = jupyter_brrr.diff(article_report(0.060), article_report(0.020))
+    with pytest.raises(FileNotFoundError, match=r"the folder .*nowhere does not exist"):
+        comparison.save_html(tmp_path / "nowhere" / "change.html")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"it is a folder.*comparison\.html"):
+        comparison.save_html(tmp_path / "out")
+    # Nothing half written: no temporary file left beside the folder.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert list((tmp_path / "out").iterdir()) == []

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
 import torch
+from browser.pages import REMOTE, page_data
 
 import jupyter_brrr
 from jupyter_brrr import history_store
@@ -21,6 +23,7 @@ from jupyter_brrr.history_store import (
     trimmed,
 )
 from jupyter_brrr.report import Report
+from jupyter_brrr.views import standalone
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 
@@ -218,3 +221,45 @@ def test_notebook_folder_prefers_the_notebook_path(tmp_path: Path) -> None:
     # A path that is not a file here (a server-relative name) falls back to the working dir.
     assert history_store.notebook_folder({"__session__": "analysis.ipynb"}) == Path.cwd()
     assert history_store.notebook_folder({}) == Path.cwd()
+
+
+# --- the standalone HTML file -------------------------------------------------------------------
+
+
+def test_save_html_is_one_offline_file_with_the_app_and_the_runs(
+    tmp_path: Path, reports: list[Report]
+) -> None:
+    """History.save_html: the bundle's app and styles inlined next to the history's JSON (the
+    runs as rows() gives them, no store path), nothing loaded from elsewhere, the name as text."""
+    name = "<img src=x onerror=alert(1)>"
+    store = Store(tmp_path / "store")
+    for report in reports:
+        store.add(name, report, code="x")
+    history = store.history(name)
+    path = history.save_html(tmp_path / "runs.html")
+    assert path == tmp_path / "runs.html"
+    page = path.read_text(encoding="utf-8")
+    assert not REMOTE.search(page), "the page loads something from elsewhere"
+    assert not re.search(r"@import|url\(\s*[\"']?(?:https?:)?//", page), "a style from elsewhere"
+    script, styles = standalone.app()
+    assert script in page and styles in page
+    assert len(re.findall(r"<script\b", page)) == 2
+    assert page_data(page) == json.loads(history.to_json()) == history.to_dict()
+    assert page_data(page)["schema"] == "jupyter_brrr.history"
+    assert [r["run"] for r in page_data(page)["runs"]] == [1, 2, 3]
+    assert str(tmp_path) not in page
+    assert "<img src=x" not in page
+    assert "<title>jupyter_brrr history: &lt;img src=x onerror=alert(1)&gt;</title>" in page
+
+
+def test_save_html_of_a_history_refuses_a_bad_path(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path / "store")
+    store.add("mm", reports[0])
+    history = store.history("mm")
+    with pytest.raises(FileNotFoundError, match=r"the folder .*nowhere does not exist"):
+        history.save_html(tmp_path / "nowhere" / "runs.html")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"it is a folder.*history\.html"):
+        history.save_html(tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "store"]
+    assert list((tmp_path / "out").iterdir()) == []

@@ -3,8 +3,9 @@
  * report's tab mechanism (TabbedApp, app.ts) and their tabs from tabs.ts: a
  * job report (the ranks of one torch.distributed run: Ranks and Timeline
  * tabs), a comparison of two measurements (jupyter_brrr.diff, %brrr diff)
- * and a named cell's runs (%brrr history NAME). The JupyterLab renderers (job_widget.ts) and the standalone HTML
- * file of a job report (standalone.ts) draw with them.
+ * and a named cell's runs (%brrr history NAME). The JupyterLab renderers
+ * (job_widget.ts) and the standalone HTML file of each (standalone.ts) draw
+ * with them.
  */
 
 import { IAppTools, ITabbedDocument, TabbedApp } from './app';

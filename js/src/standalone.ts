@@ -1,21 +1,27 @@
 /**
- * The standalone HTML file's entry point (`report.save_html(path)`,
- * `job.save_html(path)`): the same apps as in JupyterLab, bundled with
+ * The standalone HTML file's entry point (`save_html(path)` of a report, a
+ * job report, a comparison or a history): the same apps as in JupyterLab, bundled with
  * BokehJS into one script that the Python side inlines next to the report
  * JSON, so the file opens offline and looks like the notebook view.
  *
  * The page holds the document in a `<script type="application/json">` block
  * (data, never executed) and an element to draw into; both are found by id.
- * A job report (its schema says so) is drawn by the job app, anything else
- * by the report app, which says why when it cannot read it.
+ * The document's schema picks the app: a job report's the job app, a
+ * comparison's the comparison app (the Change view), a history's the history
+ * app (its runs chart and table); anything else the report app, which says
+ * why when it cannot read it.
  */
 
 import { ReportApp } from './app';
 import * as charts from './charts';
-import { JobApp } from './job_app';
-import { JOB_SCHEMA_NAME } from './schema';
+import { ComparisonApp, HistoryApp, JobApp } from './job_app';
+import {
+  COMPARISON_SCHEMA_NAME,
+  HISTORY_SCHEMA_NAME,
+  JOB_SCHEMA_NAME
+} from './schema';
 
-/** The id of the element that holds the report (or job report) JSON. */
+/** The id of the element that holds the document's JSON. */
 export const DATA_ID = 'jupyter-brrr-report';
 /** The id of the element the report is drawn into. */
 export const ROOT_ID = 'jupyter-brrr-root';
@@ -35,13 +41,20 @@ export async function main(): Promise<void> {
   } catch {
     doc = null; // the app shows why it cannot read it
   }
-  const isJob =
-    typeof doc === 'object' &&
-    doc !== null &&
-    (doc as { schema?: unknown }).schema === JOB_SCHEMA_NAME;
+  const schema =
+    typeof doc === 'object' && doc !== null
+      ? (doc as { schema?: unknown }).schema
+      : undefined;
   // BokehJS is part of this bundle: no lazy loading from elsewhere.
   const options = { charts: () => Promise.resolve(charts) };
-  const app = isJob ? new JobApp(root, options) : new ReportApp(root, options);
+  const app =
+    schema === JOB_SCHEMA_NAME
+      ? new JobApp(root, options)
+      : schema === COMPARISON_SCHEMA_NAME
+        ? new ComparisonApp(root, options)
+        : schema === HISTORY_SCHEMA_NAME
+          ? new HistoryApp(root, options)
+          : new ReportApp(root, options);
   await app.render(doc);
 }
 

@@ -1,11 +1,13 @@
-"""The standalone HTML file of a report (``report.save_html(path)``) or of a job report
-(``job.save_html(path)``): the same TypeScript app that draws it in JupyterLab and Notebook 7
-(``js/src/app.ts``, ``js/src/job_app.ts``), with BokehJS inside it, inlined next to the JSON in
-ONE file. It opens offline, from anywhere, and looks like the notebook view.
+"""The standalone HTML file of a report (``report.save_html(path)``), a job report
+(``job.save_html(path)``), a comparison (``jupyter_brrr.diff(...).save_html(path)``) or a named
+cell's runs (``jupyter_brrr.history(name).save_html(path)``): the same TypeScript app that draws
+it in JupyterLab and Notebook 7 (``js/src/app.ts``, ``js/src/job_app.ts``), with BokehJS inside
+it, inlined next to the JSON in ONE file. It opens offline, from anywhere, and looks like the
+notebook view.
 
 The app is built by ``jlpm build`` (``js/build-standalone.js``) into ``jupyter_brrr/standalone/``
-(``report.js`` and ``report.css``), which the wheel ships; one script draws both kinds of
-document, the job app where the JSON's schema says it is a job report. The JSON sits in a
+(``report.js`` and ``report.css``), which the wheel ships; one script draws every kind of
+document, picking the app by the JSON's schema (``js/src/standalone.ts``). The JSON sits in a
 ``<script type="application/json">`` block, which browsers never run; the app reads it as data
 and sets every string from it as text (as the safe MIME renderer does).
 """
@@ -19,12 +21,18 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..comparison import COMPARISON_MIME_TYPE, Comparison, Side
+from ..history_store import HISTORY_MIME_TYPE
 from ..report import _write_whole
 from ..schema import JOB_MIME_TYPE
 
 if TYPE_CHECKING:
+    from ..history_store import History
     from ..job import JobReport
     from ..report import Report
+
+    # What a page can hold: each has ``to_json()`` and ``mime_type``.
+    Document = Report | JobReport | Comparison | History
 
 BUILT = Path(__file__).resolve().parent.parent / "standalone"
 # The ids js/src/standalone.ts looks for.
@@ -60,23 +68,38 @@ def app() -> tuple[str, str]:
     return text, styles.read_text(encoding="utf-8")
 
 
-def report_json(report: Report | JobReport) -> str:
-    """The report (or job report) JSON, safe inside a script block."""
+def report_json(report: Document) -> str:
+    """The document's JSON (a report's, a job report's, ...), safe inside a script block."""
     text = report.to_json()
     return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group()], text)
 
 
-def kind_of(report: Report | JobReport) -> str:
-    """What the page holds, in its title's words: "job" (a job report) or "report"."""
-    return "job" if report.mime_type == JOB_MIME_TYPE else "report"
+_KINDS = {JOB_MIME_TYPE: "job", COMPARISON_MIME_TYPE: "comparison", HISTORY_MIME_TYPE: "history"}
 
 
-def render(report: Report | JobReport, title: str | None = None) -> str:
+def kind_of(report: Document) -> str:
+    """What the page holds, in a word: "job" (a job report), "comparison", "history" or
+    "report"."""
+    return _KINDS.get(report.mime_type, "report")
+
+
+def default_title(report: Document) -> str:
+    """The page's title when none is given: what the app's header says it is."""
+    if isinstance(report, Comparison):
+
+        def side(s: Side) -> str:
+            label = s.name or s.label
+            return f"{label} (run {s.run})" if s.run is not None else label
+
+        return f"jupyter_brrr change: {side(report.before)} \u2192 {side(report.after)}"
+    name = report.name
+    return f"jupyter_brrr {kind_of(report)}{': ' + str(name) if name else ''}"
+
+
+def render(report: Document, title: str | None = None) -> str:
     """The whole page, as text."""
     script, styles = app()
-    title = (
-        title or f"jupyter_brrr {kind_of(report)}{': ' + str(report.name) if report.name else ''}"
-    )
+    title = title or default_title(report)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -91,7 +114,7 @@ def render(report: Report | JobReport, title: str | None = None) -> str:
     )
 
 
-def save_html(report: Report | JobReport, path: str | PathLike, title: str | None = None) -> Path:
+def save_html(report: Document, path: str | PathLike, title: str | None = None) -> Path:
     """Write the page to ``path``; returns it. The page is made first and written whole, through
     a temporary file beside it: a failure (no app built, a bad path, a full disk) leaves no half
     page, and an older file at ``path`` as it was."""
@@ -113,4 +136,4 @@ def save_html(report: Report | JobReport, path: str | PathLike, title: str | Non
     return path
 
 
-__all__ = ["AppNotBuilt", "kind_of", "render", "report_json", "save_html"]
+__all__ = ["AppNotBuilt", "default_title", "kind_of", "render", "report_json", "save_html"]
