@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser.lab import REPO, app_errors, browser_marks, rank_rows
+from browser.lab import REPO, app_errors, browser_marks, history_rows, rank_rows
 from browser.pages import rows_of
 
 pytestmark = browser_marks(slow=False)
@@ -336,14 +336,7 @@ def test_a_comparison_and_a_history_draw_offline_from_their_files(open_file, tmp
     assert [p["run"] for p in points] == [r["run"] for r in runs] == [1, 2]
     assert [p["span_s"] for p in points] == pytest.approx([r["span_s"] for r in runs])
     # The runs table, newest first, with each run's span and verdict against the run before.
-    rows = root.locator('[data-testid="brrr-history-table"] tbody tr')
-    assert rows.evaluate_all("rs => rs.map(r => [Number(r.dataset.run), r.dataset.verdict])") == [
-        [r["run"], r["verdict"] or ""] for r in reversed(runs)
-    ]
-    for i, r in enumerate(reversed(runs)):
-        cells = rows.nth(i).locator("td").all_inner_texts()
-        assert cells[0] == str(r["run"])
-        assert cells[2] == fmt_time(r["span_s"])
+    history_rows(root, runs)
     root.screenshot(path=str(ARTIFACTS / "standalone_history.png"))
     assert opened.page.evaluate("() => window.__brrrInjected") == []
     assert opened.remote == [], f"the page asked the network for {opened.remote}"

@@ -370,3 +370,20 @@ def rank_rows(root: Any, ranks: list[dict]) -> Any:
         r["rank"] for r in ranks
     ]
     return rows
+
+
+def history_rows(root: Any, runs: list[dict]) -> Any:
+    """The runs table of a history (a Playwright locator), checked against its ``runs`` (the
+    history's rows): newest first, each with its run number, its verdict against the run
+    before, and its span as the page formats it."""
+    from jupyter_brrr import display
+
+    rows = root.locator('[data-testid="brrr-history-table"] tbody tr')
+    assert rows.evaluate_all("rs => rs.map(r => [Number(r.dataset.run), r.dataset.verdict])") == [
+        [r["run"], r["verdict"] or ""] for r in reversed(runs)
+    ]
+    for i, r in enumerate(reversed(runs)):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[0] == str(r["run"])
+        assert cells[2] == display.seconds(r["span_s"])
+    return rows

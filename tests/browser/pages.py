@@ -24,3 +24,18 @@ def page_data(page: str) -> dict:
 def rows_of(table: dict) -> list[dict]:
     """A report table ({columns, data}, pandas' "split" orientation) as a list of dicts."""
     return [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+
+
+def offline_page(page: str) -> dict:
+    """Checks that a standalone page is one offline file: it loads nothing from elsewhere (no
+    remote script, style, image or frame, no remote style import), inlines the bundle's app and
+    styles, and has exactly two script blocks (its JSON, never run, and the app). Returns the
+    JSON it carries."""
+    from jupyter_brrr.views import standalone
+
+    assert not REMOTE.search(page), "the page loads something from elsewhere"
+    assert not re.search(r"@import|url\(\s*[\"']?(?:https?:)?//", page), "a style from elsewhere"
+    script, styles = standalone.app()
+    assert script in page and styles in page
+    assert len(re.findall(r"<script\b", page)) == 2
+    return page_data(page)
