@@ -13,6 +13,7 @@ says why and every reading is None: nothing here may fail the user's code.
 from __future__ import annotations
 
 import contextlib
+import statistics
 import time
 from collections.abc import Sequence
 from itertools import pairwise
@@ -119,12 +120,10 @@ def fastest_host_loop_s() -> float | None:
 def host_slowdown(loops: Sequence[float | None], fastest: float | None) -> float | None:
     """How much slower than ``fastest`` the host ran for the median of ``loops`` (1.0 = at its
     best), or None without readings."""
-    values = sorted(v for v in loops if v)
+    values = [v for v in loops if v]
     if not values or not fastest:
         return None
-    middle = len(values) // 2
-    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-    return median / fastest
+    return statistics.median(values) / fastest
 
 
 def round_hosts(readings: Sequence[float]) -> list[float]:

@@ -330,9 +330,7 @@ def host_explains(
     else:
         within = host**2 * (1.0 - span.drift) <= ratio < 1.0
     if gpu and within:
-        busy_before = float(split.loc[["compute", "memory", "other"], "before_s"].sum())
-        busy_after = float(split.loc[["compute", "memory", "other"], "after_s"].sum())
-        within = abs(busy_after - busy_before) < span.drift * max(busy_before, busy_after)
+        within = _same_busy(split, span.drift)
     if not within:
         return span
     way = "slower" if host > 1.0 else "faster"
@@ -646,6 +644,18 @@ def judge_span(
     return span
 
 
+def _busy(split: pd.DataFrame) -> tuple[float, float]:
+    """The GPU's (or the ops') busy time per run before and after: the split less idle."""
+    busy = split.loc[["compute", "memory", "other"]]
+    return float(busy["before_s"].sum()), float(busy["after_s"].sum())
+
+
+def _same_busy(split: pd.DataFrame, drift: float) -> bool:
+    """The busy time moved by less than ``drift`` of the larger side."""
+    before, after = _busy(split)
+    return abs(after - before) < drift * max(before, after)
+
+
 def _same_work(counts: pd.DataFrame) -> bool:
     """The same kernels and launches per run on both sides (within 1%)."""
     return all(
@@ -661,12 +671,9 @@ def _same_code_explains(span: SpanChange, split: pd.DataFrame, counts: pd.DataFr
     launches, and the GPU was busy as long: the change is time the GPU waited for the host,
     whose speed moves between measurements (on the H200 machine by 10-25% for a GPT-2 forward
     between captures 1.4 s apart, which the fixed Python loop did not always see). Noise."""
-    busy_before = float(split.loc[["compute", "memory", "other"], "before_s"].sum())
-    busy_after = float(split.loc[["compute", "memory", "other"], "after_s"].sum())
-    if not _same_work(counts):
+    if not (_same_work(counts) and _same_busy(split, span.drift)):
         return span
-    if abs(busy_after - busy_before) >= span.drift * max(busy_before, busy_after):
-        return span
+    busy_before, busy_after = _busy(split)
     span.reason = (
         f"the same code ran both times, with the same kernels and launches and the GPU busy as "
         f"long ({busy_before * 1e3:.3g} -> {busy_after * 1e3:.3g} ms): the {span.change:+.1%} is "

@@ -24,7 +24,7 @@ from ..attribution import Attribution
 from ..capture import ProfilerInUseError, capture
 from .ab import CellAB, stateful_refusal
 from .cell import NotebookCell
-from .shell import hidden_names, prompt_number, widgets_enabled
+from .shell import hidden_names, progress_printers, prompt_number, widgets_enabled
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -313,14 +313,7 @@ class BrrrMagics(Magics):
         __tracebackhide__ = True
         from ..actions import ab
 
-        say = (
-            (lambda text: None)
-            if args.quiet
-            else (lambda text: print(f"%%brrr --ab: {text}", flush=True))
-        )
-
-        def tell(text: str) -> None:  # what concerns the user's data: printed even with --quiet
-            print(f"%%brrr --ab: {text}", flush=True)
+        say, tell = progress_printers("--ab", args.quiet)
 
         cell_ab = CellAB(
             code,

@@ -1,4 +1,5 @@
-"""What the notebook front end asks of IPython's shell, in one place.
+"""What the notebook front end asks of IPython's shell, in one place, and how its long-running
+flags print their progress.
 
 The rest of the package never sees the shell: the front end reads the user's namespace, the
 cell's source and the kernel from it, and passes plain values (a namespace dict, names, code)
@@ -7,6 +8,7 @@ down to the core and the actions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,3 +49,20 @@ def widgets_enabled(shell: object) -> bool:
     except ImportError:
         return False
     return True
+
+
+def progress_printers(
+    flag: str, quiet: bool
+) -> tuple[Callable[[str], None], Callable[[str], None]]:
+    """``say`` and ``tell`` for a long-running flag (``--ab``, ``--sweep``): lines prefixed with
+    ``%%brrr FLAG:``. ``say`` is progress, silent with ``--quiet``; ``tell`` is what concerns the
+    user's data, printed even then."""
+
+    def tell(text: str) -> None:
+        print(f"%%brrr {flag}: {text}", flush=True)
+
+    def say(text: str) -> None:
+        if not quiet:
+            tell(text)
+
+    return say, tell

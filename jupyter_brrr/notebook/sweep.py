@@ -33,7 +33,7 @@ from ..capture import ProfilerInUseError
 from ..memory import memory_breakdown
 from .ab import stateful_refusal
 from .cell import NotebookCell
-from .shell import hidden_names, widgets_enabled
+from .shell import hidden_names, progress_printers, widgets_enabled
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -54,14 +54,7 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     """``--sweep NAME=SIZES`` (with ``--memory``, the breakdown at the best size)."""
     __tracebackhide__ = True
 
-    say = (
-        (lambda text: None)
-        if args.quiet
-        else (lambda text: print(f"%%brrr --sweep: {text}", flush=True))
-    )
-
-    def tell(text: str) -> None:  # what concerns the user's data: printed even with --quiet
-        print(f"%%brrr --sweep: {text}", flush=True)
+    say, tell = progress_printers("--sweep", args.quiet)
 
     var, sizes = args.sweep_variable, args.sweep_sizes
     warmup, repeat = sweep_runs(args)
