@@ -1,4 +1,4 @@
-"""Compiles the columnar trace reader (``jupyter_brrr/_scan.c``) when the wheel is built, in
+"""Compiles the columnar trace reader (``jupyter_brrr/trace/_scan.c``) when the wheel is built, in
 place, so that an editable install imports it from the source tree too.
 
 Without a working C compiler the build goes on with a warning: jupyter_brrr then reads every
@@ -36,14 +36,14 @@ class ScanBuildHook(BuildHookInterface):
             return  # imported from the source tree, where it was just built
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
-        build_data["force_include"][str(built)] = f"jupyter_brrr/{built.name}"
+        build_data["force_include"][str(built)] = f"jupyter_brrr/trace/{built.name}"
 
 
 def _build_in_place(root: Path) -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    extension = Extension("jupyter_brrr._scan", sources=["jupyter_brrr/_scan.c"])
+    extension = Extension("jupyter_brrr.trace._scan", sources=["jupyter_brrr/trace/_scan.c"])
     distribution = Distribution({"name": "jupyter-brrr", "ext_modules": [extension]})
     distribution.script_name = "hatch_build.py"
     distribution.src_root = str(root)
@@ -53,7 +53,7 @@ def _build_in_place(root: Path) -> Path:
         command.build_temp = command.build_lib = temp
         command.ensure_finalized()
         command.run()
-    return root / command.get_ext_filename("jupyter_brrr._scan")
+    return root / command.get_ext_filename("jupyter_brrr.trace._scan")
 
 
 if __name__ == "__main__":

@@ -230,8 +230,8 @@ def check_case(data: bytes, block_bytes: int, path: Path) -> tuple[str, str]:
     import pandas as pd
 
     import jupyter_brrr
-    from jupyter_brrr import events
-    from jupyter_brrr.events import TraceError
+    from jupyter_brrr.trace import events
+    from jupyter_brrr.trace.events import TraceError
     from jupyter_brrr.views import text
 
     events._BLOCK_BYTES = block_bytes

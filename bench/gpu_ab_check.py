@@ -45,7 +45,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jupyter_brrr.actions.ab import ABResult, compare
-from jupyter_brrr.clocks import HOST_LEVEL_CHANGE
+from jupyter_brrr.analysis.spread import HOST_LEVEL_CHANGE
 
 ROWS: list[dict] = []
 RUNS: dict[str, dict] = {}

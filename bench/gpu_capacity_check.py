@@ -188,7 +188,7 @@ def _fits(step: Callable[[int], object], size: int) -> bool:
 def _breakdown_row() -> None:
     """A training step's peak (a 12-layer MLP of width 2048 with Adam, batch 4096): the parts
     from torch's memory profiler add up to the allocator's peak within 2%."""
-    from jupyter_brrr.memory import memory_breakdown
+    from jupyter_brrr.capture.memory import memory_breakdown
 
     model = nn.Sequential(*[m for _ in range(12) for m in (nn.Linear(2048, 2048), nn.GELU())])
     model = model.cuda()

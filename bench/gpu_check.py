@@ -28,8 +28,8 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jupyter_brrr
-from jupyter_brrr.capture import capture
-from jupyter_brrr.comparison import compare_reports
+from jupyter_brrr.capture.run import capture
+from jupyter_brrr.report.comparison import compare_reports
 
 ROWS: list[dict] = []
 
@@ -643,7 +643,7 @@ def _remeasure_sdpa() -> None:
 
 
 def _remeasure_target() -> None:
-    from jupyter_brrr.target import plan, tensor_parallel_bytes
+    from jupyter_brrr.report.target import plan, tensor_parallel_bytes
 
     print("re-measure: target, tensor-parallel exchange", flush=True)
     tokens, width = 8192, 4096
@@ -886,7 +886,7 @@ dist.destroy_process_group()
 def check_ranks() -> None:
     import tempfile
 
-    from jupyter_brrr.launch import run_job
+    from jupyter_brrr.capture.launch import run_job
 
     print("ranks: 3 gloo ranks on one GPU, rank 1 slowed", flush=True)
     slow, ranks = 1, 3
@@ -968,7 +968,7 @@ def check_reader() -> None:
 
     from torch.profiler import ProfilerActivity, profile
 
-    from jupyter_brrr import events
+    from jupyter_brrr.trace import events
 
     model = nn.Sequential(*[nn.Linear(256, 256) for _ in range(8)]).cuda()
     x = torch.randn(64, 256, device="cuda")
@@ -1184,7 +1184,7 @@ def check_nesting() -> None:
     process (before the fix it crashed the process: exit 139)."""
     import threading
 
-    from jupyter_brrr.capture import ProfilerInUseError
+    from jupyter_brrr.capture.run import ProfilerInUseError
 
     print("profilers and threads", flush=True)
     child = subprocess.run(
@@ -1713,7 +1713,7 @@ def check_attribution() -> None:
         after == graphs and note and (found.ops["module"] == "").all(),
         f"note says why: {note}",
     )
-    from jupyter_brrr.events import read_trace
+    from jupyter_brrr.trace.events import read_trace
 
     launch = read_trace(report.trace_path).kernels
     filled = launch[["grid", "block", "registers", "shared_memory"]].notna().all(axis=1).mean()

@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import jupyter_brrr
-    from jupyter_brrr.report import Report
+    from jupyter_brrr.report.report import Report
 
     print(f"jupyter_brrr from {Path(jupyter_brrr.__file__).parent}")
     print("| report | JSON | HTML | write time | scripts from elsewhere |")

@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from jupyter_brrr import events
+    from jupyter_brrr.trace import events
 
     reader = "compiled (jupyter_brrr._scan)" if events._scan else "msgspec alone (_scan not built)"
     print(f"jupyter_brrr's reader: {reader}, up to {events._PENDING_CHUNKS} chunks at once")

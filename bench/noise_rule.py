@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jupyter_brrr.comparison import DRIFT, span_change  # noqa: E402
+from jupyter_brrr.report.comparison import DRIFT, span_change  # noqa: E402
 
 Rule = Callable[[list[float], list[float]], str]
 

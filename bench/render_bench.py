@@ -122,8 +122,8 @@ def synthetic(doc: dict, n_ops: int, n_kernels: int, n_cpu: int) -> dict:
     if "display" in doc:  # schema 2 on: what the renderers draw, for the tiled tables
         import pandas as pd
 
-        from jupyter_brrr import display
-        from jupyter_brrr.report import json_safe
+        from jupyter_brrr.report import display
+        from jupyter_brrr.report.report import json_safe
 
         doc["display"] = json_safe(display.specs(pd.DataFrame(ops["data"], columns=oc), s))
     doc["name"] = (

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jupyter_brrr
-from jupyter_brrr.roofs import ROOF_TOLERANCE
+from jupyter_brrr.costs.roofs import ROOF_TOLERANCE
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = sorted((ROOT / "tests" / "data").rglob("*.json.gz")) + sorted(

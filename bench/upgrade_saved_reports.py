@@ -15,8 +15,8 @@ from pathlib import Path
 
 import nbformat
 
-from jupyter_brrr.report import Report
-from jupyter_brrr.schema import MIME_TYPE, SCHEMA_VERSION
+from jupyter_brrr.report.report import Report
+from jupyter_brrr.schema.report import MIME_TYPE, SCHEMA_VERSION
 from jupyter_brrr.views import bundle
 
 

@@ -27,39 +27,39 @@ if TYPE_CHECKING:
 
     from .actions.ab import ABResult, compare
     from .actions.sweep import SweepResult, sweep
-    from .capture import ProfilerInUseError
-    from .comparison import Comparison, diff
-    from .events import TraceError
-    from .history_store import History, history
-    from .job import JobReport
-    from .launch import run_job
-    from .loading import load
-    from .memory import MemoryBreakdown, memory_breakdown
-    from .peaks import Peaks, measure_peaks
-    from .profiling import profile
-    from .report import Report, SchemaError
+    from .capture.launch import run_job
+    from .capture.memory import MemoryBreakdown, memory_breakdown
+    from .capture.profile import profile
+    from .capture.run import ProfilerInUseError
+    from .costs.peaks import Peaks, measure_peaks
+    from .report.comparison import Comparison, diff
+    from .report.history import History, history
+    from .report.job import JobReport
+    from .report.loading import load
+    from .report.report import Report, SchemaError
+    from .trace.events import TraceError
 
 # Imported on first use, so that `%load_ext jupyter_brrr` stays instant.
 _LAZY = {
     "ABResult": "actions.ab",
     "compare": "actions.ab",
-    "Comparison": "comparison",
-    "diff": "comparison",
-    "History": "history_store",
-    "history": "history_store",
-    "ProfilerInUseError": "capture",
-    "TraceError": "events",
-    "JobReport": "job",
-    "load": "loading",
-    "profile": "profiling",
-    "run_job": "launch",
-    "Peaks": "peaks",
-    "measure_peaks": "peaks",
-    "Report": "report",
-    "SchemaError": "report",
+    "Comparison": "report.comparison",
+    "diff": "report.comparison",
+    "History": "report.history",
+    "history": "report.history",
+    "ProfilerInUseError": "capture.run",
+    "TraceError": "trace.events",
+    "JobReport": "report.job",
+    "load": "report.loading",
+    "profile": "capture.profile",
+    "run_job": "capture.launch",
+    "Peaks": "costs.peaks",
+    "measure_peaks": "costs.peaks",
+    "Report": "report.report",
+    "SchemaError": "report.report",
     "SweepResult": "actions.sweep",
-    "MemoryBreakdown": "memory",
-    "memory_breakdown": "memory",
+    "MemoryBreakdown": "capture.memory",
+    "memory_breakdown": "capture.memory",
     "sweep": "actions.sweep",
 }
 

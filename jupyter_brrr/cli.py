@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .events import TraceError
+from .trace.events import TraceError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,9 +71,9 @@ def _report(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
 
-    from .loading import load
-    from .report import Report, SchemaError, _same_file
-    from .target import TargetError, parse_goal
+    from .report.loading import load
+    from .report.report import Report, SchemaError, _same_file
+    from .report.target import TargetError, parse_goal
     from .views import text
 
     goal = None
@@ -100,7 +100,7 @@ def _report(argv: list[str]) -> int:
         return _fail(error)
     except OSError as error:
         return _fail(f"{source}: cannot read it ({error.strerror or error}).")
-    from .job import JobReport
+    from .report.job import JobReport
 
     if isinstance(report, JobReport):
         if goal is not None:
@@ -141,7 +141,7 @@ def _fail(message: object) -> int:
 def _is_saved_report(path: Path) -> bool:
     """Whether ``path`` holds a report saved by ``Report.save`` (plain JSON that names the
     report schema near its start), rather than a trace."""
-    from .schema import SCHEMA_NAME
+    from .schema.report import SCHEMA_NAME
 
     try:
         if not path.is_file():  # a FIFO would block the open: load() refuses it in words
@@ -166,8 +166,8 @@ def _diff(argv: list[str]) -> int:
     parser.add_argument("--top", type=int, default=10, help="how many ops to list (default 10)")
     args = parser.parse_args(argv)
 
-    from .comparison import diff
-    from .report import SchemaError, _same_file
+    from .report.comparison import diff
+    from .report.report import SchemaError, _same_file
     from .views import change
 
     out = Path(args.json) if args.json else None

@@ -13,7 +13,7 @@ from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 
 import jupyter_brrr
-from jupyter_brrr.report import Report
+from jupyter_brrr.report.report import Report
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -20,9 +20,9 @@ import torch
 import jupyter_brrr
 from jupyter_brrr.actions import ab, compare, parse_variants
 from jupyter_brrr.actions.variants import DynamoWatch, VariantSpec
-from jupyter_brrr.capture import ProfilerInUseError
-from jupyter_brrr.report import Report
-from jupyter_brrr.schema import SPLIT_PARTS
+from jupyter_brrr.capture.run import ProfilerInUseError
+from jupyter_brrr.report.report import Report
+from jupyter_brrr.schema.report import SPLIT_PARTS
 
 VARIANT_KEYS = {
     "name",
@@ -606,7 +606,7 @@ def test_torch_log_warnings_of_the_ab_runs_are_kept_out_of_the_output() -> None:
 
 
 def test_the_host_speed_of_each_round_is_read_and_a_slow_host_told(monkeypatch) -> None:
-    from jupyter_brrr import clocks
+    from jupyter_brrr.capture import clocks
 
     def f(x: torch.Tensor) -> torch.Tensor:
         return x * 2

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jupyter_brrr.actions.cell import UNSET, CellNotSupported
+from jupyter_brrr.actions.cell_function import UNSET, CellNotSupported
 from jupyter_brrr.actions.variants import describe_error, error_line
-from jupyter_brrr.notebook.cell import NotebookCell
+from jupyter_brrr.notebook.notebook_cell import NotebookCell
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,9 @@ import jupyter_brrr
 from jupyter_brrr.actions import ab as ab_module
 from jupyter_brrr.notebook import controls as controls_module
 from jupyter_brrr.notebook import magic, shell
-from jupyter_brrr.notebook.cell import NotebookCell
 from jupyter_brrr.notebook.controls import ABControls, cell_controls
-from jupyter_brrr.schema import MIME_TYPE
+from jupyter_brrr.notebook.notebook_cell import NotebookCell
+from jupyter_brrr.schema.report import MIME_TYPE
 
 cuda = torch.cuda.is_available()
 

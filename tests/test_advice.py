@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 
 import jupyter_brrr
-from jupyter_brrr import advice, analysis, events, limits
-from jupyter_brrr import peaks as peak_table
-from jupyter_brrr.schema import CAUSES, REASONS
+from jupyter_brrr.analysis import advice, limits
+from jupyter_brrr.analysis import analyze as analysis
+from jupyter_brrr.costs import peaks as peak_table
+from jupyter_brrr.schema.report import CAUSES, REASONS
+from jupyter_brrr.trace import events
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

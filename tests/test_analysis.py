@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 import jupyter_brrr
-import jupyter_brrr.peaks
-from jupyter_brrr import analysis, intervals
-from jupyter_brrr.events import parse_trace
+import jupyter_brrr.costs.peaks
+from jupyter_brrr.analysis import analyze as analysis
+from jupyter_brrr.trace import intervals
+from jupyter_brrr.trace.events import parse_trace
 
 DATA = Path(__file__).parent / "data"
 META = json.loads((DATA / "meta.json").read_text())
@@ -169,7 +170,7 @@ def test_kernels_without_any_launching_op() -> None:
     doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") != "cpu_op"]
     trace = parse_trace(doc)
     assert len(trace.ops) == 0 and len(trace.kernels) == 6
-    peaks, _ = jupyter_brrr.peaks.peaks_for("NVIDIA H200", measure_if_unknown=False)
+    peaks, _ = jupyter_brrr.costs.peaks.peaks_for("NVIDIA H200", measure_if_unknown=False)
     result = analysis.analyze(trace, peaks)
     # No FLOP or byte count without an op; ATen's elementwise kernels are memory-bound by kind,
     # which their names say, and the labels say that is where the verdict comes from.

@@ -9,8 +9,9 @@ from IPython.utils.capture import capture_output
 from torch import nn
 
 import jupyter_brrr
-from jupyter_brrr import attribution, modules
-from jupyter_brrr.events import read_trace
+from jupyter_brrr.analysis import modules
+from jupyter_brrr.capture import attribution
+from jupyter_brrr.trace.events import read_trace
 
 
 class Block(nn.Module):
@@ -189,7 +190,7 @@ def test_stack_gives_the_cell_s_line_and_no_modules_turns_them_off(ip) -> None:
 def test_the_ranges_read_the_same_with_either_reader(monkeypatch) -> None:
     # The compiled reader sets jupyter_brrr's ranges apart once per distinct name, msgspec's
     # path per event: the same tables either way.
-    from jupyter_brrr import events
+    from jupyter_brrr.trace import events
 
     net, x = model(), torch.randn(8, 32)
     path = jupyter_brrr.profile(net, x, stack=True).trace_path

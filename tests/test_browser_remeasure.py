@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_brrr import display
+from jupyter_brrr.report import display
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -543,8 +543,8 @@ def test_the_standalone_file_of_a_named_run_has_the_change_tab(browser, tmp_path
     import re
 
     import jupyter_brrr
-    from jupyter_brrr import history_store
-    from jupyter_brrr.target import parse_goal
+    from jupyter_brrr.report import history as history_store
+    from jupyter_brrr.report.target import parse_goal
 
     slow = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
     fixed = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.fixed.json.gz")

@@ -209,7 +209,7 @@ def test_names_with_markup_stay_text_in_the_file(open_file, gpu_report):
 
 
 def test_a_report_of_a_newer_version_says_so_in_the_file(open_file, gpu_report, monkeypatch):
-    from jupyter_brrr import report as report_module
+    from jupyter_brrr.report import report as report_module
 
     monkeypatch.setattr(report_module, "SCHEMA_VERSION", 99)
     opened = open_file(gpu_report)
@@ -225,7 +225,7 @@ def test_a_job_reports_tabs_draw_offline_from_its_file(open_file):
     H200, tests/data/ranks) drawn by the job app of the bundle, with no network, and a job name
     with markup in it kept as text."""
     import jupyter_brrr
-    from jupyter_brrr import display
+    from jupyter_brrr.report import display
 
     fmt_time = display.seconds  # js/src/format.ts's fmtTime: what the page shows
     job = jupyter_brrr.load(DATA / "ranks")
@@ -280,7 +280,8 @@ def test_a_comparison_and_a_history_draw_offline_from_their_files(open_file, tmp
     eager -> compiled comparison and the runs chart and table of a named cell's runs (kept in a
     store in this test's folder), each drawn by its app of the bundle with no network."""
     import jupyter_brrr
-    from jupyter_brrr import display, history_store
+    from jupyter_brrr.report import display
+    from jupyter_brrr.report import history as history_store
 
     fmt_time = display.seconds  # js/src/format.ts's fmtTime: what the page shows
 

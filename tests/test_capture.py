@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import jupyter_brrr
-from jupyter_brrr import capture as capture_module
-from jupyter_brrr.capture import capture, protocol_of
+from jupyter_brrr.capture import run as capture_module
+from jupyter_brrr.capture.run import capture, protocol_of
 
 
 def test_no_earlier_runs_value_is_held_while_a_run_runs() -> None:
@@ -111,7 +111,7 @@ def test_every_steady_report_carries_its_timed_runs_spread() -> None:
 
 
 def test_a_host_slower_than_its_best_is_said_in_the_report(monkeypatch) -> None:
-    from jupyter_brrr import clocks
+    from jupyter_brrr.capture import clocks
     from jupyter_brrr.views.format import timed_runs
 
     report = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)

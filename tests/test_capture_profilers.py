@@ -15,8 +15,8 @@ import pytest
 import torch
 
 import jupyter_brrr
-from jupyter_brrr import capture as capture_module
-from jupyter_brrr.capture import (
+from jupyter_brrr.capture import run as capture_module
+from jupyter_brrr.capture.run import (
     STARTED_BETWEEN_MESSAGE,
     TAKEN_OVER_MESSAGE,
     ProfilerInUseError,
@@ -25,8 +25,8 @@ from jupyter_brrr.capture import (
     capture,
     remove_stale_trace_dirs,
 )
-from jupyter_brrr.events import read_trace
-from jupyter_brrr.schema import MIME_TYPE
+from jupyter_brrr.schema.report import MIME_TYPE
+from jupyter_brrr.trace.events import read_trace
 
 DATA = Path(__file__).parent / "data"
 
@@ -308,7 +308,7 @@ def test_a_new_process_cleans_up_at_its_first_capture(tmp_path) -> None:
     """A killed kernel's folder is gone after the next process's first capture."""
     code = (
         "import os, signal, torch\n"
-        "import jupyter_brrr.capture as c\n"
+        "import jupyter_brrr.capture.run as c\n"
         "c.capture(lambda: torch.ones(2) + 1)\n"
         "print(c._trace_dir.name, flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"

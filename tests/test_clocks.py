@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jupyter_brrr import clocks
-from jupyter_brrr.clocks import GpuSensors, settled
+from jupyter_brrr.analysis import spread
+from jupyter_brrr.capture import clocks
+from jupyter_brrr.capture.clocks import GpuSensors, settled
 
 
 def falling_then_flat(until: float, step: float = 0.02) -> list[tuple[float, float]]:
@@ -59,15 +60,15 @@ def test_the_host_loop_is_timed_and_its_fastest_reading_kept() -> None:
     readings = [clocks.host_loop_s() for _ in range(5)]
     assert all(0 < r < 0.1 for r in readings)
     assert clocks.fastest_host_loop_s() <= min(readings)
-    assert clocks.host_slowdown([2e-4, 3e-4, None, 4e-4], 2e-4) == pytest.approx(1.5)
-    assert clocks.host_slowdown([], 2e-4) is None and clocks.host_slowdown([2e-4], None) is None
+    assert spread.host_slowdown([2e-4, 3e-4, None, 4e-4], 2e-4) == pytest.approx(1.5)
+    assert spread.host_slowdown([], 2e-4) is None and spread.host_slowdown([2e-4], None) is None
 
 
 def test_steady_rounds_keep_the_rounds_at_the_hosts_best_speed() -> None:
     # Readings before each round and after the last: a round is as slow as either side of it.
     readings = [91e-6, 95e-6, 100e-6, 170e-6, 180e-6, 150e-6, 93e-6, 92e-6]
-    assert clocks.round_hosts(readings) == [95e-6, 100e-6, 170e-6, 180e-6, 180e-6, 150e-6, 93e-6]
-    assert clocks.steady_rounds(readings, minimum=2) == {0, 1, 6}
-    assert clocks.steady_rounds(readings, minimum=4) is None  # too few at the best: keep all
-    assert clocks.steady_rounds([91e-6, 95e-6, 100e-6], minimum=2) is None  # one level
-    assert clocks.steady_rounds([], minimum=2) is None
+    assert spread.round_hosts(readings) == [95e-6, 100e-6, 170e-6, 180e-6, 180e-6, 150e-6, 93e-6]
+    assert spread.steady_rounds(readings, minimum=2) == {0, 1, 6}
+    assert spread.steady_rounds(readings, minimum=4) is None  # too few at the best: keep all
+    assert spread.steady_rounds([91e-6, 95e-6, 100e-6], minimum=2) is None  # one level
+    assert spread.steady_rounds([], minimum=2) is None

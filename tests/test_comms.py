@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jupyter_brrr import comms, intervals
-from jupyter_brrr.events import read_trace
+from jupyter_brrr.analysis import comms
+from jupyter_brrr.trace import intervals
+from jupyter_brrr.trace.events import read_trace
 
 DATA = Path(__file__).parent / "data"
 # Single NCCL ranks of multi-rank jobs, from Holistic Trace Analysis (tests/data/hta/README.md).

@@ -17,8 +17,8 @@ import torch
 from browser.pages import offline_page, page_data
 
 import jupyter_brrr
-from jupyter_brrr import comparison as comparison_module
-from jupyter_brrr.comparison import (
+from jupyter_brrr.report import comparison as comparison_module
+from jupyter_brrr.report.comparison import (
     COMPARISON_MIME_TYPE,
     COMPARISON_SCHEMA,
     Comparison,
@@ -26,7 +26,7 @@ from jupyter_brrr.comparison import (
     part_verdicts,
     span_change,
 )
-from jupyter_brrr.report import Report, SchemaError
+from jupyter_brrr.report.report import Report, SchemaError
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -26,8 +26,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from jupyter_brrr import costs
-from jupyter_brrr.costs import OpCost, add_costs, dtype_key, dtype_size, has_model, op_cost
+from jupyter_brrr.costs import model as costs
+from jupyter_brrr.costs.model import OpCost, add_costs, dtype_key, dtype_size, has_model, op_cost
 
 DATA = Path(__file__).parent / "data"
 GPT2_TRACE = DATA / "gpt2_fwd_bf16_b8_s1024.json.gz"
@@ -862,7 +862,7 @@ def test_meta_fallback_is_skipped_when_asked_and_for_unrecorded_arguments() -> N
 
 
 def test_meta_costs_run_once_per_distinct_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jupyter_brrr import _meta
+    from jupyter_brrr.costs import _meta
 
     _meta._meta_cost.cache_clear()
     frame = pd.DataFrame(

@@ -20,10 +20,10 @@ CASES = DATA / "display_cases.json"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jupyter_brrr  # noqa: E402
-from jupyter_brrr import display  # noqa: E402
-from jupyter_brrr.analysis import amdahl  # noqa: E402
-from jupyter_brrr.report import Report  # noqa: E402
-from jupyter_brrr.schema import SCHEMA_VERSION  # noqa: E402
+from jupyter_brrr.analysis.analyze import amdahl  # noqa: E402
+from jupyter_brrr.report import display  # noqa: E402
+from jupyter_brrr.report.report import Report  # noqa: E402
+from jupyter_brrr.schema.report import SCHEMA_VERSION  # noqa: E402
 from jupyter_brrr.views import style  # noqa: E402
 
 # The values of display_cases.json: boundaries of units and notations, halves (rounded away from
@@ -195,7 +195,7 @@ def test_the_roofline_picture_draws_the_carried_geometry(gpt2_report: Report) ->
 def test_the_saved_tour_notebook_holds_reports_of_this_version() -> None:
     # Rewritten by bench/upgrade_saved_reports.py when the format changes: the committed
     # notebook opens with its results, in JupyterLab and on GitHub (its static fallback).
-    from jupyter_brrr.schema import MIME_TYPE, check_report
+    from jupyter_brrr.schema.report import MIME_TYPE, check_report
 
     notebook = json.loads((DATA.parent.parent / "notebooks" / "tour_h200.ipynb").read_text())
     docs = [

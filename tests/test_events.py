@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jupyter_brrr import events
-from jupyter_brrr.events import TraceError, parse_trace, read_trace
+from jupyter_brrr.trace import events
+from jupyter_brrr.trace.events import TraceError, parse_trace, read_trace
 
 DATA = Path(__file__).parent / "data"
 TRACES = sorted(DATA.glob("*.json.gz"))

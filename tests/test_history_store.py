@@ -12,8 +12,8 @@ import torch
 from browser.pages import offline_page, page_data
 
 import jupyter_brrr
-from jupyter_brrr import history_store
-from jupyter_brrr.history_store import (
+from jupyter_brrr.report import history as history_store
+from jupyter_brrr.report.history import (
     HISTORY_MIME_TYPE,
     STORE_DIRNAME,
     HistoryError,
@@ -21,7 +21,7 @@ from jupyter_brrr.history_store import (
     folder_slug,
     trimmed,
 )
-from jupyter_brrr.report import Report
+from jupyter_brrr.report.report import Report
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 

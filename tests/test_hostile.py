@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jupyter_brrr
-from jupyter_brrr import events
-from jupyter_brrr.events import TraceError, parse_trace, read_trace
-from jupyter_brrr.report import Report, SchemaError
+from jupyter_brrr.report.report import Report, SchemaError
+from jupyter_brrr.trace import events
+from jupyter_brrr.trace.events import TraceError, parse_trace, read_trace
 from jupyter_brrr.views import bundle, text
 
 ROOT = Path(__file__).resolve().parents[1]

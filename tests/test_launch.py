@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_brrr.launch import JobCancelled, JobRunError, run_job
+from jupyter_brrr.capture.launch import JobCancelled, JobRunError, run_job
 from jupyter_brrr.notebook.job_controls import JobControls, _parse
 
 SCRIPT = Path(__file__).parent / "jobs" / "ddp_plain.py"

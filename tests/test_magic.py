@@ -8,7 +8,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import jupyter_brrr
-from jupyter_brrr.schema import MIME_TYPE
+from jupyter_brrr.schema.report import MIME_TYPE
 
 
 @pytest.fixture(scope="module")

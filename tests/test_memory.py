@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from jupyter_brrr import memory
+from jupyter_brrr.capture import memory
 
 FLOAT = 4
 

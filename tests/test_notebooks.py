@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from jupyter_brrr.schema import MIME_TYPE, SCHEMA_NAME
+from jupyter_brrr.schema.report import MIME_TYPE, SCHEMA_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 TOUR = ROOT / "notebooks" / "tour.ipynb"

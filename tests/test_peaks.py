@@ -1,4 +1,4 @@
-"""Tests for jupyter_brrr.peaks: the datasheet table, name lookup, the cache, and the CPU paths.
+"""Tests for jupyter_brrr.costs.peaks: the datasheet table, name lookup, the cache, and the CPU paths.
 
 The GPU path of measure_peaks() needs CUDA and is exercised on a GPU machine; here we check
 that it refuses clearly without one.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_brrr import peaks as pk
-from jupyter_brrr.peaks import DTYPES, KNOWN_GPUS, Peaks
+from jupyter_brrr.costs import peaks as pk
+from jupyter_brrr.costs.peaks import DTYPES, KNOWN_GPUS, Peaks
 
 DATA = Path(__file__).parent / "data"
 PEAKS_FILE = Path(pk.__file__)
@@ -458,7 +458,7 @@ def home_cache(tmp_path, monkeypatch):
 
 def test_peaks_notes_name_no_local_folder(home_cache, no_cuda):
     _, unknown = pk.peaks_for("NVIDIA B200")
-    assert "jupyter_brrr.peaks.cache_dir()" in unknown  # where to look, without the path
+    assert "jupyter_brrr.costs.peaks.cache_dir()" in unknown  # where to look, without the path
     pk.cache_peaks(measured_h200())
     _, cached = pk.peaks_for("NVIDIA H200")
     assert "from jupyter_brrr's cache of measured peaks" in cached

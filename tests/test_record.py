@@ -10,6 +10,7 @@ from torch.profiler import ProfilerActivity, profile, schedule
 
 import jupyter_brrr
 from jupyter_brrr import JobReport, Report, record
+from jupyter_brrr.capture import recording
 
 
 def test_trace_handler_names_and_labels_a_rank_outside_torchrun(tmp_path, monkeypatch) -> None:
@@ -40,10 +41,10 @@ def test_trace_handler_names_and_labels_a_rank_outside_torchrun(tmp_path, monkey
 
 
 def test_step_outside_a_job_profiler_does_nothing(monkeypatch) -> None:
-    monkeypatch.setattr(record, "_ACTIVE", None)
-    monkeypatch.setattr(record, "_MANUAL", False)
+    monkeypatch.setattr(recording, "_ACTIVE", None)
+    monkeypatch.setattr(recording, "_MANUAL", False)
     record.step()  # no profiler: nothing to step, no error
-    assert record._MANUAL  # from now on, optimizer steps no longer count
+    assert recording._MANUAL  # from now on, optimizer steps no longer count
 
 
 def test_rank_and_world_from_torchrun_environment(monkeypatch) -> None:

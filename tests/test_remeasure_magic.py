@@ -13,10 +13,10 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import jupyter_brrr
-from jupyter_brrr import history_store
-from jupyter_brrr.comparison import Comparison
-from jupyter_brrr.history_store import STORE_DIRNAME, History
-from jupyter_brrr.schema import MIME_TYPE
+from jupyter_brrr.report import history as history_store
+from jupyter_brrr.report.comparison import Comparison
+from jupyter_brrr.report.history import STORE_DIRNAME, History
+from jupyter_brrr.schema.report import MIME_TYPE
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from jupyter_brrr.schema import MIME_TYPE
+from jupyter_brrr.schema.report import MIME_TYPE
 
 SETUP = "%load_ext jupyter_brrr\nimport torch\nx = torch.randn(128, 128)"
 

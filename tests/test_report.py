@@ -16,7 +16,7 @@ import torch
 
 import jupyter_brrr
 from jupyter_brrr import Report, SchemaError
-from jupyter_brrr.schema import (
+from jupyter_brrr.schema.report import (
     CAPTURE_SUMMARY_KEYS,
     KERNEL_COLUMNS,
     OPS_COLUMNS,
@@ -86,7 +86,7 @@ def test_save_writes_report_and_trace(gpt2: Report, tmp_path: Path) -> None:
 
 
 def test_large_reports_aggregate_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jupyter_brrr import report as report_module
+    from jupyter_brrr.report import report as report_module
 
     resnet = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
     monkeypatch.setattr(report_module, "KERNEL_LIMIT", 100)

@@ -15,10 +15,11 @@ import pytest
 import torch
 
 import jupyter_brrr
-from jupyter_brrr import analysis, peaks, roofs
-from jupyter_brrr.capture import math_mode
-from jupyter_brrr.events import read_trace
-from jupyter_brrr.schema import OPS_COLUMNS, ROOF_BASES
+from jupyter_brrr.analysis import analyze as analysis
+from jupyter_brrr.capture.run import math_mode
+from jupyter_brrr.costs import peaks, roofs
+from jupyter_brrr.schema.report import OPS_COLUMNS, ROOF_BASES
+from jupyter_brrr.trace.events import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

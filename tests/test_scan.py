@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jupyter_brrr import events
-from jupyter_brrr.events import TraceError, parse_trace, read_trace
+from jupyter_brrr.trace import events
+from jupyter_brrr.trace.events import TraceError, parse_trace, read_trace
 
-_scan = pytest.importorskip("jupyter_brrr._scan", reason="the compiled reader is not built")
+_scan = pytest.importorskip("jupyter_brrr.trace._scan", reason="the compiled reader is not built")
 
 DATA = Path(__file__).parent / "data"
 TABLES = ("ops", "kernels", "copies", "runtime", "annotations", "memory")

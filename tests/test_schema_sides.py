@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_brrr import schema
+from jupyter_brrr.schema import report as schema
 
 TS = (Path(__file__).resolve().parents[1] / "js" / "src" / "schema.ts").read_text()
 
@@ -115,8 +115,8 @@ def named_report():
     import tempfile
 
     import jupyter_brrr
-    from jupyter_brrr import history_store
-    from jupyter_brrr.target import parse_goal
+    from jupyter_brrr.report import history as history_store
+    from jupyter_brrr.report.target import parse_goal
 
     data = Path(__file__).resolve().parent / "data" / "advice"
     slow = jupyter_brrr.load(data / "fp32_matmul_tf32_off.slow.json.gz")
@@ -129,7 +129,7 @@ def named_report():
 
 
 def test_comparison_constants_agree() -> None:
-    from jupyter_brrr import comparison
+    from jupyter_brrr.report import comparison
 
     assert _ts_constant("COMPARISON_SCHEMA_NAME") == comparison.COMPARISON_SCHEMA
     assert _ts_constant("COMPARISON_SCHEMA_VERSION") == comparison.COMPARISON_VERSION

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jupyter_brrr.spread import findings, host_findings, levels, stats, trend
+from jupyter_brrr.analysis.spread import findings, host_findings, levels, stats, trend
 
 ROOT = Path(__file__).resolve().parents[1]
 

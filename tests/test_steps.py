@@ -19,7 +19,7 @@ import pytest
 
 import jupyter_brrr
 from jupyter_brrr import Report
-from jupyter_brrr.schema import SPLIT_PARTS, STEP_COLUMNS
+from jupyter_brrr.schema.report import SPLIT_PARTS, STEP_COLUMNS
 from jupyter_brrr.views import html, text
 from jupyter_brrr.views.pictures import Pictures
 
@@ -182,7 +182,10 @@ def test_a_trace_without_shapes_says_why_its_split_is_all_other(v100: Report) ->
 def test_a_load_finds_the_profiler_steps_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run count, the step windows and a rank's step table share one reading of the steps,
     and the windows found from it are those found afresh."""
-    from jupyter_brrr import events, job, steps, trace_analysis
+    from jupyter_brrr.analysis import steps
+    from jupyter_brrr.report import job
+    from jupyter_brrr.report import trace_report as trace_analysis
+    from jupyter_brrr.trace import events
 
     found = []
     real = steps.host_steps

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jupyter_brrr.events import read_trace
-from jupyter_brrr.tables import frame, group_codes, group_sums
+from jupyter_brrr.trace.events import read_trace
+from jupyter_brrr.trace.frames import frame, group_codes, group_sums
 
 DATA = Path(__file__).parent / "data"
 

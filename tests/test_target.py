@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import jupyter_brrr
-from jupyter_brrr.report import Report
-from jupyter_brrr.target import (
+from jupyter_brrr.report.report import Report
+from jupyter_brrr.report.target import (
     Goal,
     TargetError,
     interconnect,

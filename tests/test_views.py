@@ -19,8 +19,8 @@ import pytest
 from browser.pages import offline_page, page_data
 
 import jupyter_brrr
-from jupyter_brrr.report import Report
-from jupyter_brrr.schema import MIME_TYPE
+from jupyter_brrr.report.report import Report
+from jupyter_brrr.schema.report import MIME_TYPE
 from jupyter_brrr.views import bundle, figures, html, pictures, standalone
 
 DATA = Path(__file__).parent / "data"
@@ -504,7 +504,7 @@ def test_figure_kinds_and_restyling(gpt2: Report) -> None:
 def test_whatif_figure_projects_with_analysis_amdahl_and_runs_no_code(gpt2: Report) -> None:
     from bokeh.models import ColumnDataSource, CustomJS
 
-    from jupyter_brrr.analysis import amdahl
+    from jupyter_brrr.analysis.analyze import amdahl
 
     fig = figures.figure(gpt2, "whatif")
     assert not list(fig.select({"type": CustomJS}))  # the formula lives in Python (and in TS)
@@ -518,7 +518,7 @@ def test_figures_of_large_aggregated_report(
     resnet: Report, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A report read back from JSON past the kernel limit carries aggregated kernels.
-    from jupyter_brrr import report as report_module
+    from jupyter_brrr.report import report as report_module
 
     monkeypatch.setattr(report_module, "KERNEL_LIMIT", 100)
     back = Report.from_json(resnet.to_json())

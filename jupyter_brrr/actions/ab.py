@@ -50,18 +50,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import spread
-from ..clocks import (
+from ..analysis import spread
+from ..analysis.spread import (
     HOST_LEVEL_CHANGE,
-    fastest_host_loop_s,
-    host_loop_s,
+    host_findings,
     host_slowdown,
     round_hosts,
     steady_rounds,
 )
-from ..report import json_safe
-from ..schema import SPLIT_PARTS
-from ..spread import host_findings
+from ..capture.clocks import fastest_host_loop_s, host_loop_s
+from ..report.report import json_safe
+from ..schema.report import SPLIT_PARTS
 from . import timing
 from .correctness import Check, compare_outputs, snapshot
 from .stateful import stateful_findings, uses_random
@@ -81,7 +80,7 @@ from .variants import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..report import Report
+    from ..report.report import Report
     from .snapshot import Snapshot
 
 DEFAULT_BUDGET_S = 2.0
@@ -412,7 +411,7 @@ def run(
         raise ValueError(
             f"warmup must be 1 or more (got {warmup}): the check and the timing plan use it."
         )
-    from ..capture import check_can_profile
+    from ..capture.run import check_can_profile
 
     specs = parse_variants(variants)
     check_can_profile()  # before the first run: never under another profiler
@@ -935,7 +934,7 @@ class _Run:
     # --- phase 3: profile each variant once ---
 
     def profile_all(self) -> None:
-        from ..capture import capture
+        from ..capture.run import capture
 
         alive = [s for s in self.states if s.ok and s.times]
         for i, state in enumerate(alive):
@@ -971,7 +970,7 @@ class _Run:
 
     def result(self, budget_s: float, elapsed_s: float) -> ABResult:
         base = self.states[0]
-        # Rounds at the host's best speed (clocks.steady_rounds): launch-bound eager time
+        # Rounds at the host's best speed (spread.steady_rounds): launch-bound eager time
         # follows the host, a CUDA graph's does not, so a speed-up over rounds at mixed levels
         # depends on how many were slow.
         self.steady = steady_rounds(self.host_loops, timing.MIN_ROUNDS)

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cell import UNSET
+from .cell_function import UNSET
 
 # Bounds of one walk: objects visited, and tensor bytes copied (the latter also bounded by the
 # host memory available).

@@ -51,9 +51,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..clocks import host_loop_s, round_hosts, steady_rounds
-from ..report import json_safe
-from ..schema import (
+from ..analysis.spread import round_hosts, steady_rounds
+from ..capture.clocks import host_loop_s
+from ..capture.memory import reachable_gpu_memory
+from ..report.report import json_safe
+from ..schema.report import (
     SWEEP_CAPACITY_COLUMNS,
     SWEEP_DOUBLING_COLUMNS,
     SWEEP_POINT_COLUMNS,
@@ -63,7 +65,7 @@ from ..schema import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..report import Report
+    from ..report.report import Report
 
 SWEEP_SCHEMA = "jupyter_brrr.sweep"
 SWEEP_VERSION = 1
@@ -283,7 +285,7 @@ def sweep(
     """
     import torch
 
-    from ..capture import ProfilerInUseError, capture, check_can_profile
+    from ..capture.run import ProfilerInUseError, capture, check_can_profile
 
     sizes = check_sizes(sizes)
     if budget_s <= 0 or not math.isfinite(budget_s):
@@ -401,7 +403,7 @@ def _interleave(
     rather than the sizes measured late; each size's time per step becomes the median of its
     runs in the rounds, and its idle time what the span leaves besides the profiled run's busy
     parts. Rounds that would pass the budget are not started."""
-    from ..capture import _timed
+    from ..capture.run import _timed
 
     ok = [p for p in result.points if p.status == "ok" and p.row["span_s"]]
     if len(ok) < 2:
@@ -415,7 +417,7 @@ def _interleave(
         )
         return
     # Each size's runs per round, and the host CPU's speed before each round and after the
-    # last (clocks.steady_rounds: launch-bound sizes follow the host's speed).
+    # last (spread.steady_rounds: launch-bound sizes follow the host's speed).
     times: dict[int, list[list[float]]] = {p.size: [] for p in ok}
     hosts = [host_loop_s()]
     done = 0
@@ -667,11 +669,11 @@ def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
         "per_item_bytes": coef[-2],
         "fixed_bytes": coef[-1],
         "max_miss": miss,
-        "capacity_bytes": _this_gpu_capacity(),
+        "capacity_bytes": reachable_gpu_memory(),
         "predicted_largest": None,
     }
     capacity = result.fit["capacity_bytes"]
-    from ..peaks import KNOWN_GPUS
+    from ..costs.peaks import KNOWN_GPUS
 
     rows = []
     if capacity:
@@ -718,24 +720,6 @@ def largest_size(coefficients: Sequence[float], capacity: float) -> int | None:
     if a <= 0 or disc < 0:
         return None
     return int((-b + math.sqrt(disc)) / (2 * a))
-
-
-def _this_gpu_capacity() -> float | None:
-    """What this process's allocator may reach: its memory fraction of the device, and no more
-    than it holds now plus what is free (the CUDA context and other processes hold the rest)."""
-    import torch
-
-    try:
-        device = torch.cuda.current_device()
-        total = float(torch.cuda.get_device_properties(device).total_memory)
-        fraction = 1.0
-        if hasattr(torch.cuda, "get_per_process_memory_fraction"):
-            fraction = float(torch.cuda.get_per_process_memory_fraction(device))
-        free, _ = torch.cuda.mem_get_info(device)
-        reachable = float(torch.cuda.memory_reserved(device)) + float(free)
-        return min(total * fraction, reachable)
-    except Exception:
-        return None
 
 
 def _confirm(

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..spread import Stats, stats
+from ..analysis.spread import Stats, stats
 
 # A difference below this fraction is noise even when the spread within one A/B is tighter:
 # repeating a whole A/B moves medians by a few percent (clocks, the other processes on the

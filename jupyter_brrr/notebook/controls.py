@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Any
 from ..actions import ab
 from ..actions.snapshot import StateNotCopied
 from ..actions.variants import COMPILE_MODES
-from .ab import CellAB
-from .cell import NotebookCell
+from .cell_ab import CellAB
+from .notebook_cell import NotebookCell
 from .shell import hidden_names
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.display import DisplayHandle
 
-    from ..report import Report
+    from ..report.report import Report
 
 _PROGRESS_INTERVAL_S = 0.1  # at most this often a widget update (each one is a comm message)
 

@@ -19,13 +19,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import DisplayHandle, display
 
-from ..launch import JobCancelled, JobRunError, run_job
+from ..capture.launch import JobCancelled, JobRunError, run_job
 from .shell import widgets_enabled
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ..job import JobReport
+    from ..report.job import JobReport
 
 _USAGE = (
     "usage: %brrr_job [--nproc N] [--steps SKIP,WARMUP,RECORD] [--out DIR] [--timeout S] "

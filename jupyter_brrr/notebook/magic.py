@@ -17,13 +17,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import DisplayHandle, display
 
-from .. import attribution
-from ..actions.cell import CellNotSupported
+from ..actions.cell_function import CellNotSupported
 from ..actions.snapshot import StateNotCopied
-from ..attribution import Attribution
-from ..capture import ProfilerInUseError, capture
-from .ab import CellAB, stateful_refusal
-from .cell import NotebookCell
+from ..capture import attribution
+from ..capture.attribution import Attribution
+from ..capture.run import ProfilerInUseError, capture
+from .cell_ab import CellAB, stateful_refusal
+from .notebook_cell import NotebookCell
 from .shell import hidden_names, progress_printers, prompt_number, widgets_enabled
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ..history_store import Store
-    from ..report import Report
+    from ..report.history import Store
+    from ..report.report import Report
 
 
 @magics_class
@@ -238,7 +238,7 @@ class BrrrMagics(Magics):
         code.codes  # noqa: B018  compiled now: a cell that cannot compile fails here, as a plain cell
         name = args.name or f"cell [{prompt_number(self.ip)}]"
         if args.sweep is not None:
-            from .sweep import run_sweep
+            from .sweep_magic import run_sweep
 
             return run_sweep(self.ip, code, args, name)
         try:
@@ -266,7 +266,7 @@ class BrrrMagics(Magics):
         if report is not None and result.error is None:
             self._remeasure(report, args, cell)
             if args.memory and not report.empty:
-                from .sweep import run_memory
+                from .sweep_magic import run_memory
 
                 run_memory(self.ip, code, args, report)
         if report is not None:
@@ -380,7 +380,7 @@ class BrrrMagics(Magics):
             if args.goal is not None:
                 report.set_target(args.goal)
             return
-        from .. import history_store
+        from ..report import history as history_store
 
         say = (lambda text: None) if args.quiet else (lambda text: print(f"%%brrr: {text}"))
         try:
@@ -403,8 +403,8 @@ class BrrrMagics(Magics):
         """``%brrr history|diff|forget ...``: the line magic."""
         import shlex
 
-        from .. import history_store as history
-        from ..comparison import Comparison
+        from ..report import history
+        from ..report.comparison import Comparison
 
         try:
             words = shlex.split(line)
@@ -518,7 +518,7 @@ class BrrrMagics(Magics):
         if args.items is not None and args.target is None:
             raise UsageError(f"--items goes with --target RATE/s.\n\n{_usage()}")
         if args.target is not None:
-            from ..target import TargetError, parse_goal
+            from ..report.target import TargetError, parse_goal
 
             try:
                 args.goal = parse_goal(args.target, args.items)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING
 
-from ..schema import MIME_TYPE
+from ..schema.report import MIME_TYPE
 from . import html, pictures, text
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.report import Report
 
 
 def mimebundle(report: Report) -> dict:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..comparison import CPU_PART_LABELS, PART_LABELS, headline
-from ..schema import SPLIT_PARTS
+from ..report.comparison import CPU_PART_LABELS, PART_LABELS, headline
+from ..schema.report import SPLIT_PARTS
 from . import format as fmt
 from .markup import escaped as _e
 from .markup import section as _section

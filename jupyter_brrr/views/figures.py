@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..analysis import amdahl
-from ..schema import SPLIT_PARTS
+from ..analysis.analyze import amdahl
+from ..schema.report import SPLIT_PARTS
 from . import format as fmt
 from .geometry import roofline_geometry
 from .style import COLOURS, LABELS
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.report import Report
 
 KINDS = ("split", "ops", "roofline", "timeline", "whatif")
 WIDTH = 900

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .. import display
+from ..report import display
 
 
 def number(value: Any) -> float | None:

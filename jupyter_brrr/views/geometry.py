@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import display
+from ..report import display
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.report import Report
 
 
 @dataclass

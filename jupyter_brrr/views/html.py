@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import display
-from ..analysis import SHORT_S, steady_state_options
-from ..schema import SPLIT_PARTS
+from ..analysis.analyze import SHORT_S, steady_state_options
+from ..report import display
+from ..schema.report import SPLIT_PARTS
 from . import change
 from . import format as fmt
 from . import pictures as picture_module
@@ -29,7 +29,7 @@ from .style import COLOURS, LABELS
 from .style import MUTED as _MUTED
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.report import Report
 
 __all__ = ["AB_COLUMNS", "COLOURS", "LABELS", "ab_rows", "header", "key_figures", "render"]
 
@@ -402,7 +402,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     if report.ab:
         parts.append(_ab_table(report.ab))
     if report.sweep or report.memory:
-        from . import sweep as sweep_view
+        from . import sweep_memory as sweep_view
 
         if report.sweep:
             parts.append(sweep_view.sweep_html(report.sweep))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..schema import JOB_SPLIT_PARTS
+from ..schema.report import JOB_SPLIT_PARTS
 from . import format as fmt
 from . import job_text
 from .markup import escaped as _e
@@ -21,7 +21,7 @@ from .style import COLOURS, LABELS
 from .style import MUTED as _MUTED
 
 if TYPE_CHECKING:
-    from ..job import JobReport
+    from ..report.job import JobReport
 
 # Communication's colour; the other parts keep the single-rank report's (style.COLOURS).
 COMMUNICATION_COLOUR = "#17a2b8"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..schema import JOB_SPLIT_PARTS
+from ..schema.report import JOB_SPLIT_PARTS
 from . import format as fmt
 
 if TYPE_CHECKING:
-    from ..job import JobReport
+    from ..report.job import JobReport
 
 # Past this many rows the per-step table is left to ``job.steps``.
 STEP_ROWS = 40

@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import display
-from ..schema import SPLIT_PARTS
+from ..report import display
+from ..schema.report import SPLIT_PARTS
 from . import format as fmt
 from .geometry import roofline_geometry
 from .style import COLOURS, LABELS
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.report import Report
 
 WIDTH_IN, DPI = 6.4, 100
 ROOF_HEIGHT_IN, SPLIT_HEIGHT_IN = 3.6, 1.0

@@ -21,15 +21,15 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..comparison import COMPARISON_MIME_TYPE, Comparison, Side
-from ..history_store import HISTORY_MIME_TYPE
-from ..report import _write_whole
-from ..schema import JOB_MIME_TYPE
+from ..report.comparison import COMPARISON_MIME_TYPE, Comparison, Side
+from ..report.history import HISTORY_MIME_TYPE
+from ..report.report import _write_whole
+from ..schema.report import JOB_MIME_TYPE
 
 if TYPE_CHECKING:
-    from ..history_store import History
-    from ..job import JobReport
-    from ..report import Report
+    from ..report.history import History
+    from ..report.job import JobReport
+    from ..report.report import Report
 
     # What a page can hold: each has ``to_json()`` and ``mime_type``.
     Document = Report | JobReport | Comparison | History

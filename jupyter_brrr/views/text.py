@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..schema import SPLIT_PARTS
+from ..schema.report import SPLIT_PARTS
 from . import change
 from . import format as fmt
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.report import Report
 
 
 # The longest name or sentence shown whole; longer ones end in an ellipsis.
@@ -149,7 +149,7 @@ def steps_table_lines(report: Report) -> list[str]:
 def render(report: Report, top: int = 10) -> str:
     lines = summary_lines(report)
     if report.sweep or report.memory:
-        from . import sweep as sweep_view
+        from . import sweep_memory as sweep_view
 
         if report.sweep:
             lines += ["", *(_text(x, 3 * TEXT_LIMIT) for x in sweep_view.sweep_lines(report.sweep))]

@@ -376,7 +376,7 @@ def history_rows(root: Any, runs: list[dict]) -> Any:
     """The runs table of a history (a Playwright locator), checked against its ``runs`` (the
     history's rows): newest first, each with its run number, its verdict against the run
     before, and its span as the page formats it."""
-    from jupyter_brrr import display
+    from jupyter_brrr.report import display
 
     rows = root.locator('[data-testid="brrr-history-table"] tbody tr')
     assert rows.evaluate_all("rs => rs.map(r => [Number(r.dataset.run), r.dataset.verdict])") == [

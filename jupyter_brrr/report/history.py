@@ -1,0 +1,577 @@
+"""A named cell's history: every run under one name, in the kernel and in a small store beside
+the notebook, so that it survives a restart.
+
+``%%brrr --name attention`` adds each run to the history of "attention"; ``history("attention")``
+(or ``%brrr history attention``) lists the runs, and any two can be compared.
+
+The store is one folder, ``.brrr_history/``, in the notebook's folder (the folder of the notebook
+file when the kernel knows it, else the kernel's working directory, which front ends set to the
+notebook's folder): nothing is written anywhere else. Each run is one gzipped JSON file,
+``.brrr_history/<name>/run-0003.json.gz``, holding the report without its per-launch kernel list
+(kernels are kept summed by name, which is what a comparison reads) and without its timeline.
+Per name the newest ``MAX_RUNS`` runs are kept, and older ones go while a name's files hold more
+than ``MAX_NAME_BYTES``. A file that cannot be read is skipped with a message that names it; the
+store never stops a cell. Reports and comparisons carry run numbers and times, never the store's
+path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..schema.report import SPLIT_PARTS
+from .comparison import Comparison, _Figures, compare_reports, judge_span
+from .report import Report, SchemaError
+
+STORE_DIRNAME = ".brrr_history"
+RUN_SCHEMA = "jupyter_brrr.history_run"
+RUN_VERSION = 1
+MAX_RUNS = 50
+MAX_NAME_BYTES = 20_000_000
+# A history's own document, drawn by the extension (js/src/job_app.ts HistoryApp): the same
+# chart and runs table as the report's Change tab.
+HISTORY_SCHEMA = "jupyter_brrr.history"
+HISTORY_VERSION = 1
+HISTORY_MIME_TYPE = "application/vnd.jupyter-brrr.history+json"
+_RUN_FILE = re.compile(r"^run-(\d+)\.json\.gz$")
+
+
+class HistoryError(ValueError):
+    """A history question that has no answer (an unknown name or run); the message says what
+    exists."""
+
+
+@dataclass
+class Run:
+    """One run of a named cell."""
+
+    name: str
+    run: int
+    report: Report
+    code_sha1: str | None = None
+    target: dict | None = None  # the goal it was given: {"text", "items"}
+
+    @property
+    def created(self) -> str:
+        return self.report.created
+
+
+@dataclass
+class History:
+    """The runs of one name, oldest first. ``history[3]`` is run 3; ``history[-1]`` the newest."""
+
+    name: str
+    runs: list[Run] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self.runs)
+
+    def __getitem__(self, run: int) -> Run:
+        """Run number ``run`` (1, 2, ...), or counted from the newest when negative."""
+        if run < 0:
+            if -run > len(self.runs):
+                raise HistoryError(self._missing(run))
+            return self.runs[run]
+        for entry in self.runs:
+            if entry.run == run:
+                return entry
+        raise HistoryError(self._missing(run))
+
+    def _missing(self, run: int) -> str:
+        if not self.runs:
+            return f"No runs of {self.name!r} yet: run a cell with %%brrr --name {self.name}."
+        numbers = ", ".join(str(r.run) for r in self.runs)
+        return f"{self.name!r} has no run {run}; its runs: {numbers} (or -1 for the newest)."
+
+    @property
+    def last(self) -> Run | None:
+        return self.runs[-1] if self.runs else None
+
+    def report(self, run: int = -1) -> Report:
+        """The report of one run (without its per-launch kernel list and timeline)."""
+        return self[run].report
+
+    def diff(self, before: int = -2, after: int = -1) -> Comparison:
+        """Compare two runs (run numbers, or negative from the newest): by default the last two."""
+        if len(self.runs) < 2 and before == -2 and after == -1:
+            raise HistoryError(
+                f"{self.name!r} has {len(self.runs)} run(s): a comparison needs two. Run the "
+                f"cell again with %%brrr --name {self.name}."
+            )
+        left, right = self[before], self[after]
+        return compare_reports(
+            left.report,
+            right.report,
+            labels=(f"run {left.run}", f"run {right.run}"),
+            runs=(left.run, right.run),
+            code_same=_same_code(left, right),
+        )
+
+    def rows(self) -> list[dict]:
+        """One JSON-safe dict per run: its span and split per run, counts, and the verdict
+        against the run before it (what the history table and chart show)."""
+        rows = []
+        previous: Run | None = None
+        for entry in self.runs:
+            figures = _Figures(entry.report)
+            s = entry.report.summary
+            row: dict[str, Any] = {
+                "run": entry.run,
+                "created": entry.created,
+                "span_s": figures.span,
+                **{f"{p}_s": figures.parts[p] for p in SPLIT_PARTS},
+                "kernel_count": _per_run(s.get("kernel_count"), figures.per_run),
+                "launch_count": _per_run(s.get("launch_count"), figures.per_run),
+                "warm": s.get("warm"),
+                "device": s.get("device"),
+                "verdict": None,
+                "speedup": None,
+                "code_changed": None,
+                "settings": run_settings(entry),
+            }
+            if previous is not None:
+                before = _Figures(previous.report)
+                same = _same_code(previous, entry)
+                # The verdict diff() gives these two runs (the Change tab's), without its tables.
+                change = judge_span(before, figures, gpu=before.gpu and figures.gpu, code_same=same)
+                row["verdict"] = change.verdict
+                row["speedup"] = change.speedup if math.isfinite(change.speedup) else None
+                row["code_changed"] = None if same is None else not same
+            rows.append(row)
+            previous = entry
+        from .report import json_safe
+
+        return json_safe(rows)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The runs as a frame, one row per run."""
+        return pd.DataFrame(self.rows()).set_index("run") if self.runs else pd.DataFrame()
+
+    def to_dict(self) -> dict:
+        """The versioned JSON form (``schema: jupyter_brrr.history``): the name and its runs as
+        ``rows()`` gives them (no path: the store's place is never in it)."""
+        return {
+            "schema": HISTORY_SCHEMA,
+            "version": HISTORY_VERSION,
+            "name": self.name,
+            "runs": self.rows(),
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    mime_type = HISTORY_MIME_TYPE
+
+    def save_html(self, path: str | os.PathLike, title: str | None = None) -> Path:
+        """Write the runs as one self-contained interactive HTML file: the chart and table that
+        draw them in JupyterLab, inlined next to their JSON (it opens offline). Written whole or
+        not at all. Returns the path."""
+        from ..views import standalone
+
+        return standalone.save_html(self, path, title=title)
+
+    def __repr__(self) -> str:
+        from ..views import change
+
+        return change.history_text(self.rows(), self.name)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        from html import escape
+
+        from ..views import change
+
+        doc = self.to_dict()
+        rows = doc["runs"]
+        table = change.history_html(rows) if len(rows) >= 2 else ""
+        title = (
+            f"jupyter_brrr history: {self.name} ({len(rows)} run{'s' if len(rows) != 1 else ''})"
+        )
+        html = (
+            '<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">'
+            f'<div style="font-weight:bold;font-size:14px">{escape(title)}</div>{table}</div>'
+        )
+        return {
+            HISTORY_MIME_TYPE: doc,
+            "text/html": html,
+            "text/plain": change.history_text(rows, self.name),
+        }
+
+
+def run_settings(entry: Run) -> str:
+    """How a run was measured, in words: "1 warm-up, 5 timed, 1 profiled (burst), target 30ms"
+    (a loaded trace: its source), for the history's table and chart."""
+    s = entry.report.summary
+    runs = s.get("runs") if isinstance(s.get("runs"), Mapping) else {}
+    counts = [
+        f"{int(runs[key])} {word}"
+        for key, word in (("warmup", "warm-up"), ("timed", "timed"), ("profiled", "profiled"))
+        if isinstance(runs.get(key), int | float) and runs[key]
+    ]
+    text = ", ".join(counts) or str(entry.report.source or "")
+    timing = s.get("timing")
+    if not isinstance(timing, Mapping):
+        timing = {}
+    if timing.get("protocol") and timing["protocol"] != "single":
+        text += f" ({timing['protocol']})"
+    if s.get("warm") is False:
+        text += ", first run"
+    if entry.target and entry.target.get("text"):
+        items = entry.target.get("items")
+        text += f", target {entry.target['text']}" + (f" of {items} items" if items else "")
+    return text
+
+
+def _per_run(value: Any, per_run: int) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number / per_run if math.isfinite(number) else None
+
+
+def _same_code(a: Run, b: Run) -> bool | None:
+    if a.code_sha1 is None or b.code_sha1 is None:
+        return None
+    return a.code_sha1 == b.code_sha1
+
+
+def code_hash(code: str) -> str:
+    """The hash a run keeps of its cell's code (the code itself is in the notebook)."""
+    return hashlib.sha1(code.strip().encode("utf-8")).hexdigest()
+
+
+# --- the store ---------------------------------------------------------------------------------------
+
+
+def folder_slug(name: str) -> str:
+    """A folder name for a history name: its safe characters, and a hash of the whole name when
+    any had to go (so "a/b" and "a_b" stay apart)."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:60].lstrip(".")
+    if slug != name:
+        slug = f"{slug or 'name'}-{hashlib.sha1(name.encode('utf-8')).hexdigest()[:8]}"
+    return slug
+
+
+class Store:
+    """The histories of one folder, read from disk once per name and kept in memory."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+        self.root = self.folder / STORE_DIRNAME
+        self._histories: dict[str, History] = {}
+
+    def names(self) -> list[str]:
+        """The names with runs, in memory or on disk."""
+        names = {name for name, h in self._histories.items() if h.runs}
+        if self.root.is_dir():
+            for entry in sorted(self.root.iterdir()):
+                if entry.is_dir() and entry.name not in {folder_slug(n) for n in names}:
+                    name = _name_in(entry)
+                    if name is not None:
+                        names.add(name)
+        return sorted(names)
+
+    def history(self, name: str) -> History:
+        """The runs of ``name`` (read from disk the first time)."""
+        if name not in self._histories:
+            self._histories[name] = self._read(name)
+        return self._histories[name]
+
+    def add(
+        self,
+        name: str,
+        report: Report,
+        *,
+        code: str | None = None,
+        target: Mapping | None = None,
+    ) -> tuple[Run, list[str]]:
+        """Keep a new run of ``name``; returns it and messages (a store that could not be
+        written: the run is then kept in this kernel only)."""
+        history = self.history(name)
+        messages: list[str] = []
+        folder = self.root / folder_slug(name)
+        number = max([r.run for r in history.runs] + _numbers_on_disk(folder) + [0]) + 1
+        entry = Run(
+            name=name,
+            run=number,
+            report=trimmed(report),
+            code_sha1=code_hash(code) if code is not None else None,
+            target=dict(target) if target else None,
+        )
+        try:
+            entry.run = _write(folder, entry)
+        except OSError as error:
+            messages.append(
+                f"history of {name!r}: run {number} is kept in this kernel only, the store "
+                f"beside the notebook could not be written ({type(error).__name__}: "
+                f"{error.strerror or error})."
+            )
+        history.runs.append(entry)
+        del history.runs[:-MAX_RUNS]
+        messages += _prune(folder)
+        return entry, messages
+
+    def forget(self, name: str) -> int:
+        """Delete the runs of ``name``, in memory and on disk; returns how many files went."""
+        self._histories.pop(name, None)
+        folder = self.root / folder_slug(name)
+        removed = 0
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if _RUN_FILE.match(path.name):
+                    path.unlink()
+                    removed += 1
+            if not any(folder.iterdir()):
+                folder.rmdir()
+        return removed
+
+    def _read(self, name: str) -> History:
+        history = History(name)
+        folder = self.root / folder_slug(name)
+        if not folder.exists():
+            return history
+        if not folder.is_dir():
+            history.messages.append(
+                f"history of {name!r}: {STORE_DIRNAME}/{folder.name} beside the notebook is "
+                "not a folder, so no earlier runs were read and new ones stay in this kernel."
+            )
+            return history
+        for path in sorted(folder.iterdir(), key=lambda p: _run_number(p) or 0):
+            if _run_number(path) is None:
+                continue
+            try:
+                entry = _read_run(path)
+                if entry.name != name:
+                    raise SchemaError(f"it holds a run of {entry.name!r}")
+            except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
+                history.messages.append(
+                    f"history of {name!r}: {STORE_DIRNAME}/{folder.name}/{path.name} could not be "
+                    f"read ({type(error).__name__}: {error}); it was skipped. Delete the file "
+                    "to silence this."
+                )
+                continue
+            history.runs.append(entry)
+        del history.runs[:-MAX_RUNS]
+        return history
+
+
+def trimmed(report: Report) -> Report:
+    """The report as a history keeps it: kernels summed by name, no timeline, no comparison."""
+    kernels = report.kernels
+    if len(kernels) and {"name", "dur_s"} <= set(kernels.columns):
+        defaults = {"op": "", "category": "", "bound": "other", "count": 1}
+        kernels = kernels.assign(**{c: v for c, v in defaults.items() if c not in kernels})
+        grouped = (
+            kernels.groupby("name", sort=False)
+            .agg(
+                op=("op", "first"),
+                category=("category", "first"),
+                dur_s=("dur_s", "sum"),
+                count=("count", "sum"),
+                bound=("bound", "first"),
+            )
+            .reset_index()
+        )
+        grouped["stream"] = None
+        grouped["start_s"] = 0.0
+    else:
+        grouped = kernels
+    return Report(
+        summary=dict(report.summary),  # pyright: ignore[reportArgumentType]  # filtered: only files with a run number
+        ops=report.ops,
+        kernels=grouped,
+        notes=report.notes,
+        recommendations=report.recommendations,
+        name=report.name,
+        source=report.source,
+        created=report.created,
+        ab=report.ab,
+        steps=report.steps,
+    )
+
+
+def _run_number(path: Path) -> int | None:
+    match = _RUN_FILE.match(path.name)
+    return int(match.group(1)) if match else None
+
+
+def _numbers_on_disk(folder: Path) -> list[int]:
+    if not folder.is_dir():
+        return []
+    return [n for n in (_run_number(p) for p in folder.iterdir()) if n is not None]
+
+
+def _write(folder: Path, entry: Run) -> int:
+    """Write the run's file under a new number (exclusive create: two kernels on one folder
+    never overwrite each other); returns the number used."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "schema": RUN_SCHEMA,
+        "version": RUN_VERSION,
+        "name": entry.name,
+        "run": entry.run,
+        "code_sha1": entry.code_sha1,
+        "target": entry.target,
+        "report": entry.report.to_dict(),
+    }
+    data = gzip.compress(json.dumps(doc, allow_nan=False).encode("utf-8"), compresslevel=6)
+    number = entry.run
+    while True:
+        path = folder / f"run-{number:04d}.json.gz"
+        try:
+            with open(path, "xb") as f:
+                f.write(data)
+            return number
+        except FileExistsError:
+            number += 1
+            doc["run"] = number
+
+
+def _read_run(path: Path) -> Run:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc, dict) or doc.get("schema") != RUN_SCHEMA:
+        raise SchemaError("not a jupyter_brrr history run")
+    if not isinstance(doc.get("version"), int) or doc["version"] > RUN_VERSION:
+        raise SchemaError(
+            f"written by a newer jupyter_brrr (history version {doc.get('version')}); update "
+            "jupyter_brrr to read it"
+        )
+    return Run(
+        name=str(doc["name"]),
+        run=int(doc["run"]),
+        report=Report.from_json(doc["report"]),
+        code_sha1=doc.get("code_sha1"),
+        target=doc.get("target"),
+    )
+
+
+def _name_in(folder: Path) -> str | None:
+    """The history name stored in a folder's newest readable run file."""
+    files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
+    for path in reversed(files):
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                doc = json.load(f)
+            return str(doc["name"])
+        except (OSError, EOFError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def _prune(folder: Path) -> list[str]:
+    """Drop the oldest run files beyond MAX_RUNS, and while the name's files hold more than
+    MAX_NAME_BYTES (the newest two always stay)."""
+    if not folder.is_dir():
+        return []
+    try:
+        files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
+        sizes = [p.stat().st_size for p in files]
+        removed = 0
+        while len(files) > 2 and (len(files) > MAX_RUNS or sum(sizes) > MAX_NAME_BYTES):
+            files.pop(0).unlink()
+            sizes.pop(0)
+            removed += 1
+    except OSError as error:
+        return [f"history: could not tidy {STORE_DIRNAME}/{folder.name} ({error})."]
+    return []
+
+
+# --- a named run --------------------------------------------------------------------------------
+
+
+def keep_run(
+    report: Report,
+    name: str,
+    *,
+    code: str | None = None,
+    goal: Any = None,
+    folder: str | os.PathLike | None = None,
+) -> tuple[Comparison | None, list[str]]:
+    """Add ``report`` to the history of ``name`` and give it what a named run shows: the
+    change since the previous run (``report.change``), the runs of the name
+    (``report.history``) and the plan for ``goal`` (a ``target.Goal``; by default the name's
+    last one), in ``report.target``. Returns the comparison (None for a first run) and messages
+    for the user (a damaged or unwritable store)."""
+    from .target import TargetError, parse_goal
+
+    store = store_for(folder)
+    runs = store.history(name)
+    messages = list(runs.messages)
+    runs.messages.clear()
+    previous = runs.last
+    if goal is None and previous is not None and previous.target:
+        try:
+            goal = parse_goal(previous.target["text"], previous.target.get("items"))
+        except (TargetError, KeyError, TypeError):
+            goal = None  # a target this version cannot read: the run goes on without one
+    if goal is not None:
+        report.set_target(goal)
+    kept_goal = {"text": goal.text, "items": goal.items} if goal is not None else None
+    entry, written = store.add(name, report, code=code, target=kept_goal)
+    messages += written
+    comparison = None
+    if previous is not None:
+        comparison = runs.diff(previous.run, entry.run)
+        comparison.after_report = report  # the full report, not the stored copy
+        report.change = comparison.to_dict()
+    report.history = runs.rows()
+    return comparison, messages
+
+
+# --- where the store is --------------------------------------------------------------------------
+
+_stores: dict[Path, Store] = {}
+
+
+def notebook_folder(user_ns: Mapping | None = None) -> Path:
+    """The folder of the notebook this kernel runs: from the notebook path front ends give the
+    kernel (VS Code's ``__vsc_ipynb_file__``, Jupyter's ``__session__``) when it is an existing
+    absolute path, else the working directory (where Jupyter starts a notebook's kernel)."""
+    for key in ("__vsc_ipynb_file__", "__session__"):
+        value = (user_ns or {}).get(key)
+        if isinstance(value, str) and os.path.isabs(value) and os.path.isfile(value):
+            return Path(value).parent
+    return Path.cwd()
+
+
+def store_for(folder: str | os.PathLike | None = None) -> Store:
+    """The store of ``folder`` (default: the working directory), one per folder and process."""
+    path = Path(folder) if folder is not None else Path.cwd()
+    key = path.resolve()
+    if key not in _stores:
+        _stores[key] = Store(path)
+    return _stores[key]
+
+
+def history(name: str, folder: str | os.PathLike | None = None) -> History:
+    """The runs of ``%%brrr --name NAME`` cells, from this kernel and the store beside the
+    notebook (``folder``; by default the notebook's folder as ``%%brrr`` finds it)."""
+    if folder is None:
+        folder = notebook_folder(_user_namespace())
+    return store_for(folder).history(name)
+
+
+def _user_namespace() -> Mapping | None:
+    """The namespace of ``__main__``: in IPython (a notebook's kernel), the user's namespace,
+    where front ends put the notebook's path; in a script, its globals. Read without importing
+    IPython, which only the notebook front end does."""
+    main = sys.modules.get("__main__")
+    return vars(main) if main is not None else None

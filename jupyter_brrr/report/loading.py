@@ -1,0 +1,40 @@
+"""``jupyter_brrr.load``: a profiler trace file (or a job's traces) to its report."""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+
+from ..costs.peaks import Peaks
+from ..trace.events import read_trace
+from .job import JobReport, load_job
+from .report import Report
+from .trace_report import analyse_trace
+
+
+def load(
+    path: str | PathLike | Sequence[str | PathLike],
+    *,
+    device: str | None = None,
+    peaks: Peaks | None = None,
+    workers: int | None = None,
+) -> Report | JobReport:
+    """Analyse a PyTorch profiler trace (Kineto JSON, optionally gzipped) from any machine.
+
+    One file gives its ``Report``. A folder, a glob pattern (``"traces/rank*.json.gz"``) or a
+    list of files gives a ``JobReport``: the ranks of one distributed job, each read in a
+    process of its own (at most ``workers``), analysed together.
+
+    ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
+    table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
+    """
+    if not isinstance(path, (str, PathLike)) or _is_job(path):
+        return load_job(path, device=device, peaks=peaks, workers=workers)
+    return analyse_trace(read_trace(path), path, device=device, peaks=peaks)
+
+
+def _is_job(path: str | PathLike) -> bool:
+    """A folder, or a glob pattern that is not itself a file's name."""
+    return Path(path).is_dir() or (glob.has_magic(str(path)) and not Path(path).exists())

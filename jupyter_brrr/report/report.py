@@ -1,0 +1,473 @@
+"""The report: a plain data object (pandas frames and a summary) with a versioned JSON form.
+
+It is what every layer above the analysis consumes: the notebook display, the CLI, the browser
+renderer (through ``to_json``) and the A/B actions. It holds no UI code; views render it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import analyze as analysis
+from ..analysis.analyze import steady_state_options
+from ..analysis.modules import path_pattern
+from ..schema.report import (
+    CPU_OP_COLUMNS,
+    KERNEL_COLUMNS,
+    MIME_TYPE,
+    MODULE_COLUMNS,
+    OPS_COLUMNS,
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    SPLIT_PARTS,
+    STEP_COLUMNS,
+    SchemaError,
+    Summary,
+    check_report,
+)
+from . import display
+
+if TYPE_CHECKING:
+    from .target import Goal, TargetPlan
+
+__all__ = ["Report", "SchemaError", "json_safe", "steady_state_options"]
+
+# Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
+# list stays in the frame and in the saved trace.
+KERNEL_LIMIT = 20_000
+CPU_OP_LIMIT = 5_000
+
+
+class Report:
+    """One profiled run (or loaded trace): where the time went.
+
+    Attributes:
+        summary: span and its split (``span_s``, ``busy_s``, ``compute_s``, ``memory_s``,
+            ``other_s``, ``idle_s``), ``device``, ``peaks``, ``runs``, memory figures, totals.
+        ops: one row per op name and input shapes (see ``schema.OPS_COLUMNS``).
+        kernels: one row per GPU kernel, copy or set (see ``schema.KERNEL_COLUMNS``).
+        cpu_ops: top-level host ops, for the timeline.
+        steps: a loaded trace's profiler steps, one row each (see ``schema.STEP_COLUMNS``):
+            their spans and splits; empty unless the trace marks several.
+        modules: the module tree, one row per ``nn.Module`` path with the time of its subtree
+            (see ``schema.MODULE_COLUMNS``); empty where no op ran in a module.
+        notes: caveats that qualify the numbers.
+        recommendations: what to try first, biggest share first.
+        ab: the A/B comparison, once one has run.
+        change: a named run's comparison against the previous run of its name
+            (``Comparison.to_dict()``), or None.
+        history: a named run's history, one dict per run of its name (``History.rows()``).
+        target: the plan for a target (``target.plan``), when one was given.
+        sweep: a size sweep of the same code (``SweepResult.to_dict()``), when one ran.
+        memory: what held the peak memory (``MemoryBreakdown.to_dict()``), when asked for.
+    """
+
+    def __init__(
+        self,
+        *,
+        summary: Summary,
+        ops: pd.DataFrame,
+        kernels: pd.DataFrame,
+        cpu_ops: pd.DataFrame | None = None,
+        notes: list[str] | None = None,
+        recommendations: list[dict] | None = None,
+        name: str = "",
+        source: str = "profile",
+        created: str | None = None,
+        ab: dict | None = None,
+        trace_path: str | None = None,
+        steps: pd.DataFrame | None = None,
+        change: dict | None = None,
+        history: list[dict] | None = None,
+        target: dict | None = None,
+        modules: pd.DataFrame | None = None,
+        sweep: dict | None = None,
+        memory: dict | None = None,
+    ) -> None:
+        self.summary = summary
+        self.ops = ops
+        self.kernels = kernels
+        self.cpu_ops = (
+            cpu_ops if cpu_ops is not None else pd.DataFrame(columns=list(CPU_OP_COLUMNS))
+        )
+        self.notes = list(notes or [])
+        self.recommendations = list(recommendations or [])
+        self.name = name
+        self.source = source
+        self.created = created or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.ab = ab
+        self.trace_path = trace_path
+        self.steps = (
+            steps
+            if steps is not None and len(steps.columns)
+            else pd.DataFrame(columns=list(STEP_COLUMNS))
+        )
+        self.change = change
+        self.history = history
+        self.target = target
+        self.sweep = sweep
+        self.memory = memory
+        self.modules = (
+            modules
+            if modules is not None and len(modules.columns)
+            else pd.DataFrame(columns=list(MODULE_COLUMNS))
+        )
+
+    @classmethod
+    def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
+        result.complete()
+        return cls(
+            summary=result.summary,
+            ops=result.ops,
+            kernels=result.kernels,
+            cpu_ops=result.cpu_ops,
+            notes=result.notes,
+            recommendations=result.recommendations,
+            steps=result.steps,
+            modules=result.modules,
+            **kwargs,
+        )
+
+    # --- questions a user asks --------------------------------------------------------------
+
+    def what_if(self, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
+        """Amdahl projections: the span if one part (a category or a top op) got faster."""
+        return analysis.what_if(self.summary, self.ops, factors)
+
+    def set_target(self, goal: Goal | str, items: float | None = None) -> TargetPlan:
+        """Hold the report against a target, ``"30ms"`` per run or ``"2000/s"`` (``items`` per
+        run): the gap, whether fixing the top bottleneck can close it, and what scaling out
+        would take. The plan is kept in ``report.target`` (and shown with the report)."""
+        from .target import TargetPlan, plan
+
+        self.target = plan(self, goal, items)
+        return TargetPlan(self.target)
+
+    def split(self) -> pd.Series:
+        """The span split, in seconds: compute, memory, other, idle."""
+        summary = cast(Mapping[str, Any], self.summary)  # the parts' keys, by name
+        return pd.Series({k: summary[f"{k}_s"] for k in SPLIT_PARTS})
+
+    @property
+    def empty(self) -> bool:
+        return len(self.ops) == 0 and len(self.kernels) == 0
+
+    # --- JSON ---------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        kernels, aggregated = _kernels_for_json(self.kernels)
+        cpu_ops = (
+            self.cpu_ops.nlargest(CPU_OP_LIMIT, "dur_s")
+            if len(self.cpu_ops) > CPU_OP_LIMIT
+            else self.cpu_ops
+        )
+        # The tables are made JSON-safe cell by cell as they are written; json_safe walks the rest.
+        return {
+            "schema": SCHEMA_NAME,
+            "version": SCHEMA_VERSION,
+            "name": json_safe(self.name),
+            "source": json_safe(self.source),
+            "created": json_safe(self.created),
+            "summary": json_safe(self.summary),
+            "notes": json_safe(self.notes),
+            "recommendations": json_safe(self.recommendations),
+            "ops": _table(self.ops, OPS_COLUMNS),
+            "kernels": {
+                **_table(kernels, KERNEL_COLUMNS),
+                "aggregated": aggregated,
+                "total": len(self.kernels),
+            },
+            "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
+            "steps": _table(self.steps, STEP_COLUMNS),
+            "modules": _table(self.modules, MODULE_COLUMNS),
+            "ab": json_safe(self.ab),
+            # The re-measure loop (comparison.py, history_store.py, target.py); null when not used.
+            "change": json_safe(self.change),
+            "history": json_safe(self.history),
+            "target": json_safe(self.target),
+            # The size sweep and the memory breakdown (actions/sweep.py, memory.py).
+            "sweep": json_safe(self.sweep),
+            "memory": json_safe(self.memory),
+            # What the renderers draw, computed once here (display.py): they only draw it.
+            "display": json_safe(display.specs(self.ops, self.summary)),
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The versioned JSON form (see ``jupyter_brrr.schema``)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes | dict) -> Report:
+        """Read a report written by ``to_json`` (this schema version or older).
+
+        The document is checked against the schema first (``schema.check_report``): one that
+        does not fit raises ``SchemaError`` naming the bad field, never an error later in a
+        view.
+        """
+        if isinstance(text, str | bytes | bytearray):
+            try:
+                doc = json.loads(text)
+            except (ValueError, RecursionError) as error:
+                hint = ""
+                if isinstance(text, str) and len(text) < 4096 and Path(text).suffix == ".json":
+                    hint = " To read a saved file, pass its text: Report.from_json(Path(p).read_text())."
+                raise SchemaError(f"Not a report: the text is not JSON ({error}).{hint}") from None
+        else:
+            doc = text
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME:
+            raise SchemaError(
+                "Not a jupyter_brrr report: the document has no 'schema': 'jupyter_brrr.report'."
+            )
+        version = doc.get("version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            raise SchemaError(
+                f"This report has schema version {version}; this jupyter_brrr reads up to "
+                f"version {SCHEMA_VERSION}. Update jupyter_brrr (pip install -U jupyter-brrr)."
+            )
+        check_report(doc)
+        return cls(
+            # A document's summary: an older writer's may lack the later keys.
+            summary=cast(Summary, _with_split_parts(doc["summary"])),
+            ops=_frame(doc["ops"], OPS_COLUMNS),
+            kernels=_frame(doc["kernels"], KERNEL_COLUMNS),
+            cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS),
+            notes=doc.get("notes") or [],
+            recommendations=doc.get("recommendations") or [],
+            name=doc.get("name") or "",
+            source=doc.get("source") or "profile",
+            created=doc.get("created"),
+            ab=_ab_with_split_parts(doc.get("ab")),
+            steps=_with_step_parts(
+                _frame(doc.get("steps"), STEP_COLUMNS)
+            ),  # absent from older reports
+            change=doc.get("change"),
+            history=doc.get("history"),
+            target=doc.get("target"),
+            modules=_frame(doc.get("modules"), MODULE_COLUMNS),  # absent from older reports
+            sweep=doc.get("sweep"),  # absent from older reports
+            memory=doc.get("memory"),
+        )
+
+    def save(self, path: str | PathLike) -> list[Path]:
+        """Write the report JSON to ``path`` and, when there is one, the raw trace beside it
+        (``<stem>.trace.json.gz``, for Perfetto or chrome://tracing). Returns the files.
+
+        Never writes over the trace the report was read from: ``path`` naming it raises
+        ``ValueError`` with another name to use. Each file is written whole or not at all.
+        """
+        path = Path(path)
+        source = Path(self.trace_path) if self.trace_path else None
+        if source is not None and _same_file(path, source):
+            raise ValueError(
+                f"{path} is the trace this report was read from: saving the report there would "
+                f"replace it. Save it under another name, such as {_report_name(path)}."
+            )
+        document = self.to_json().encode()
+        _write_whole(path, lambda out: out.write(document))
+        written = [path]
+        if source is not None and source.exists():
+            stem = path.name.removesuffix(".json")
+            trace_out = path.with_name(f"{stem}.trace.json.gz")
+            if _same_file(trace_out, source):
+                pass  # a loaded trace saved beside itself: it is already there
+            elif source.suffix == ".gz":
+                _write_whole(trace_out, lambda out: _copy(source, out))
+            else:
+                _write_whole(
+                    trace_out,
+                    lambda out: _copy(source, gzip.GzipFile(fileobj=out, mode="wb")),  # pyright: ignore[reportArgumentType]  # a gzip file object is a binary file
+                )
+            written.append(trace_out)
+        return written
+
+    # --- display --------------------------------------------------------------------------------
+
+    def figure(self, kind: str = "roofline") -> Any:
+        """Deprecated: a bokeh figure (or layout) of one view (``"split"``, ``"ops"``,
+        ``"roofline"``, ``"timeline"`` or ``"whatif"``). Needs bokeh.
+
+        The report's interactive views are drawn by one app, in JupyterLab, Notebook 7 and
+        ``save_html``; these bokeh figures are a separate drawing that is no longer kept in step
+        with it, and will be removed. Use ``save_html`` for a shareable interactive report, and
+        the frames (``ops``, ``kernels``, ``summary``) to draw your own.
+        """
+        import warnings
+
+        from ..views import figures
+
+        warnings.warn(
+            "Report.figure() is deprecated and will be removed: the interactive report is drawn "
+            "by one app (JupyterLab, Notebook 7 and Report.save_html); draw your own figures "
+            "from report.ops, report.kernels and report.summary.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return figures.figure(self, kind)
+
+    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
+        """Write the report as one self-contained interactive HTML file: the same app that draws
+        it in JupyterLab, with BokehJS, inlined next to the report JSON (it opens offline).
+        Returns the path."""
+        from ..views import standalone
+
+        return standalone.save_html(self, path, title=title)
+
+    def __repr__(self) -> str:
+        from ..views import text
+
+        return text.render(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        from ..views import bundle
+
+        return bundle.mimebundle(self)
+
+    mime_type = MIME_TYPE
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one existing file (through links too)."""
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
+
+
+def _report_name(path: Path) -> Path:
+    """Another name for a report that was to be saved over its trace: ``run.report.json``."""
+    stem = path.name
+    for suffix in (".gz", ".json"):
+        stem = stem.removesuffix(suffix)
+    return path.with_name(f"{stem}.report.json")
+
+
+def _write_whole(path: Path, write: Callable[[BinaryIO], Any]) -> None:
+    """Write a file through a temporary one beside it, so that a failure (a full disk, an
+    interrupt) leaves the old file, not half of the new one. Created as ``open`` would create
+    it (the umask's permissions), or with the permissions of the file it replaces."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            write(out)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _copy(source: Path, out: BinaryIO) -> None:
+    with source.open("rb") as f, out:
+        shutil.copyfileobj(f, out)
+
+
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0o022)  # read by setting; set back at once
+    os.umask(mask)
+    return mask
+
+
+def _with_split_parts(summary: dict) -> dict:
+    """A summary with every part of the split: one written before a part existed (the
+    communication part) had none of it."""
+    if not isinstance(summary, dict) or summary.get("span_s") is None:
+        return summary
+    missing = {f"{part}_s": 0.0 for part in SPLIT_PARTS if f"{part}_s" not in summary}
+    return {**summary, **missing} if missing else summary
+
+
+def _with_step_parts(steps: pd.DataFrame) -> pd.DataFrame:
+    """A steps table with every part of the split (older ones had no communication)."""
+    written = "communication_s" in steps and steps["communication_s"].notna().any()
+    if len(steps) and not written:
+        steps = steps.assign(communication_s=0.0)
+    return steps
+
+
+def _ab_with_split_parts(ab: Any) -> Any:
+    if not isinstance(ab, dict) or not isinstance(ab.get("variants"), list):
+        return ab
+    variants = [
+        {**v, "split": _with_split_parts(v["split"])}
+        if isinstance(v, dict) and isinstance(v.get("split"), dict)
+        else v
+        for v in ab["variants"]
+    ]
+    return {**ab, "variants": variants}
+
+
+def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+    present = [c for c in columns if c in frame.columns]
+    sub = frame[present]
+    data = [[_cell(v) for v in row] for row in sub.itertuples(index=False, name=None)]
+    return {"columns": present, "data": data}
+
+
+def _frame(table: dict | None, columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A table of a report document, with every known column (one a writer left out is all
+    missing values, so that the views find it)."""
+    if not table:
+        return pd.DataFrame(columns=list(columns))
+    frame = pd.DataFrame(table["data"], columns=table["columns"])
+    for name in columns:
+        if name not in frame.columns:
+            frame[name] = None
+    return frame
+
+
+def json_safe(value: Any) -> Any:
+    """A JSON-safe copy: numpy scalars to Python, NaN and infinities to null, anything else that
+    JSON cannot hold to its text."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return _cell(value)
+
+
+def _cell(value: Any) -> Any:
+    """One JSON-safe value: a number, text, a boolean or null; anything else as its text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    return str(value)
+
+
+def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    if len(kernels) <= KERNEL_LIMIT:
+        return kernels, False
+    grouped = kernels.groupby(["name", "op", "stream"], sort=False).agg(
+        category=("category", "first"),
+        start_s=("start_s", "min"),
+        dur_s=("dur_s", "sum"),
+        count=("count", "sum"),
+        bound=("bound", "first"),
+        module=("module", lambda paths: path_pattern(list(paths))),
+    )
+    sums = kernels.groupby(["name", "op", "stream"], sort=False)[["flops", "bytes"]].sum(
+        min_count=1
+    )
+    return grouped.join(sums).reset_index().sort_values("dur_s", ascending=False), True

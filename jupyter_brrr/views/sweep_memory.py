@@ -1,0 +1,251 @@
+"""Static views of a size sweep and a memory breakdown (the report's ``sweep`` and ``memory``):
+text lines, HTML sections with tables, and PNG pictures drawn from the JSON's own geometry (the
+sweep's guides, the memory timeline), as the JupyterLab renderer draws them.
+
+Sweep picture: time per step against size on log-log axes with the flat (overhead) and slope-1
+(saturated) guides through the first point; throughput against size; the split per size as
+stacked bars. Memory picture: the timeline by category, stacked, against the capacity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..actions.sweep import guides
+from ..actions.sweep import summary_lines as sweep_lines
+from ..capture.memory import summary_lines as memory_lines
+from ..schema.report import SPLIT_PARTS
+from . import format as fmt
+from .markup import escaped as _e
+from .markup import img as _img
+from .markup import section as _section
+from .markup import table as _table
+from .style import COLOURS, LABELS
+
+MEMORY_COLOURS = {
+    "parameters": "#4c78c8",
+    "gradients": "#72b7b2",
+    "optimizer_state": "#54a24b",
+    "activations": "#e8833a",
+    "temporaries": "#f2cf5b",
+    "inputs": "#b279a2",
+    "autograd_detail": "#ff9da6",
+    "unknown": "#9d755d",
+    "held_before": "#bab0ac",
+}
+
+__all__ = ["memory_html", "memory_lines", "memory_png", "sweep_html", "sweep_lines", "sweep_png"]
+
+
+def rows(table: dict | None) -> list[dict]:
+    if not table:
+        return []
+    return [dict(zip(table["columns"], row, strict=False)) for row in table["data"]]
+
+
+# --- the sweep -------------------------------------------------------------------------------
+
+
+def sweep_html(doc: dict) -> str:
+    var = _e(doc.get("variable") or "size")
+    points = rows(doc.get("points"))
+    head = [var, "status", "time per step", "items/s", "compute", "memory", "idle", "peak memory"]
+    body: list[list[str] | str] = []
+    for p in points:
+        span = p.get("span_s")
+        body.append(
+            [
+                _e(p.get("size")),
+                _e(p.get("status")),
+                _e(fmt.seconds(span)),
+                _e(f"{p['items_per_s']:.4g}" if p.get("items_per_s") else "-"),
+                *(
+                    _e(fmt.percent(p.get(f"{part}_s") or 0.0, span) if span else "-")
+                    for part in ("compute", "memory", "idle")
+                ),
+                _e(fmt.size(p.get("peak_memory_bytes")) if p.get("peak_memory_bytes") else "-"),
+            ]
+        )
+        if p.get("error"):
+            body.append(f'<span style="color:#c62828;font-size:11px">{_e(p["error"])}</span>')
+    doublings = [
+        [
+            _e(f"{d['from_size']} → {d['to_size']}"),
+            _e(f"x{d['per_doubling']:.2f}"),
+            f"<b>{_e(d['verdict'])}</b>",
+            _e(d["why"]),
+        ]
+        for d in rows(doc.get("doublings"))
+    ]
+    parts = [_section(f"Sweep of {var}"), _table(head, body, right={0, 2, 3, 4, 5, 6, 7})]
+    if doublings:
+        parts.append(
+            _table([var, "time per doubling", "verdict", "why"], doublings, right={0, 1})  # type: ignore[arg-type]
+        )
+    capacity = [
+        [_e(c["device"]), _e(fmt.size(c["capacity_bytes"])), _e(_count(c.get("largest_size")))]
+        for c in rows(doc.get("capacity"))
+    ]
+    if capacity:
+        parts.append(
+            _table(["GPU", "memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
+        )
+    lines = sweep_lines(doc)[1:]
+    lines = [line for line in lines if " -> " not in line]  # the doublings are in their table
+    parts.append(
+        '<ul style="margin:2px 0;padding-left:20px;font-size:12px">'
+        + "".join(f"<li>{_e(line)}</li>" for line in lines)
+        + "</ul>"
+    )
+    parts.append(_img(_safe_png(sweep_png, doc), f"time per step against {var}, log-log"))
+    return "".join(parts)
+
+
+def _count(value: Any) -> str:
+    return "-" if value is None else f"{int(value):,}"
+
+
+def sweep_png(doc: dict) -> bytes | None:
+    from .pictures import WIDTH_IN, _new_figure, _png, _render
+
+    points = [p for p in rows(doc.get("points")) if p.get("status") == "ok" and p.get("span_s")]
+    if len(points) < 2:
+        return None
+    var = doc.get("variable") or "size"
+    fig = _new_figure(2.6)
+    fig.set_size_inches(WIDTH_IN, 2.6)
+    sizes = [p["size"] for p in points]
+    spans = [p["span_s"] for p in points]
+    ax = fig.add_subplot(1, 3, 1)
+    guide = doc.get("guides") or guides(points)
+    if guide:
+        ax.plot(*zip(*guide["flat"], strict=True), ls="--", c="#d65f5f", lw=1, label="flat")
+        ax.plot(*zip(*guide["linear"], strict=True), ls="--", c="#4c78c8", lw=1, label="slope 1")
+    ax.plot(sizes, spans, "o-", c="#333", ms=3, lw=1.2)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_title("time per step", fontsize=8)
+    ax.set_xlabel(var, fontsize=8)
+    ax.legend(fontsize=6, frameon=False)
+    ax2 = fig.add_subplot(1, 3, 2)
+    ax2.plot(sizes, [p.get("items_per_s") or 0 for p in points], "o-", c="#54a24b", ms=3)
+    ax2.set_xscale("log", base=2)
+    ax2.set_title("items per second", fontsize=8)
+    ax2.set_xlabel(var, fontsize=8)
+    ax3 = fig.add_subplot(1, 3, 3)
+    bottom = [0.0] * len(points)
+    labels = [str(s) for s in sizes]
+    for part in SPLIT_PARTS:
+        shares = [(p.get(f"{part}_s") or 0.0) / p["span_s"] for p in points]
+        ax3.bar(labels, shares, bottom=bottom, color=COLOURS[part], label=LABELS[part])
+        bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
+    ax3.set_title("split of the span", fontsize=8)
+    ax3.set_xlabel(var, fontsize=8)
+    for axis in (ax, ax2, ax3):
+        axis.tick_params(labelsize=6)
+    ax3.tick_params(axis="x", labelrotation=90)
+    fig.tight_layout()
+    return _png(_render(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: _render returns pixels
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+
+def memory_html(doc: dict) -> str:
+    peak = doc.get("peak_bytes") or 0.0
+    parts_rows = [
+        [_e(name.replace("_", " ")), _e(fmt.size(value)), _e(fmt.percent(value, peak))]
+        for name, value in sorted((doc.get("at_peak") or {}).items(), key=lambda kv: -kv[1])
+        if value
+    ]
+    parts_rows.append(
+        [
+            "unattributed",
+            _e(fmt.size(doc.get("unattributed_bytes") or 0.0)),
+            _e(fmt.percent(doc.get("unattributed_bytes") or 0.0, peak)),
+        ]
+    )
+    largest = [
+        [
+            _e(fmt.size(r["bytes"])),
+            _e((r.get("category") or "").replace("_", " ")),
+            _e(r.get("op") or "there before the run"),
+            _e(r.get("line") or ""),
+        ]
+        for r in rows(doc.get("largest"))
+    ]
+    lines = memory_lines(doc)
+    out = [
+        _section("What holds the peak memory"),
+        f"<div>{_e(lines[0])}</div>",
+        _table(["category", "at the peak", "share"], parts_rows, right={1, 2}),  # type: ignore[arg-type]
+    ]
+    if largest:
+        out.append(_table(["size", "category", "made by", "line"], largest, right={0}))  # type: ignore[arg-type]
+    advice = list(doc.get("advice") or [])
+    if advice:  # capacity, apart from speed
+        out.append(
+            '<ul style="margin:2px 0;padding-left:20px;font-size:12px">'
+            + "".join(f"<li>{_e(line)}</li>" for line in advice)
+            + "</ul>"
+        )
+    out.append(_img(_safe_png(memory_png, doc), "memory timeline by category"))
+    return "".join(out)
+
+
+def memory_png(doc: dict) -> bytes | None:
+    from .pictures import WIDTH_IN, _new_figure, _png, _render
+
+    timeline = doc.get("timeline") or {}
+    times = timeline.get("times_s") or []
+    if len(times) < 2:
+        return None
+    fig = _new_figure(2.4)
+    fig.set_size_inches(WIDTH_IN, 2.4)
+    ax = fig.add_subplot(1, 1, 1)
+    capacity = doc.get("capacity_bytes")
+    # The capacity line only where it does not flatten the timeline (a peak of a quarter or more).
+    shown = capacity if capacity and (doc.get("peak_bytes") or 0.0) >= 0.25 * capacity else None
+    peak = max(doc.get("peak_bytes") or 0.0, shown or 0.0)
+    gib, unit = (2**30, "GiB") if peak >= 2**30 else (2**20, "MiB")
+    series = [[v / gib for v in values] for values in timeline["bytes"]]
+    names = timeline["categories"]
+    ms = [t * 1e3 for t in times]
+    ax.stackplot(
+        ms,
+        *series,
+        labels=[n.replace("_", " ") for n in names],
+        colors=[MEMORY_COLOURS.get(n, "#999") for n in names],
+        step="post",
+    )
+    if timeline.get("allocated"):
+        ax.step(
+            ms,
+            [v / gib for v in timeline["allocated"]],
+            where="post",
+            c="#000",
+            lw=0.8,
+            label="allocator",
+        )
+    if shown:
+        ax.axhline(shown / gib, c="#c62828", ls="--", lw=1, label="capacity")
+    elif capacity:
+        ax.set_title(f"capacity {fmt.size(capacity)}: far above this peak", fontsize=8)
+    ax.set_xlabel("ms from the run's start", fontsize=8)
+    ax.set_ylabel(unit, fontsize=8)
+    ax.tick_params(labelsize=6)
+    ax.legend(fontsize=6, frameon=False, loc="upper left", ncol=3)
+    fig.tight_layout()
+    return _png(_render(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: _render returns pixels
+
+
+def _safe_png(draw: Any, doc: dict) -> bytes | None:
+    """A picture where matplotlib is installed and the document can be drawn."""
+    from .pictures import available
+
+    if not available():
+        return None
+    try:
+        return draw(doc)
+    except Exception:  # a picture is a convenience: the tables carry the figures
+        return None
