@@ -107,6 +107,9 @@ class Analysis:
     modules: pd.DataFrame | None = None
     # What analyze(..., advise=False) left for later: the op reasons and the advice.
     pending: Callable[[], None] | None = field(default=None, repr=False)
+    # The step's dependency graph (step_graph.StepGraph), for the replay; built by the caller
+    # that knows what the step is (trace_analysis, capture).
+    graph: Any = field(default=None, repr=False)
 
     def complete(self) -> Analysis:
         """Fill the op table's reasons and the recommendations where they were left for later
@@ -735,6 +738,8 @@ def _kernel_table(
         # When it was launched, in trace time: the start of its launching op (its own start
         # where none launched it). Assigns it to a profiler step.
         "launch_s": np.where(gpu["op"] >= 0, np.append(ops["start_s"], np.nan)[gpu["op"]], start),
+        # Internal too: the event's row in trace.gpu_columns() (the step graph reads it).
+        "event": np.arange(len(start)),
     }
     order = np.argsort(start, kind="stable")  # time order, as sort_values would, for less
     table = {name: v[order] if np.ndim(v) else v for name, v in columns.items()}

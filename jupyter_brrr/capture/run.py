@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import analyze as analysis
-from ..analysis import spread
+from ..analysis import spread, step_graph
 from ..analysis.spread import host_slowdown
 from ..costs import peaks
 from ..report.report import Report, steady_state_options
@@ -975,6 +975,7 @@ def _report(
         math_mode=math_mode(),
         measured=measured,
     )
+    result.graph = step_graph.build(trace, result.kernels)
     return Report.from_analysis(result, name=name, source=source, trace_path=trace_path)
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 from ..analysis import analyze as analysis
 from ..analysis.analyze import steady_state_options
 from ..analysis.modules import path_pattern
+from ..analysis.step_graph import GRAPH_LIMIT, StepGraph
 from ..schema.report import (
     CPU_OP_COLUMNS,
     KERNEL_COLUMNS,
@@ -43,6 +44,7 @@ from ..schema.report import (
 from . import display
 
 if TYPE_CHECKING:
+    from ..analysis.replay import Prediction
     from .target import Goal, TargetPlan
 
 __all__ = ["Report", "SchemaError", "json_safe", "steady_state_options"]
@@ -98,6 +100,7 @@ class Report:
         modules: pd.DataFrame | None = None,
         sweep: dict | None = None,
         memory: dict | None = None,
+        graph: StepGraph | None = None,
     ) -> None:
         self.summary = summary
         self.ops = ops
@@ -127,6 +130,7 @@ class Report:
             if modules is not None and len(modules.columns)
             else pd.DataFrame(columns=list(MODULE_COLUMNS))
         )
+        self.graph = graph
 
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
@@ -140,6 +144,7 @@ class Report:
             recommendations=result.recommendations,
             steps=result.steps,
             modules=result.modules,
+            graph=result.graph,
             **kwargs,
         )
 
@@ -148,6 +153,74 @@ class Report:
     def what_if(self, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
         """Amdahl projections: the span if one part (a category or a top op) got faster."""
         return analysis.what_if(self.summary, self.ops, factors)
+
+    def predict(
+        self,
+        *,
+        gpu: float = 1.0,
+        ops: Mapping[Any, float] | None = None,
+        category: Mapping[str, float] | None = None,
+        modules: Mapping[str, float] | None = None,
+        launch: float = 1.0,
+        syncs: float = 1.0,
+        host: float = 1.0,
+        copies: str | None = None,
+        profiler: float = 1.0,
+    ) -> Prediction:
+        """The step's span if something changed, predicted by replaying the step's dependencies
+        (``jupyter_brrr.replay`` says how each change acts and what it cannot model).
+
+        ``gpu=2``: all GPU work twice as fast; ``ops={"aten::mm": 2}`` (or ``{("aten::mm",
+        shapes): 2}``), ``category={"memory": 2}`` (a bound or a kernel category),
+        ``modules={"model.layer1": 2}``: that GPU work; ``launch=0``: no launch overhead (a CUDA
+        graph); ``syncs=0``: no synchronisations; ``host=2``: host work twice as fast;
+        ``copies="async"``: copies asynchronous from pinned memory; ``profiler=0``: the step
+        without the profiler's own cost. Combinable. Returns a ``Prediction`` (``span_s``,
+        ``speedup``, ``critical_path``, ``not_modelled``).
+        """
+        from ..analysis.replay import predict
+
+        return predict(
+            self._step_graph(),
+            gpu=gpu,
+            ops=dict(ops or {}),
+            category=dict(category or {}),
+            modules=dict(modules or {}),
+            launch=launch,
+            syncs=syncs,
+            host=host,
+            copies=copies,
+            profiler=profiler,
+        )
+
+    @property
+    def critical_path(self) -> pd.DataFrame:
+        """The segments that set the step's span, in time order: ``resource`` (host op, python,
+        data loader, profiler, launch, sync, GPU kernel, copy, communication, GPU wait, host
+        thread), ``start_s`` (from the span's start), ``dur_s``, ``name``, ``op``."""
+        return self.predict().critical_path
+
+    @property
+    def idle(self) -> pd.DataFrame:
+        """The GPU's idle time in the step by cause: one row per idle interval and cause
+        (``start_s``, ``dur_s``, ``cause``: launch path, synchronisation, host copy, CPU work,
+        data loader, profiler, another stream; ``op``). Empty without a step graph."""
+        from ..analysis.replay import idle_causes
+
+        if self.graph is None:
+            return pd.DataFrame(columns=["start_s", "dur_s", "cause", "op"])
+        return idle_causes(self.graph)
+
+    def _step_graph(self) -> StepGraph:
+        if self.graph is None:
+            raise ValueError(
+                "This report carries no step graph, so it cannot predict: it was written by a "
+                "jupyter_brrr from before the replay, has no GPU or host events, or its step had "
+                f"more than {GRAPH_LIMIT:,} events, more than a report's JSON keeps. Load the "
+                "trace again (jupyter_brrr.load(path); a saved report's trace is beside it as "
+                "<name>.trace.json.gz) to predict."
+            )
+        return self.graph
 
     def set_target(self, goal: Goal | str, items: float | None = None) -> TargetPlan:
         """Hold the report against a target, ``"30ms"`` per run or ``"2000/s"`` (``items`` per
@@ -205,6 +278,11 @@ class Report:
             "memory": json_safe(self.memory),
             # What the renderers draw, computed once here (display.py): they only draw it.
             "display": json_safe(display.specs(self.ops, self.summary)),
+            # The step's dependency graph (step_graph.py), what predict() replays; null where
+            # there is none or it is over GRAPH_LIMIT nodes.
+            "graph": self.graph.to_dict()
+            if self.graph is not None and self.graph.size <= GRAPH_LIMIT
+            else None,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -261,6 +339,7 @@ class Report:
             modules=_frame(doc.get("modules"), MODULE_COLUMNS),  # absent from older reports
             sweep=doc.get("sweep"),  # absent from older reports
             memory=doc.get("memory"),
+            graph=_graph(doc.get("graph")),  # absent from older reports
         )
 
     def save(self, path: str | PathLike) -> list[Path]:
@@ -383,6 +462,15 @@ def _umask() -> int:
     mask = os.umask(0o022)  # read by setting; set back at once
     os.umask(mask)
     return mask
+
+
+def _graph(doc: Any) -> StepGraph | None:
+    if doc is None:
+        return None
+    try:
+        return StepGraph.from_dict(doc)
+    except ValueError as error:
+        raise SchemaError(str(error)) from None
 
 
 def _with_split_parts(summary: dict) -> dict:

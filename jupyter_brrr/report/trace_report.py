@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import analyze as analysis
-from ..analysis import steps
+from ..analysis import step_graph, steps
 from ..analysis.analyze import Analysis
 from ..costs import peaks as peak_table
 from ..costs.peaks import Peaks
@@ -85,8 +85,9 @@ def report_of_trace(
         # Several runs in one trace: the per-run figures are those of the median steady step,
         # analysed on its own; every step's span and split go in the steps table.
         step = windows.median
+        step_trace = steps.step_trace(trace, windows, step)
         result = analysis.analyze(
-            steps.step_trace(trace, windows, step),
+            step_trace,
             peaks,
             span_s=float(windows.table.at[step, "span_s"]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             span_source="trace_step",
@@ -96,7 +97,14 @@ def report_of_trace(
             steps=windows.summary(result.summary),
         )
         result.steps = windows.table
+        result.graph = step_graph.build(
+            step_trace,
+            result.kernels,
+            host_range=(float(windows.host_start[step]), float(windows.host_end[step])),
+            measured_s=result.summary["span_s"],
+        )
     else:
+        result.graph = step_graph.build(trace, result.kernels)
         runs = result.summary["runs"]["profiled"]
         if result.summary["gpu"] and runs is None:
             result.notes.append(

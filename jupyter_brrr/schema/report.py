@@ -36,8 +36,16 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "target": null | TARGET,        # the plan for a --target (target.py)
       "sweep": null | SWEEP,          # a size sweep (actions/sweep.py; absent from older reports)
       "memory": null | MEMORY,        # what held the peak memory (memory.py; likewise)
-      "display": DISPLAY              # what the renderers draw (display.py; absent in version 1)
+      "display": DISPLAY,             # what the renderers draw (display.py; absent in version 1)
+      "graph": null | GRAPH           # the step's dependency graph (step_graph.py; absent from
+                                      # older reports, null over step_graph.GRAPH_LIMIT nodes)
     }
+
+    GRAPH = {"schema": "jupyter_brrr.step_graph", "version": 1, one array per field of
+             step_graph.StepGraph (h_* per host node, g_* per GPU node, await_*, handoff_*,
+             wait_* per edge; times in whole nanoseconds, names as codes into "names"),
+             "names", "threads", "mode" ("latency" | "period"), "measured_s", "main_thread",
+             "typical": {"launch_latency_s", "stream_gap_s", "wake_s", ...}}
 
     SWEEP = {"schema": "jupyter_brrr.sweep", "version": 1, "variable", "device", "gpu",
              "stopped" ("done" | "oom" | "budget" | "cancelled" | "error"), "oom_at", "knee",
@@ -896,6 +904,8 @@ REPORT = _Object(
         "memory": _Nullable(_MEMORY),
         # Written from the report's own tables by display.specs; recomputed when read.
         "display": _Nullable(_Map(_Type())),
+        # The step's dependency graph: checked where it is read (step_graph.StepGraph.from_dict).
+        "graph": _Nullable(_Map(_Type())),
     },
 )
 
