@@ -65,6 +65,9 @@ __all__ = ["Prediction", "critical_path", "idle_causes", "predict", "replay"]
 # A pinned copy's rate where the trace has none to go by (PCIe 5.0 x16 in practice: an
 # assumption the prediction's notes state).
 PINNED_BYTES_PER_S = 25e9
+# The gap between a CUDA graph's kernels on one stream: 400 kernels of 0.87 us replayed from a
+# graph on the H200 ran 0.26 us apart (tests/data/advice/launch_bound_loop.fixed).
+GRAPH_GAP_S = 0.3e-6
 # Within a segment whose nodes wait on each other across chains, passes until nothing moves.
 _PASSES = 20
 
@@ -292,7 +295,7 @@ def _plan(graph: StepGraph) -> _Plan:
     g_prev = np.arange(len(gpu_perm)) - 1
     g_prev[np.r_[True, g_stream[1:] != g_stream[:-1]][: len(g_prev)]] = -1
     base = gpu_perm % max(ng, 1)
-    first_gap = (g_prev >= 0) & (graph.g_gap[base] < 0)
+    first_gap = (g_prev >= 0) & (graph.g_gap[base] <= sg.NO_GAP)
 
     def host_edges(index: np.ndarray) -> np.ndarray:
         return np.concatenate([hmap(index, c) for c in range(copies)]).astype(np.int64)
@@ -430,6 +433,11 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
         from_start &= ~((graph.g_kind == 1) & host_copy)
         g_dur = np.where(graph.g_pageable, _pinned_time(graph, g_dur), g_dur)
     g_lag = graph.g_lag
+    g_gap = graph.g_gap
+    if launch != 1:
+        # A graph's kernels follow each other closer than eager launches queue them.
+        graphed = np.minimum(g_gap, g_gap * launch + GRAPH_GAP_S * (1 - launch))
+        g_gap = np.where(g_gap > sg.NO_GAP, graphed, g_gap)
     return {
         "h_parts": parts,
         "h_gap": gap,
@@ -437,7 +445,7 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
         "h_wake": graph.h_wake,
         "g_dur": g_dur,
         "g_lag": g_lag,
-        "g_gap": graph.g_gap,
+        "g_gap": g_gap,
         "g_from_start": from_start,
         "awaits": awaits,
     }
@@ -803,6 +811,7 @@ IDLE_CAUSES = (
     "data loader",
     "profiler",
     "another stream",
+    "kernel gap",
 )
 
 
@@ -893,12 +902,25 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
             ok = (k >= 0) & (ends[o][np.maximum(k, 0)] >= gap_s[rows] - 1e-9)
             synced[rows[ok]] = mine[o][k[ok]]
     op_of = graph.h_op[hp[launcher]]
+    # Work queued behind the work before it on its stream: the idle is the GPU's own gap.
+    prev = plan.g_prev[ender]
+    gap_after = np.where(
+        prev >= 0, g_e[np.maximum(prev, 0)] + timeline.effective["g_gap"][ender], -np.inf
+    )
+    launched_at = (
+        np.where(timeline.effective["g_from_start"][ender], h_s[launcher], h_e[launcher])
+        + timeline.effective["g_lag"][ender]
+    )
+    queued = (gap_after >= g_s[ender] - 1e-9) & (gap_after >= launched_at)
     out_rows = []
     names = graph.names
     for index in range(len(gap_s)):
         start, dur = gap_s[index] - lo, length[index]
         if waited[index]:
             out_rows.append((start, dur, "another stream", ""))
+            continue
+        if queued[index]:
+            out_rows.append((start, dur, "kernel gap", ""))
             continue
         if synced[index] >= 0:
             sync_op = graph.h_op[hp[synced[index]]]

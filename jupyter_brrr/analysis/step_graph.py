@@ -86,6 +86,8 @@ PROFILER_MEMORY_SHARE = 0.5
 # Past this many nodes (host and GPU) a report's JSON keeps no graph (see Report.to_dict).
 GRAPH_LIMIT = 60_000
 
+# A GPU node's gap where no node comes before it on its stream.
+NO_GAP = -1.0
 # Host node kinds.
 BEGIN, END, LAUNCH, SYNC, RECORD, WAIT = range(6)
 HOST_KINDS = ("begin", "end", "launch", "sync", "record", "wait")
@@ -219,7 +221,7 @@ class StepGraph:
         """Raise ValueError unless the arrays agree in length and every link points inside."""
         n_host, n_gpu = self.host_count, self.gpu_count
         for name in _ARRAY_KINDS:
-            size = {"h": n_host, "g": n_gpu}.get(name[0])
+            size = {"h_": n_host, "g_": n_gpu}.get(name[:2])
             value = getattr(self, name)
             if size is not None and len(value) != size:
                 raise ValueError(f"graph.{name}: {len(value)} values for {size} nodes")
@@ -575,6 +577,10 @@ def build(
         await_gpu_list += found
     await_host = np.asarray(await_host_list, dtype=np.int64)
     await_gpu = np.asarray(await_gpu_list, dtype=np.int64)
+    # A wait the measured times contradict (the call returned before that work ended) is none.
+    if len(await_host):
+        holds = g_end[await_gpu] <= h_end[await_host] + 1e-7
+        await_host, await_gpu = await_host[holds], await_gpu[holds]
 
     # Calibrate each synchronising call: its own duration and its wake-up.
     h_dur = np.maximum(h_end - h_start, 0.0)
@@ -646,7 +652,9 @@ def build(
     binding = np.argmin(excess, axis=1)
     g_lag = np.where(binding == 0, slack_launch, np.minimum(slack_launch, latency))
     g_gap = np.where(binding == 1, slack_stream, np.minimum(slack_stream, stream_gap))
-    g_gap = np.where(has_prev, np.maximum(g_gap, 0.0), -1.0)
+    # -1 s (no gap is that): no node before it on the stream. A gap may be a hair below 0
+    # where the trace has a kernel start before the one before it ended (clock rounding).
+    g_gap = np.where(has_prev, g_gap, NO_GAP)
     wait_lag = (
         np.where(
             binding[wait_gpu] == 2,
