@@ -566,6 +566,9 @@ export interface IReport {
   sweep?: ISweep | null;
   /** What held the peak memory, when asked for. */
   memory?: IMemory | null;
+  /** The step's dependency graph, for `Report.predict` in Python (step_graph.py); the views
+   * do not read it. Absent from older reports, null over step_graph.GRAPH_LIMIT nodes. */
+  graph?: Record<string, unknown> | null;
 }
 
 /** The value of a comparison document's `schema` field. */

@@ -196,7 +196,11 @@ def predict(graph: StepGraph, **changes: Any) -> Prediction:
     """The span of ``graph``'s step under ``changes`` (``Changes``' fields), against the
     unchanged graph replayed at the same profiler setting."""
     wanted = Changes(**changes)
-    baseline = replay(graph, Changes(profiler=wanted.profiler))
+    # The unchanged replay, once per graph and profiler setting.
+    baselines = graph.__dict__.setdefault("_baselines", {})
+    if wanted.profiler not in baselines:
+        baselines[wanted.profiler] = replay(graph, Changes(profiler=wanted.profiler))
+    baseline = baselines[wanted.profiler]
     timeline = replay(graph, wanted) if wanted != Changes(profiler=wanted.profiler) else baseline
     return Prediction(
         span_s=timeline.span_s,

@@ -1,0 +1,455 @@
+"""H200 acceptance of the replay: real changes, predicted from the before-capture, against CUDA events.
+
+    PYTHONUNBUFFERED=1 python bench/causal_check.py [--only NAME,...] [--runs 30]
+
+Each case runs a step before and after a real change. Both are timed with CUDA events outside the
+profiler (a sustained warm-up of at least ``--warmup`` seconds, then ``--runs`` runs, each of
+``reps`` steps back to back: a steady loop's time per step), and both are profiled over a few
+steps (``torch.profiler`` schedule, ``record_shapes=True``) and loaded: the before-capture's
+median step is replayed (``Report.predict``) under the change the case names, without the
+profiler on both sides (``profiler=0``), and the predicted speed-up is held against the measured
+one. Where the change is to what kernels cost (a dtype, a layout, SDPA, torch.compile's fusion),
+the factor comes from the after-capture's GPU busy time per step: the replay decides what that
+does to the span. A larger batch is compared per item.
+
+Printed as it goes: one row per case (model, change, host-bound?, measured, predicted, error),
+then the median absolute error and the checks of issue 23 (median within 10%, none off by more
+than 25%, no prediction above 1.2x where the measured gain is under 1.05x), then the profiled
+span, ``predict(profiler=0)`` and the CUDA-event time of each before-step. Each case is in its
+own try/except: one that fails prints its error and the rest go on. About 5 minutes on an H200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import jupyter_brrr  # noqa: E402
+
+Step = Callable[[], object]
+DEVICE = "cuda"
+
+
+@dataclass
+class Case:
+    name: str
+    model: str
+    change: str
+    before: Callable[[], Step]
+    after: Callable[[], Step]
+    # What the replay is asked: (before report, after report) -> predict() keyword arguments.
+    spec: Callable[[object, object], dict]
+    items_ratio: float = 1.0  # after's items per step over before's (a larger batch)
+
+
+def _busy(report) -> float:
+    return float(report.summary["busy_s"])
+
+
+def gpu_ratio(before, after) -> dict:
+    return {"gpu": _busy(before) / _busy(after)}
+
+
+def compiled(before, after) -> dict:
+    launches = max(before.summary.get("launch_count") or 1, 1)
+    kept = min((after.summary.get("launch_count") or 0) / launches, 1.0)
+    return {"gpu": _busy(before) / _busy(after), "launch": kept}
+
+
+# --- models ------------------------------------------------------------------------------------
+
+
+def resnet(batch: int, fast: bool) -> Callable[[], Step]:
+    def build() -> Step:
+        import torchvision
+
+        model = torchvision.models.resnet50().to(DEVICE).eval()
+        x = torch.randn(batch, 3, 224, 224, device=DEVICE)
+        if fast:
+            model = model.to(dtype=torch.bfloat16, memory_format=torch.channels_last)
+            x = x.to(dtype=torch.bfloat16, memory_format=torch.channels_last)
+
+        def step() -> object:
+            with torch.no_grad():
+                return model(x)
+
+        return step
+
+    return build
+
+
+def mlp(batch: int, variant: str = "eager") -> Callable[[], Step]:
+    def build() -> Step:
+        layers = [torch.nn.Linear(64, 64) for _ in range(20)]
+        model = torch.nn.Sequential(*layers).to(DEVICE)
+        x = torch.randn(batch, 64, device=DEVICE)
+        if variant == "compile":
+            fn = torch.compile(model)
+            return lambda: _no_grad(fn, x)
+        if variant == "graph":
+            return _graphed(lambda: model(x))
+        return lambda: _no_grad(model, x)
+
+    return build
+
+
+def _no_grad(fn: Callable, x: torch.Tensor) -> object:
+    with torch.no_grad():
+        return fn(x)
+
+
+def _graphed(body: Callable[[], torch.Tensor]) -> Step:
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(stream):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        out = body()
+
+    def step() -> object:
+        graph.replay()
+        return out
+
+    return step
+
+
+def elementwise_loop(variant: str) -> Callable[[], Step]:
+    def build() -> Step:
+        x = torch.randn(32, 32, device=DEVICE)
+
+        def body() -> torch.Tensor:
+            y = x
+            for _ in range(100):
+                y = y * 1.0001 + 0.001
+            return y
+
+        if variant == "graph":
+            return _graphed(body)
+        return body
+
+    return build
+
+
+def item_loop(sync: bool) -> Callable[[], Step]:
+    def build() -> Step:
+        w = torch.randn(4096, 2048, device=DEVICE, dtype=torch.bfloat16)
+        x = torch.randn(4096, 4096, device=DEVICE, dtype=torch.bfloat16)
+
+        def with_item() -> object:
+            total = 0.0
+            for _ in range(20):
+                total += (x @ w).sum().item()
+            return total
+
+        def without() -> object:
+            total = torch.zeros((), device=DEVICE)
+            for _ in range(20):
+                total += (x @ w).sum()
+            return total
+
+        return with_item if sync else without
+
+    return build
+
+
+def host_copy(pinned: bool) -> Callable[[], Step]:
+    def build() -> Step:
+        w = torch.randn(2048, 2048, device=DEVICE)
+        host = torch.randn(4096, 2048)
+        if pinned:
+            host = host.pin_memory()
+        return lambda: host.to(DEVICE, non_blocking=pinned) @ w
+
+    return build
+
+
+def attention(fused: bool) -> Callable[[], Step]:
+    def build() -> Step:
+        q, k, v = (
+            torch.randn(8, 16, 2048, 64, device=DEVICE, dtype=torch.bfloat16) for _ in range(3)
+        )
+        if fused:
+            return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return lambda: (q @ k.transpose(-2, -1) / math.sqrt(64)).softmax(-1) @ v
+
+    return build
+
+
+def encoder(variant: str) -> Callable[[], Step]:
+    def build() -> Step:
+        layer = torch.nn.TransformerEncoderLayer(512, 8, 2048, batch_first=True).to(DEVICE)
+        layer.eval()
+        x = torch.randn(32, 256, 512, device=DEVICE)
+        fn = torch.compile(layer) if variant == "compile" else layer
+
+        def step() -> object:
+            with torch.no_grad():
+                if variant == "bf16":
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        return fn(x)
+                return fn(x)
+
+        return step
+
+    return build
+
+
+CASES = [
+    Case(
+        "resnet50_b32_bf16_cl",
+        "ResNet-50 b32",
+        "fp32 NCHW -> bf16 channels_last",
+        resnet(32, False),
+        resnet(32, True),
+        gpu_ratio,
+    ),
+    Case(
+        "resnet50_b256_bf16_cl",
+        "ResNet-50 b256",
+        "fp32 NCHW -> bf16 channels_last",
+        resnet(256, False),
+        resnet(256, True),
+        gpu_ratio,
+    ),
+    Case(
+        "resnet50_b32_to_b64",
+        "ResNet-50 b32",
+        "batch 32 -> 64 (per item)",
+        resnet(32, False),
+        resnet(64, False),
+        gpu_ratio,
+        items_ratio=2.0,
+    ),
+    Case(
+        "mlp_graph",
+        "20 x Linear(64) b8",
+        "eager -> CUDA graph",
+        mlp(8),
+        mlp(8, "graph"),
+        lambda b, a: {"launch": 0},
+    ),
+    Case(
+        "mlp_compile",
+        "20 x Linear(64) b8",
+        "eager -> torch.compile",
+        mlp(8),
+        mlp(8, "compile"),
+        compiled,
+    ),
+    Case(
+        "mlp_b8_to_b64",
+        "20 x Linear(64) b8",
+        "batch 8 -> 64 (per item)",
+        mlp(8),
+        mlp(64),
+        gpu_ratio,
+        items_ratio=8.0,
+    ),
+    Case(
+        "loop_graph",
+        "200 tiny elementwise ops",
+        "eager -> CUDA graph",
+        elementwise_loop("eager"),
+        elementwise_loop("graph"),
+        lambda b, a: {"launch": 0},
+    ),
+    Case(
+        "item_removed",
+        ".item() loop (bf16 matmul)",
+        "remove .item() from the loop",
+        item_loop(True),
+        item_loop(False),
+        lambda b, a: {"syncs": 0},
+    ),
+    Case(
+        "pinned_copy",
+        "host copy + matmul",
+        "pageable -> pinned non-blocking copy",
+        host_copy(False),
+        host_copy(True),
+        lambda b, a: {"copies": "async"},
+    ),
+    Case(
+        "sdpa",
+        "attention 8x16x2048x64 bf16",
+        "hand-written -> SDPA",
+        attention(False),
+        attention(True),
+        gpu_ratio,
+    ),
+    Case(
+        "encoder_compile",
+        "TransformerEncoderLayer b32",
+        "eager -> torch.compile",
+        encoder("eager"),
+        encoder("compile"),
+        compiled,
+    ),
+    Case(
+        "encoder_bf16",
+        "TransformerEncoderLayer b32",
+        "fp32 -> bf16 autocast",
+        encoder("eager"),
+        encoder("bf16"),
+        gpu_ratio,
+    ),
+]
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+def event_time(step: Step, runs: int, warmup_s: float) -> float:
+    """Median time per step by CUDA events over ``runs`` runs of ``reps`` steps back to back,
+    after a sustained warm-up."""
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    one = time.perf_counter()
+    step()
+    torch.cuda.synchronize()
+    one = time.perf_counter() - one
+    reps = max(1, min(50, int(0.004 / max(one, 1e-6))))
+    while time.perf_counter() - start < warmup_s:
+        for _ in range(reps):
+            step()
+        torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(reps):
+            step()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) * 1e-3 / reps)
+    return statistics.median(times)
+
+
+def profiled(step: Step, folder: Path, name: str):
+    path = folder / f"{name}.json.gz"
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    schedule = torch.profiler.schedule(wait=1, warmup=2, active=4, repeat=1)
+    with torch.profiler.profile(
+        activities=acts,
+        record_shapes=True,
+        schedule=schedule,
+        on_trace_ready=lambda p: p.export_chrome_trace(str(path)),
+    ) as prof:
+        for _ in range(7):
+            step()
+            prof.step()
+    torch.cuda.synchronize()
+    return jupyter_brrr.load(path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated case names")
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up")
+    args = parser.parse_args()
+    wanted = {n for n in args.only.split(",") if n}
+    cases = [c for c in CASES if not wanted or c.name in wanted]
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}; {len(cases)} cases")
+    header = (
+        f"{'case':24s} {'model':28s} {'change':36s} {'host':>5s} {'measured':>9s} "
+        f"{'predicted':>9s} {'error':>7s}"
+    )
+    print(header)
+    rows, profiler_rows = [], []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for case in cases:
+            try:
+                before_step = case.before()
+                before_s = event_time(before_step, args.runs, args.warmup)
+                before = profiled(before_step, Path(folder), case.name + "_before")
+                del before_step
+                after_step = case.after()
+                after_s = event_time(after_step, args.runs, args.warmup)
+                after = profiled(after_step, Path(folder), case.name + "_after")
+                del after_step
+                change = case.spec(before, after)
+                base = before.predict(profiler=0)
+                predicted = base.span_s / before.predict(profiler=0, **change).span_s
+                predicted *= case.items_ratio
+                measured = before_s / after_s * case.items_ratio
+                summary = before.summary
+                host_bound = summary["idle_s"] / summary["span_s"] > 0.3
+                error = predicted / measured - 1
+                rows.append((case, measured, predicted, error, host_bound))
+                profiler_rows.append(
+                    (case.name, summary["span_s"], base.span_s, before_s, host_bound)
+                )
+                words = ", ".join(
+                    f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in change.items()
+                )
+                print(
+                    f"{case.name:24s} {case.model:28s} {case.change:36s} "
+                    f"{'yes' if host_bound else 'no':>5s} {measured:8.3f}x {predicted:8.3f}x "
+                    f"{error:+7.1%}   ({words}; {before_s * 1e3:.3f} -> {after_s * 1e3:.3f} ms)"
+                )
+            except Exception as error:  # one case failing leaves the others to run
+                print(f"{case.name:24s} FAILED: {type(error).__name__}: {error}")
+                traceback.print_exc(limit=3)
+            finally:
+                torch.cuda.empty_cache()
+    if rows:
+        errors = [abs(r[3]) for r in rows]
+        median = statistics.median(errors)
+        print(
+            f"\nmedian absolute error {median:.1%} over {len(rows)} cases "
+            f"({sum(r[4] for r in rows)} host-bound): "
+            f"{'within' if median <= 0.10 else 'NOT within'} 10%"
+        )
+        worst = max(rows, key=lambda r: abs(r[3]))
+        print(
+            f"largest error {worst[3]:+.1%} ({worst[0].name}): "
+            f"{'within' if abs(worst[3]) <= 0.25 else 'NOT within'} 25%"
+        )
+        false = [r[0].name for r in rows if r[1] < 1.05 and r[2] > 1.2]
+        print(
+            "no prediction above 1.2x where the measured gain is under 1.05x: "
+            + ("yes" if not false else "NO: " + ", ".join(false))
+        )
+    if profiler_rows:
+        print(
+            f"\n{'before-step':24s} {'host':>5s} {'profiled':>10s} {'profiler=0':>11s} "
+            f"{'CUDA events':>12s} {'error':>7s}"
+        )
+        for name, span, unprofiled, event, host_bound in profiler_rows:
+            print(
+                f"{name:24s} {'yes' if host_bound else 'no':>5s} {span * 1e3:8.3f}ms "
+                f"{unprofiled * 1e3:9.3f}ms {event * 1e3:10.3f}ms {unprofiled / event - 1:+7.1%}"
+            )
+        host = [abs(u / e - 1) for _, _, u, e, h in profiler_rows if h]
+        if host:
+            print(
+                f"host-bound steps: median |profiler=0 / CUDA events - 1| = "
+                f"{statistics.median(host):.1%} ({len(host)} steps)"
+            )
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
