@@ -275,8 +275,9 @@ def test_a_report_read_from_its_json_predicts_the_same() -> None:
     report = jupyter_brrr.load(DATA / "advice" / "item_sync.slow.json.gz")
     again = Report.from_json(report.to_json())
     for change in ({}, {"syncs": 0}, {"gpu": 2}, {"profiler": 0}):
+        # Times are kept in units of 10 ns: a few hundred of them round off a fraction of a us.
         assert again.predict(**change).span_s == pytest.approx(
-            report.predict(**change).span_s, abs=1e-7
+            report.predict(**change).span_s, rel=1e-4
         )
     assert len(again.idle) == len(report.idle)
 
@@ -291,7 +292,7 @@ def test_a_report_without_a_graph_says_it_cannot_predict() -> None:
 
 def test_a_damaged_graph_in_a_report_is_refused_naming_the_field() -> None:
     doc = json.loads(jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz").to_json())
-    doc["graph"]["g_host"][0] = 10**6
+    doc["graph"]["g_host"] = "1000000," + doc["graph"]["g_host"].partition(",")[2]
     with pytest.raises(jupyter_brrr.SchemaError, match=r"graph\.g_host"):
         Report.from_json(doc)
 

@@ -183,11 +183,14 @@ class StepGraph:
     # --- the compact JSON form -----------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """The graph as JSON-safe lists: times in whole nanoseconds, names as codes into one
-        list. About 15 numbers per GPU node and 12 per host node."""
+        """The graph in JSON: each array as a text of comma-separated whole numbers (times in
+        units of 10 ns, booleans as 0 and 1, missing bytes as -1), names as codes into one list.
+        About 15 numbers per GPU node and 12 per host node."""
         out: dict[str, Any] = {"schema": "jupyter_brrr.step_graph", "version": 1}
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "h_call_profiler":
+                continue  # derived from the calls' durations (call_profiler)
             if isinstance(value, np.ndarray):
                 out[f.name] = _encode(f.name, value)
             else:
@@ -201,6 +204,8 @@ class StepGraph:
             raise ValueError("graph: not a step graph (no 'schema': 'jupyter_brrr.step_graph')")
         values: dict[str, Any] = {}
         for f in fields(cls):
+            if f.name == "h_call_profiler":
+                continue
             if f.name not in doc:
                 if f.name == "typical":
                     continue
@@ -213,6 +218,8 @@ class StepGraph:
                     raise ValueError(f"graph.{f.name}: {error}") from None
             else:
                 values[f.name] = raw
+        if "h_kind" in values and "h_dur" in values:
+            values["h_call_profiler"] = call_profiler(values["h_kind"], values["h_dur"])
         graph = cls(**values)
         graph.check()
         return graph
@@ -268,36 +275,37 @@ _ARRAY_KINDS = {
 }
 
 
-def _encode(name: str, value: np.ndarray) -> list:
+# Times are kept in units of 10 ns: a replay sums thousands of them, and the rounding errors of
+# a few ns cancel out.
+_TIME_UNIT = 1e-8
+
+
+def _encode(name: str, value: np.ndarray) -> str:
+    """An array as text: its numbers joined by commas (a JSON list spends a space on each)."""
     kind = _ARRAY_KINDS[name]
     if kind == "t":
-        return np.rint(value * 1e9).astype(np.int64).tolist()
-    if kind == "b":
-        return value.astype(np.int8).tolist()
-    if kind == "f":
-        return [None if np.isnan(v) else float(v) for v in value.tolist()]
-    return value.astype(np.int64).tolist()
+        value = np.rint(value / _TIME_UNIT).astype(np.int64)
+    elif kind == "f":
+        value = np.where(np.isnan(value), -1, np.rint(value)).astype(np.int64)
+    return ",".join(map(str, np.ravel(value).astype(np.int64).tolist()))
 
 
 def _decode(name: str, raw: Any) -> np.ndarray:
-    if not isinstance(raw, list):
-        raise TypeError("expected an array")
+    if not isinstance(raw, str):
+        raise TypeError("expected a text of comma-separated whole numbers")
+    try:
+        value = np.array(raw.split(",") if raw else [], dtype=np.int64)
+    except ValueError:
+        raise ValueError("expected a text of comma-separated whole numbers") from None
     kind = _ARRAY_KINDS[name]
     if kind == "t":
-        value = np.asarray(raw, dtype=np.float64) * 1e-9
-        if name == "h_parts":
-            value = value.reshape(-1, len(GAP_PARTS))
-        if not np.isfinite(value).all():
-            raise ValueError("a time that is not a number")
-        return value
+        times = value * _TIME_UNIT
+        return times.reshape(-1, len(GAP_PARTS)) if name == "h_parts" else times
     if kind == "b":
-        return np.asarray(raw, dtype=np.int64).astype(bool)
+        return value.astype(bool)
     if kind == "f":
-        return np.asarray([np.nan if v is None else v for v in raw], dtype=np.float64)
-    value = np.asarray(raw, dtype=np.float64)
-    if len(value) and (not np.isfinite(value).all() or (value != np.round(value)).any()):
-        raise ValueError("expected whole numbers")
-    return value.astype(np.int64)
+        return np.where(value < 0, np.nan, value.astype(np.float64))
+    return value
 
 
 # --- building ------------------------------------------------------------------------------------
@@ -597,10 +605,7 @@ def build(
     h_wake[waited] = wake[waited]
     h_dur[waited] = np.minimum(h_dur[waited], typical_call)
     h_wake[no_wait] = np.minimum(h_end[no_wait] - awaited_end[no_wait], typical_wake)
-    is_call = (h_kind != BEGIN) & (h_kind != END)
-    h_call_profiler = np.where(
-        is_call, np.clip(h_dur - CALL_FLOOR_S, 0.0, PROFILER_PER_CALL_S), 0.0
-    )
+    h_call_profiler = call_profiler(h_kind, h_dur)
 
     # --- waits between streams --------------------------------------------------------------
     wait_gpu_list, wait_from_list = [], []
@@ -738,6 +743,12 @@ def build(
         },
     )
     return graph
+
+
+def call_profiler(kind: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The profiler's share of each call's own duration (none for the anchors)."""
+    is_call = (kind != BEGIN) & (kind != END)
+    return np.where(is_call, np.clip(dur - CALL_FLOOR_S, 0.0, PROFILER_PER_CALL_S), 0.0)
 
 
 def profiler_per_op(ops: pd.DataFrame) -> float:

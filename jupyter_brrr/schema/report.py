@@ -43,7 +43,8 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
 
     GRAPH = {"schema": "jupyter_brrr.step_graph", "version": 1, one array per field of
              step_graph.StepGraph (h_* per host node, g_* per GPU node, await_*, handoff_*,
-             wait_* per edge; times in whole nanoseconds, names as codes into "names"),
+             wait_* per edge, each a text of comma-separated whole numbers: times in units
+             of 10 ns, names as codes into "names"),
              "names", "threads", "mode" ("latency" | "period"), "measured_s", "main_thread",
              "typical": {"launch_latency_s", "stream_gap_s", "wake_s", ...}}
 
