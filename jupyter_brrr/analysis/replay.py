@@ -661,7 +661,7 @@ def critical_path(graph: StepGraph, timeline: Timeline) -> pd.DataFrame:
     nh, ng = graph.host_count, graph.gpu_count
     hp = plan.host_perm % max(nh, 1)
     gp = plan.gpu_perm % max(ng, 1)
-    rows: list[tuple[str, float, float, str, str]] = []
+    rows: list[tuple[str, Any, Any, str, str]] = []
     lo, hi = timeline.start, timeline.end
     # Where the walk starts: what ended last.
     if graph.mode == "period":

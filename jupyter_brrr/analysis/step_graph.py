@@ -102,6 +102,7 @@ _WAIT = re.compile(r"(cuda|hip)StreamWaitEvent|cuStreamWaitEvent")
 # Old Kineto's GPU-side records of synchronisations (category cuda_sync): not host calls.
 _GPU_SIDE = frozenset(("Stream Sync", "Context Sync", "Event Sync", "Stream Wait Event"))
 _LOADER = re.compile(r"DataLoader")
+_NO_NAME = np.array([None], dtype=object)
 # Slack that counts as "started by this constraint" when calibrating (clock rounding).
 _SLACK = 3e-6
 _DEFAULT_LATENCY_S = 1e-6
@@ -469,7 +470,7 @@ def build(
     # The op each node belongs to: the top-level op around the call (its own name for anchors).
     op_names = ops["name"].to_numpy(dtype=object)
     top_of_time = _enclosing_top(op_thread, op_start, op_end, is_top, h_thread, h_start)
-    h_op_text = np.append(op_names, None)[top_of_time]  # -1: no op
+    h_op_text = np.append(op_names, _NO_NAME)[top_of_time]  # -1: no op
 
     # --- what each gap held ---------------------------------------------------------------
     launched_top = np.zeros(len(ops), dtype=bool)
@@ -986,8 +987,9 @@ def _gpu_labels(
         launching = trace.gpu_columns()["op"]
         names = trace.ops["name"].to_numpy(dtype=object)
         if len(names):
-            labels["op"] = np.where(launching >= 0, names[np.maximum(launching, 0)], None)
-    labels["op"] = np.where(pd.isna(labels["op"]) | (labels["op"] == ""), None, labels["op"])
+            labels["op"] = np.append(names, _NO_NAME)[launching]  # -1: no op
+    missing = pd.isna(labels["op"]) | (labels["op"] == "")
+    labels["op"][missing] = None
     return {k: v[g_order] for k, v in labels.items()}
 
 
@@ -1040,7 +1042,7 @@ def _last_launched(
     first: np.ndarray,
     last: np.ndarray,
     wanted: list[int],
-    before: float,
+    before: Any,
 ) -> list[int]:
     """The last GPU node of each wanted stream launched before ``before``."""
     found = []
