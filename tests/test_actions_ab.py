@@ -23,6 +23,7 @@ from jupyter_brrr.actions.variants import DynamoWatch, VariantSpec
 from jupyter_brrr.capture.run import ProfilerInUseError
 from jupyter_brrr.report.report import Report
 from jupyter_brrr.schema.report import SPLIT_PARTS
+from jupyter_brrr.views import ab_text
 
 VARIANT_KEYS = {
     "name",
@@ -230,7 +231,7 @@ def test_a_shape_mismatch_says_what_differed() -> None:
     r = compare(coscos, torch.ones(8), variants=[("short", lambda x: x[:4])], budget_s=0.05)
     short = r["short"]
     assert short.verdict == "mismatch" and short.max_abs_err is None
-    line = r.summary_lines()[1]
+    line = ab_text.variant_lines(r)[1]
     assert "OUTPUTS DIFFER (output: shape (8,) vs (4,))" in line and "inf" not in line
 
 
@@ -562,7 +563,7 @@ def test_no_local_folder_in_a_variants_error() -> None:
     r = compare(coscos, torch.ones(2), variants=[("reader", missing)], budget_s=0.05)
     error = r["reader"].error
     assert "no ~/data/train.csv (while importing <site-packages>/somepkg/mod.py)" in error
-    text = json.dumps(r.to_dict()) + "\n".join(r.summary_lines())
+    text = json.dumps(r.to_dict()) + "\n".join(ab_text.variant_lines(r))
     assert os.path.expanduser("~") + os.sep not in text and site.getsitepackages()[0] not in text
 
 

@@ -1,6 +1,6 @@
-"""The views of a report: PNG pictures, static HTML, the output bundle, the standalone HTML
-file and the deprecated bokeh figures, on real H200 traces, a CPU-only trace, a live CPU report, the A/B example
-and a report whose names are XSS payloads."""
+"""The views of a report: PNG pictures, static HTML, the output bundle and the standalone HTML
+file, on real H200 traces, a CPU-only trace, a live CPU report, the A/B example and a report
+whose names are XSS payloads."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from browser.pages import offline_page, page_data
 import jupyter_brrr
 from jupyter_brrr.report.report import Report
 from jupyter_brrr.schema.report import MIME_TYPE
-from jupyter_brrr.views import bundle, figures, html, pictures, standalone
+from jupyter_brrr.views import bundle, formats, html, pictures, render, standalone
 
 DATA = Path(__file__).parent / "data"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -388,8 +388,10 @@ def test_empty_report(cpu_trace: Report) -> None:
     assert "nothing to show" in fragment
     assert_static(fragment)
     assert "image/png" not in bundle.mimebundle(empty)
-    for kind in figures.KINDS:
-        figures.figure(empty, kind)
+    # Every format draws it; it has no picture.
+    assert render(empty, "png") is None
+    assert render(empty, "text") == repr(empty)
+    assert page_data(render(empty, "standalone")) == json.loads(empty.to_json())
 
 
 # --- the standalone HTML file -------------------------------------------------------------------
@@ -461,60 +463,7 @@ def test_standalone_html_size_stays_small(gpt2: Report, tmp_path: Path) -> None:
     assert page.stat().st_size < app_bytes + 1.1 * len(gpt2.to_json().encode()) + 10_000
 
 
-# --- deprecated bokeh figures --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["gpt2", "resnet", "cpu_trace", "cpu_live", "ab"])
-@pytest.mark.parametrize("kind", figures.KINDS)
-def test_figures_build(name: str, kind: str, request: pytest.FixtureRequest) -> None:
-    from bokeh.embed import json_item
-    from bokeh.model import Model
-
-    report = request.getfixturevalue(name)
-    fig = figures.figure(report, kind)
-    assert isinstance(fig, Model)
-    json_item(fig)  # it serialises: every model and property is valid
-
-
-def test_report_figure_is_deprecated(gpt2: Report) -> None:
-    from bokeh.plotting import figure as bokeh_figure
-
-    with pytest.warns(DeprecationWarning, match="save_html"):
-        roofline = gpt2.figure("roofline")
-    assert isinstance(roofline, type(bokeh_figure()))
-
-
-def test_figure_kinds_and_restyling(gpt2: Report) -> None:
-    from bokeh.models import HoverTool
-    from bokeh.plotting import figure as bokeh_figure
-
-    roofline = figures.figure(gpt2, "roofline")
-    assert isinstance(roofline, type(bokeh_figure()))
-    roofline.title.text = "mine"  # a user can restyle it
-    tooltips = dict(roofline.select_one(HoverTool).tooltips)
-    assert {"op", "shapes", "GPU time", "FLOP/s", "bytes/s", "% of roof"} <= set(tooltips)
-    timeline = figures.figure(gpt2, "timeline")
-    lanes = list(timeline.y_range.factors)
-    assert lanes[-1].startswith("CPU") and any(lane.startswith("GPU stream") for lane in lanes)
-    assert timeline.select_one(HoverTool) is not None
-    with pytest.raises(ValueError, match="roofline"):
-        figures.figure(gpt2, "pie")
-
-
-def test_whatif_figure_projects_with_analysis_amdahl_and_runs_no_code(gpt2: Report) -> None:
-    from bokeh.models import ColumnDataSource, CustomJS
-
-    from jupyter_brrr.analysis.analyze import amdahl
-
-    fig = figures.figure(gpt2, "whatif")
-    assert not list(fig.select({"type": CustomJS}))  # the formula lives in Python (and in TS)
-    data = next(s for s in fig.select({"type": ColumnDataSource}) if "share" in s.data).data
-    base_ms = gpt2.summary["span_s"] * 1e3
-    for share, projected in zip(data["share"], data["projected"], strict=True):
-        assert projected == pytest.approx(base_ms / amdahl(share, 2.0))
-
-
-def test_figures_of_large_aggregated_report(
+def test_a_large_aggregated_report_is_drawn_in_every_format(
     resnet: Report, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A report read back from JSON past the kernel limit carries aggregated kernels.
@@ -523,9 +472,12 @@ def test_figures_of_large_aggregated_report(
     monkeypatch.setattr(report_module, "KERNEL_LIMIT", 100)
     back = Report.from_json(resnet.to_json())
     assert len(back.kernels) < len(resnet.kernels)
-    timeline = figures.figure(back, "timeline")
-    assert "aggregated" in timeline.title.text
     assert isinstance(back.kernels, pd.DataFrame)
+    assert formats(back) == ("mimebundle", "text", "html", "standalone", "png")
+    drawn = {f: render(back, f) for f in formats(back)}
+    assert drawn["text"] == repr(back) and drawn["html"] == back._repr_html_()
+    assert drawn["mimebundle"][MIME_TYPE] == page_data(drawn["standalone"]) == back.to_dict()
+    assert png_size(drawn["png"])[0] > 0  # pyright: ignore[reportArgumentType]  # a GPU report has a picture
 
 
 def test_a_picture_failure_keeps_the_report(gpt2: Report, monkeypatch: pytest.MonkeyPatch) -> None:

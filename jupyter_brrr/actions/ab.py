@@ -60,6 +60,7 @@ from ..analysis.spread import (
 )
 from ..capture.clocks import fastest_host_loop_s, host_loop_s
 from ..report.report import json_safe
+from ..report.shown import Shown
 from ..schema.report import SPLIT_PARTS
 from . import timing
 from .correctness import Check, compare_outputs, snapshot
@@ -182,10 +183,11 @@ class VariantResult:
         )
 
 
-@dataclass
-class ABResult:
+@dataclass(repr=False)  # repr, display and lines: the views draw it (Shown)
+class ABResult(Shown):
     """The comparison. ``variants`` baseline (eager) first; ``result["compile"]`` picks one;
-    ``table`` is a DataFrame; ``to_dict()`` is what goes into ``Report.ab``."""
+    ``table`` is a DataFrame; ``to_dict()`` is what goes into ``Report.ab``. Its text and HTML
+    come from the views (``views/ab_text.py``)."""
 
     variants: list[VariantResult]
     notes: list[str] = field(default_factory=list)
@@ -262,18 +264,6 @@ class ABResult:
                 "fused_ops": {k: list(v) for k, v in self.fused_ops.items()},
                 "runs_total": self.runs_total,
             }
-        )
-
-    def summary_lines(self) -> list[str]:
-        """One plain line per variant, for printing."""
-        return [_summary_line(v) for v in self.variants]
-
-    def __repr__(self) -> str:
-        head = f"A/B on {self.device}: {self.runs_total:,} runs in {self.elapsed_s:.1f} s"
-        if self.cancelled:
-            head += " (cancelled)"
-        return "\n".join(
-            [head, *(f"  {line}" for line in self.summary_lines()), *(f"- {n}" for n in self.notes)]
         )
 
 
@@ -1419,33 +1409,6 @@ def _explain(base: VariantResult, res: VariantResult, fused: list[str], gpu: boo
             # No fused kernel ran: the ops were replaced (say, by a plain GEMM call), not fused.
             text += f" Replaced by compiled code: {', '.join(fused[:8])}."
     res.why = text
-
-
-def _summary_line(v: VariantResult) -> str:
-    def ms(x: float | None) -> str:
-        return "-" if x is None else f"{x * 1e3:.4g} ms"
-
-    if v.verdict == "failed":
-        return f"{v.name}: failed: {v.error}" + (f" (at {v.error_line})" if v.error_line else "")
-    text = f"{v.name}: {ms(v.median_s)} per run (IQR {ms(v.iqr_s)})"
-    if v.verdict == "fallback":
-        text += f", unchanged: fell back to eager ({v.fallback_reason})"
-    elif v.verdict != "baseline" and v.speedup is not None:
-        text += f", {v.speedup:.2f}x ({v.speedup_low:.2f}-{v.speedup_high:.2f}x): {v.verdict}"
-    if v.correct is True:
-        text += ", outputs match"
-    elif v.correct is False:
-        # No finite error where the outputs differ in shape, dtype or type, or in NaNs: the
-        # check's detail says what differed.
-        what = f"max abs err {v.max_abs_err:.3g}" if v.max_abs_err is not None else v.check_detail
-        text += f", OUTPUTS DIFFER ({what})"
-    if v.compile_s is not None:
-        text += f", first call {v.compile_s:.3g} s"
-    if v.graph_breaks:
-        text += f", {len(v.graph_breaks)} graph break(s)"
-    if v.recompiles:
-        text += f", {v.recompiles} recompile(s)"
-    return text
 
 
 __all__ = [

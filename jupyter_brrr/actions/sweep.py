@@ -55,6 +55,7 @@ from ..analysis.spread import round_hosts, steady_rounds
 from ..capture.clocks import host_loop_s
 from ..capture.memory import reachable_gpu_memory
 from ..report.report import json_safe
+from ..report.shown import Shown
 from ..schema.report import (
     SWEEP_CAPACITY_COLUMNS,
     SWEEP_DOUBLING_COLUMNS,
@@ -110,11 +111,12 @@ class SweepPoint:
     report: Report | None = None
 
 
-@dataclass
-class SweepResult:
+@dataclass(repr=False)  # repr, display and lines: the views draw it (Shown)
+class SweepResult(Shown):
     """The sweep: ``table`` (one row per size), ``doublings`` (one row per step between sizes,
     with its verdict), ``knee``, ``best``, ``oom_at``, ``capacity`` (the largest size that fits
-    each GPU), ``lines`` (the findings in words), ``to_dict()`` (its JSON form)."""
+    each GPU), ``to_dict()`` (its JSON form); ``lines`` (the findings in words) and its display
+    come from the views (``views/sweep_memory.py``)."""
 
     variable: str
     points: list[SweepPoint]
@@ -157,10 +159,6 @@ class SweepResult:
 
         return pd.DataFrame(self.capacities, columns=list(CAPACITY_COLUMNS))
 
-    @property
-    def lines(self) -> list[str]:
-        return summary_lines(self.to_dict())
-
     def to_dict(self) -> dict:
         """The JSON-safe form (``Report.sweep`` for the magic; no NaN)."""
         return json_safe(
@@ -195,9 +193,6 @@ class SweepResult:
                 "guides": guides([p.row for p in self.points]),
             }
         )
-
-    def __repr__(self) -> str:
-        return "\n".join(self.lines)
 
 
 def guides(points: list[dict]) -> dict:
@@ -748,65 +743,3 @@ def _confirm(
         confirmation.update(fits=False, peak_bytes=None)
     result.runs_total += 1
     result.confirmation = confirmation
-
-
-# --- words ----------------------------------------------------------------------------------
-
-
-def summary_lines(doc: dict) -> list[str]:
-    """The sweep's findings in words, from its JSON form."""
-    from ..views import format as fmt
-
-    var = doc.get("variable") or "size"
-    points = _rows(doc.get("points"))
-    ok = [p for p in points if p.get("status") == "ok"]
-    lines = [
-        f"Sweep of {var} on {doc.get('device')}: {len(ok)} size{'s' if len(ok) != 1 else ''} "
-        f"measured in {doc.get('elapsed_s') or 0:.1f} s ({doc.get('runs_total') or 0:,} runs)"
-        + {
-            "oom": f", stopped by OOM at {var}={doc.get('oom_at')}",
-            "budget": ", stopped at the time budget",
-            "cancelled": ", cancelled",
-            "error": ", stopped by an error",
-        }.get(doc.get("stopped") or "", "")
-        + "."
-    ]
-    for d in _rows(doc.get("doublings")):
-        lines.append(f"{var} {d['from_size']} -> {d['to_size']}: {d['verdict']}: {d['why']}.")
-    if doc.get("knee") is not None:
-        best = next((p for p in ok if p["size"] == doc.get("best")), None)
-        rate = f" ({best['items_per_s']:.4g} items/s)" if best and best.get("items_per_s") else ""
-        lines.append(
-            f"Knee at {var}={doc['knee']}: throughput within {KNEE_SHARE:.0%} of the best; "
-            f"best measured {var}={doc.get('best')}{rate}."
-        )
-    fit = doc.get("fit")
-    if fit:
-        lines.append(
-            f"Peak memory ~ {fmt.size(fit['fixed_bytes'])} + {fmt.size(fit['per_item_bytes'])} "
-            f"per {var} ({fit['kind']} fit, within {fit['max_miss']:.1%} of the measured peaks)."
-        )
-        for row in _rows(doc.get("capacity")):
-            if row.get("this_gpu") and row.get("largest_size") is not None:
-                lines.append(
-                    f"Largest {var} that fits this GPU ({fmt.size(row['capacity_bytes'])} "
-                    f"reachable): about {row['largest_size']:,}."
-                )
-    confirmation = doc.get("confirmation")
-    if confirmation:
-        size = confirmation["size"]
-        if confirmation.get("fits"):
-            lines.append(
-                f"Confirmed: {var}={size} fits (peak {fmt.size(confirmation['peak_bytes'])}, "
-                f"predicted {fmt.size(confirmation['predicted_peak_bytes'])})."
-            )
-        else:
-            lines.append(f"Not confirmed: {var}={size} ran out of memory.")
-    lines.extend(doc.get("notes") or [])
-    return lines
-
-
-def _rows(table: dict | None) -> list[dict]:
-    if not table:
-        return []
-    return [dict(zip(table["columns"], row, strict=False)) for row in table["data"]]

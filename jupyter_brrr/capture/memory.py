@@ -36,7 +36,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..report.display import nbytes as _size  # sizes in words, as every view writes them
 from ..report.report import json_safe
+from ..report.shown import Shown
 from ..schema.report import MEMORY_CATEGORIES, MEMORY_LARGEST_COLUMNS
 
 if TYPE_CHECKING:
@@ -59,8 +61,8 @@ LARGEST_COLUMNS = MEMORY_LARGEST_COLUMNS
 TIMELINE_POINTS = 2000  # the JSON's timeline is thinned to about this many moments
 
 
-@dataclass
-class MemoryBreakdown:
+@dataclass(repr=False)  # repr, display and lines: the views draw it (Shown)
+class MemoryBreakdown(Shown):
     """What held the peak. Sizes in bytes, times in seconds from the run's start.
 
     ``at_peak``: bytes per category at the peak (``CATEGORIES``); ``unattributed_bytes``: what
@@ -111,10 +113,6 @@ class MemoryBreakdown:
 
         return pd.DataFrame(self.largest_rows, columns=list(LARGEST_COLUMNS))
 
-    @property
-    def lines(self) -> list[str]:
-        return summary_lines(self.to_dict())
-
     def to_dict(self) -> dict:
         return json_safe(
             {
@@ -138,9 +136,6 @@ class MemoryBreakdown:
                 "notes": list(self.notes),
             }
         )
-
-    def __repr__(self) -> str:
-        return "\n".join(self.lines)
 
 
 def memory_breakdown(
@@ -489,34 +484,3 @@ def advice(result: MemoryBreakdown) -> list[str]:
         "These change how much fits, not how fast a step runs (checkpointing makes it slower)."
     )
     return lines
-
-
-def summary_lines(doc: dict) -> list[str]:
-    """The breakdown in words, from its JSON form."""
-    peak = doc.get("peak_bytes") or 0.0
-    parts = doc.get("at_peak") or {}
-    shown = ", ".join(
-        f"{name.replace('_', ' ')} {_size(value)} ({value / peak:.0%})"
-        for name, value in sorted(parts.items(), key=lambda kv: -kv[1])
-        if value > 0 and peak > 0
-    )
-    lines = [
-        f"Peak memory on {doc.get('device')}: {_size(peak)} at {doc.get('peak_time_s', 0) * 1e3:.3g} ms"
-        + (f" of {_size(doc['capacity_bytes'])}" if doc.get("capacity_bytes") else "")
-        + f": {shown}; unattributed {_size(doc.get('unattributed_bytes') or 0.0)}."
-    ]
-    table = doc.get("largest") or {"columns": [], "data": []}
-    for row in table["data"][:5]:
-        r = dict(zip(table["columns"], row, strict=False))
-        where = f" at {r['line']}" if r.get("line") else ""
-        made = f"made by {r['op']}{where}" if r.get("op") else "there before the run"
-        lines.append(f"  {_size(r['bytes'])} {r['category'].replace('_', ' ')} {made}")
-    lines.extend(doc.get("advice") or [])
-    lines.extend(doc.get("notes") or [])
-    return lines
-
-
-def _size(value: float | None) -> str:
-    from ..views import format as fmt
-
-    return fmt.size(value)

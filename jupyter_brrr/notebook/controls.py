@@ -280,7 +280,9 @@ class ABControls:
                     f"Cancelled after {result.runs_total:,} runs: the report is unchanged. {state}"
                 )
             else:
-                lines = "<br>".join(html.escape(line) for line in result.summary_lines())
+                from ..views import ab_text
+
+                lines = "<br>".join(html.escape(line) for line in ab_text.variant_lines(result))
                 status = (
                     f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s. "
                     f"{html.escape(state)}<br>{lines}"

@@ -370,7 +370,9 @@ class BrrrMagics(Magics):
             tell(f"put back as the first run left it: {result.restored.describe()}.")
         for failure in result.restored.failed if result.restored is not None else []:
             tell(f"could not put back: {failure}")
-        for line in result.summary_lines():
+        from ..views import ab_text
+
+        for line in ab_text.variant_lines(result):
             say(f"  {line}")
 
     def _remeasure(self, report: Report, args: Namespace, cell: str) -> None:

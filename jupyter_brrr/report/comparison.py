@@ -78,6 +78,8 @@ import pandas as pd
 from ..analysis.spread import HOST_LEVEL_CHANGE
 from ..schema.report import SPLIT_PARTS
 from .report import Report, SchemaError, json_safe, steady_state_options
+from .shown import ShownAsPage
+from .summary import part_label, per_run_divisor
 
 COMPARISON_SCHEMA = "jupyter_brrr.comparison"
 COMPARISON_VERSION = 1
@@ -96,25 +98,7 @@ JSON_KERNELS_LIMIT = 100
 # A part must save at least this share of the before span to get an Amdahl check row.
 AMDAHL_MIN_SAVING = 0.02
 
-PART_LABELS = {
-    "compute": "compute-bound time",
-    "memory": "memory-bound time",
-    "other": "other GPU time",
-    "idle": "idle time (overhead)",
-}
-CPU_PART_LABELS = {
-    "compute": "compute-bound time",
-    "memory": "memory-bound time",
-    "other": "time in torch ops",
-    "idle": "time outside torch ops",
-}
-
 ReportLike = Report | str | PathLike | Mapping
-
-
-def part_label(part: str, gpu: bool = True) -> str:
-    """A part of the split in words (a part a newer schema adds: its name and "time")."""
-    return (PART_LABELS if gpu else CPU_PART_LABELS).get(part, f"{part} time")
 
 
 # --- reading either side ------------------------------------------------------------------------
@@ -362,8 +346,8 @@ class Side:
     run: int | None = None  # the run number within a named history
 
 
-@dataclass
-class Comparison:
+@dataclass(repr=False)  # repr, display, lines and save_html: the views draw it (ShownAsPage)
+class Comparison(ShownAsPage):
     """Two measurements side by side. Frames (all times in seconds per run):
 
     - ``split``: one row per part (compute, memory, other, idle, then span): ``before_s``,
@@ -415,10 +399,6 @@ class Comparison:
     @property
     def verdict(self) -> str:
         return self.span.verdict
-
-    def headline(self) -> str:
-        """The change in one line: "1.52x faster (1.45x-1.60x): 30.1 ms -> 19.8 ms per run"."""
-        return headline(self.to_dict())
 
     # --- JSON -----------------------------------------------------------------------------------
 
@@ -474,32 +454,7 @@ class Comparison:
             created=doc.get("created") or "",
         )
 
-    # --- display --------------------------------------------------------------------------------
-
     mime_type = COMPARISON_MIME_TYPE
-
-    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
-        """Write the comparison as one self-contained interactive HTML file: the Change view
-        that draws it in JupyterLab, inlined next to its JSON (it opens offline). Written whole
-        or not at all. Returns the path."""
-        from ..views import standalone
-
-        return standalone.save_html(self, path, title=title)
-
-    def __repr__(self) -> str:
-        from ..views import change
-
-        return change.text(self.to_dict())
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from ..views import change
-
-        doc = self.to_dict()
-        return {
-            COMPARISON_MIME_TYPE: doc,
-            "text/html": change.html(doc),
-            "text/plain": change.text(doc),
-        }
 
 
 def check_comparison(doc: Any) -> None:
@@ -514,34 +469,6 @@ def check_comparison(doc: Any) -> None:
             f"This comparison has schema version {version}; this jupyter_brrr reads up to "
             f"version {COMPARISON_VERSION}. Update jupyter_brrr (pip install -U jupyter-brrr)."
         )
-
-
-def headline(doc: Mapping) -> str:
-    """A comparison document's change in one line."""
-    span = doc["span"]
-    before, after = span.get("before_s"), span.get("after_s")
-    speedup, verdict = span.get("speedup"), span.get("verdict")
-    times = f"{_ms(before)} -> {_ms(after)} per run"
-    if speedup is None:
-        return f"{verdict}: {times}"
-    low, high = span.get("low"), span.get("high")
-    rng = f" ({low:.2f}x-{high:.2f}x)" if low is not None and high is not None else ""
-    if verdict == "faster":
-        return f"{speedup:.2f}x faster{rng}: {times}"
-    if verdict == "slower":
-        slower = f" ({1 / high:.2f}x-{1 / low:.2f}x)" if low and high else ""
-        return f"{1 / speedup:.2f}x slower{slower}: {times}"
-    if verdict == "uncertain":
-        way = f"{speedup:.2f}x faster" if speedup >= 1 else f"{1 / speedup:.2f}x slower"
-        return f"{way}, uncertain (no spread to judge the noise by): {times}"
-    change = after / before - 1 if before else 0.0
-    return f"{verdict}: {change:+.1%}{rng}, {times}"
-
-
-def _ms(value: float | None) -> str:
-    from ..views import format as fmt
-
-    return fmt.seconds(value)
 
 
 # --- building it ---------------------------------------------------------------------------------
@@ -757,18 +684,6 @@ class _Figures:
             return self.span
         total = pd.to_numeric(_column(self.report.ops, key, 0.0), errors="coerce").sum()
         return float(total) * self.op_scale / self.per_run
-
-
-def per_run_divisor(summary: Mapping) -> int:
-    """What a report's totals are divided by to be per run: its profiled runs (a trace's
-    profiler steps), unless its figures are already one step's (``summary["steps"]``)."""
-    if isinstance(summary.get("steps"), Mapping) or summary.get("span_source") == "trace_step":
-        return 1
-    runs = summary.get("runs") or {}
-    try:
-        return max(int(runs.get("profiled") or 1), 1)
-    except (TypeError, ValueError):
-        return 1
 
 
 def _step_spans(report: Report) -> list[float]:

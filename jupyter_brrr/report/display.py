@@ -119,6 +119,19 @@ def quantity(x: Any, unit: str) -> str:
     return f"{sig(value)} {unit}"
 
 
+def rate(x: Any, unit: str) -> str:
+    """A per-second figure with an SI prefix, ``787 TFLOP/s``; a dash where there is none
+    (missing, or not above zero)."""
+    value = finite(x)
+    return DASH if value is None or value <= 0 else quantity(value, unit)
+
+
+def percent(part: float, whole: float) -> str:
+    """``part`` as a whole percentage of ``whole``: ``27%``; a dash where ``whole`` is not above
+    zero."""
+    return f"{100 * part / whole:.0f}%" if whole > 0 else DASH
+
+
 def nbytes(x: Any) -> str:
     """Bytes in decimal units: ``1.69 GB``, ``512 B`` (format.ts ``fmtBytes``)."""
     value = finite(x)

@@ -34,6 +34,7 @@ import pandas as pd
 from ..schema.report import SPLIT_PARTS
 from .comparison import Comparison, _Figures, compare_reports, judge_span
 from .report import Report, SchemaError
+from .shown import ShownAsPage
 
 STORE_DIRNAME = ".brrr_history"
 RUN_SCHEMA = "jupyter_brrr.history_run"
@@ -68,8 +69,8 @@ class Run:
         return self.report.created
 
 
-@dataclass
-class History:
+@dataclass(repr=False)  # repr, display, lines and save_html: the views draw it (ShownAsPage)
+class History(ShownAsPage):
     """The runs of one name, oldest first. ``history[3]`` is run 3; ``history[-1]`` the newest."""
 
     name: str
@@ -178,40 +179,6 @@ class History:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     mime_type = HISTORY_MIME_TYPE
-
-    def save_html(self, path: str | os.PathLike, title: str | None = None) -> Path:
-        """Write the runs as one self-contained interactive HTML file: the chart and table that
-        draw them in JupyterLab, inlined next to their JSON (it opens offline). Written whole or
-        not at all. Returns the path."""
-        from ..views import standalone
-
-        return standalone.save_html(self, path, title=title)
-
-    def __repr__(self) -> str:
-        from ..views import change
-
-        return change.history_text(self.rows(), self.name)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from html import escape
-
-        from ..views import change
-
-        doc = self.to_dict()
-        rows = doc["runs"]
-        table = change.history_html(rows) if len(rows) >= 2 else ""
-        title = (
-            f"jupyter_brrr history: {self.name} ({len(rows)} run{'s' if len(rows) != 1 else ''})"
-        )
-        html = (
-            '<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">'
-            f'<div style="font-weight:bold;font-size:14px">{escape(title)}</div>{table}</div>'
-        )
-        return {
-            HISTORY_MIME_TYPE: doc,
-            "text/html": html,
-            "text/plain": change.history_text(rows, self.name),
-        }
 
 
 def run_settings(entry: Run) -> str:

@@ -69,6 +69,8 @@ from ..schema.report import (
 )
 from ..trace import intervals
 from ..trace.events import TraceError
+from . import display
+from .shown import ShownAsPage
 
 if TYPE_CHECKING:
     from ..costs.peaks import Peaks
@@ -988,8 +990,6 @@ _OVERLAP_HOW = {
 
 def recommend(job: JobReport) -> list[dict]:
     """Advice in the terms of torch.distributed, each naming the figures it rests on."""
-    from ..views import format as fmt
-
     s = job.summary
     advice = []
     ranks = job.ranks
@@ -1007,21 +1007,21 @@ def recommend(job: JobReport) -> list[dict]:
         how = _OVERLAP_HOW.get(op, _OVERLAP_HOW["all_reduce"])
         detail = (
             f"On rank {int(worst['rank'])}, communication runs with nothing of its own work "
-            f"beside it for {fmt.seconds(exposed)} of its {fmt.seconds(worst['span_s'])}"
+            f"beside it for {display.seconds(exposed)} of its {display.seconds(worst['span_s'])}"
             + (
-                f", {fmt.seconds(waits)} of it waiting for other ranks (no overlap hides that"
+                f", {display.seconds(waits)} of it waiting for other ranks (no overlap hides that"
                 + ("; see the straggler)" if straggler.get("rank") is not None else ")")
                 if waits > 0
                 else ""
             )
-            + f"; {fmt.percent(worst['hidden_comm_s'], worst['comm_s'])} of its "
-            f"{fmt.seconds(worst['comm_s'])} of communication overlaps its own work. "
+            + f"; {display.percent(worst['hidden_comm_s'], worst['comm_s'])} of its "
+            f"{display.seconds(worst['comm_s'])} of communication overlaps its own work. "
         )
         advice.append(
             {
                 "kind": "overlap",
                 "share": share,
-                "title": f"Communication is exposed {fmt.percent(share, 1.0)} of the time"
+                "title": f"Communication is exposed {display.percent(share, 1.0)} of the time"
                 + (" beyond the waits" if waits > 0 else ""),
                 "detail": detail + how,
             }
@@ -1035,23 +1035,23 @@ def recommend(job: JobReport) -> list[dict]:
         per_step = straggler.get("lateness_per_step_s")
         detail = (
             f"Rank {top} arrives last at {straggler['last_count']} of {straggler['decided']} "
-            f"collectives decided beyond the clocks' noise ({fmt.seconds(straggler['noise_s'])}), "
-            f"{fmt.seconds(lateness)} late in all; the others wait "
-            f"{fmt.seconds(straggler['others_wait_s'])} (median). "
+            f"collectives decided beyond the clocks' noise ({display.seconds(straggler['noise_s'])}), "
+            f"{display.seconds(lateness)} late in all; the others wait "
+            f"{display.seconds(straggler['others_wait_s'])} (median). "
         )
         # How much of the lateness the rank's extra work explains.
         if excess >= 0.5 * lateness:
             detail += (
-                f"Its own work explains it: {fmt.seconds(row['work_s'])} against "
-                f"{fmt.seconds(median_work)} on the other ranks (median), {fmt.seconds(excess)} "
+                f"Its own work explains it: {display.seconds(row['work_s'])} against "
+                f"{display.seconds(median_work)} on the other ranks (median), {display.seconds(excess)} "
                 "more. Look at the data (uneven batches or sequence lengths: bucket by length, "
                 "equal shards, drop_last) or the partition (pipeline stages, experts, sharded "
                 "layers of unequal cost)."
             )
         else:
             detail += (
-                f"Its own profiled work explains {fmt.seconds(max(excess, 0.0))} of that "
-                f"({fmt.seconds(row['work_s'])} against {fmt.seconds(median_work)} on the other "
+                f"Its own profiled work explains {display.seconds(max(excess, 0.0))} of that "
+                f"({display.seconds(row['work_s'])} against {display.seconds(median_work)} on the other "
                 "ranks, median): the rest goes outside it: data loading, host-side Python, "
                 "garbage collection, a sleep or a barrier, or a slower or throttled device on "
                 "that rank."
@@ -1062,9 +1062,9 @@ def recommend(job: JobReport) -> list[dict]:
                 "share": float(lateness / row["span_s"]) if row["span_s"] > 0 else 0.0,
                 "title": f"Rank {top} holds the others back"
                 + (
-                    f" by {fmt.seconds(per_step)} per step"
+                    f" by {display.seconds(per_step)} per step"
                     if per_step
-                    else f" ({fmt.seconds(lateness)})"
+                    else f" ({display.seconds(lateness)})"
                 ),
                 "detail": detail,
             }
@@ -1076,8 +1076,8 @@ def recommend(job: JobReport) -> list[dict]:
                 "share": 1 - 1 / s["imbalance"],
                 "title": f"The ranks' work is uneven ({s['imbalance']:.2f}x)",
                 "detail": (
-                    f"Rank {s['busiest_rank']} works {fmt.seconds(s['work_max_s'])}, the other ranks "
-                    f"{fmt.seconds(s['work_median_s'])} (median). Balance the data (batch or sequence "
+                    f"Rank {s['busiest_rank']} works {display.seconds(s['work_max_s'])}, the other ranks "
+                    f"{display.seconds(s['work_median_s'])} (median). Balance the data (batch or sequence "
                     "lengths) or the partition."
                 ),
             }
@@ -1095,13 +1095,13 @@ def recommend(job: JobReport) -> list[dict]:
         if fraction == fraction and fraction < LOW_BUS_SHARE:
             if size < SMALL_MESSAGE_BYTES:
                 how = (
-                    f"The messages are small ({fmt.size(size)}): each call pays NCCL's latency. "
+                    f"The messages are small ({display.nbytes(size)}): each call pays NCCL's latency. "
                     "Send fewer, larger ones (a larger DDP bucket_cap_mb, coalesced collectives, "
                     "FSDP units that group more layers)."
                 )
             else:
                 how = (
-                    f"The messages are large ({fmt.size(size)}), so the link itself is slow: check "
+                    f"The messages are large ({display.nbytes(size)}), so the link itself is slow: check "
                     "the topology (nvidia-smi topo -m: NVLink or PCIe between these GPUs), "
                     "that NCCL uses it (NCCL_DEBUG=INFO), and across nodes the network."
                 )
@@ -1109,11 +1109,11 @@ def recommend(job: JobReport) -> list[dict]:
                 {
                     "kind": "bandwidth",
                     "share": comm_share,
-                    "title": f"{top['op']} reaches {fmt.percent(fraction, 1.0)} of the link's bandwidth",
+                    "title": f"{top['op']} reaches {display.percent(fraction, 1.0)} of the link's bandwidth",
                     "detail": (
-                        f"{int(top['calls'])} calls of {fmt.size(size)} take {fmt.seconds(top['median_s'])} "
-                        f"each: bus bandwidth {fmt.rate(top['busbw'], 'B/s')} against "
-                        f"{fmt.rate(top['link_peak'], 'B/s')} ({s['link_source']}). " + how
+                        f"{int(top['calls'])} calls of {display.nbytes(size)} take {display.seconds(top['median_s'])} "
+                        f"each: bus bandwidth {display.rate(top['busbw'], 'B/s')} against "
+                        f"{display.rate(top['link_peak'], 'B/s')} ({s['link_source']}). " + how
                     ),
                 }
             )
@@ -1122,11 +1122,11 @@ def recommend(job: JobReport) -> list[dict]:
                 {
                     "kind": "bandwidth",
                     "share": comm_share,
-                    "title": f"gloo moves GPU tensors at {fmt.rate(top['busbw'], 'B/s')}",
+                    "title": f"gloo moves GPU tensors at {display.rate(top['busbw'], 'B/s')}",
                     "detail": (
-                        f"{int(top['calls'])} {top['op']} calls of {fmt.size(size)} take "
-                        f"{fmt.seconds(top['median_s'])} each (bus bandwidth "
-                        f"{fmt.rate(top['busbw'], 'B/s')}): gloo copies GPU tensors to the host "
+                        f"{int(top['calls'])} {top['op']} calls of {display.nbytes(size)} take "
+                        f"{display.seconds(top['median_s'])} each (bus bandwidth "
+                        f"{display.rate(top['busbw'], 'B/s')}): gloo copies GPU tensors to the host "
                         "and sends them over TCP. Use the nccl backend for GPU tensors."
                     ),
                 }
@@ -1144,7 +1144,7 @@ def _first_calls(calls: pd.DataFrame) -> pd.DataFrame:
     return calls.sort_values("start_s", kind="stable").head(CALL_LIMIT)
 
 
-class JobReport:
+class JobReport(ShownAsPage):
     """A job's ranks analysed together: what ``jupyter_brrr.load`` returns for a folder, a glob
     or a list of traces.
 
@@ -1267,27 +1267,3 @@ class JobReport:
         path = Path(path)
         path.write_text(self.to_json())
         return path
-
-    # --- display -------------------------------------------------------------------------------------
-
-    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
-        """Write the job report as one self-contained interactive HTML file: the app that draws
-        it in JupyterLab (the Ranks and Timeline tabs), with BokehJS, inlined next to the job
-        report's JSON (it opens offline). Written whole or not at all. Returns the path."""
-        from ..views import standalone
-
-        return standalone.save_html(self, path, title=title)
-
-    def __repr__(self) -> str:
-        from ..views import job_text
-
-        return job_text.render(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from ..views import job_html, job_text
-
-        return {
-            JOB_MIME_TYPE: self.to_dict(),
-            "text/html": job_html.render(self),
-            "text/plain": job_text.render(self),
-        }

@@ -1,26 +1,22 @@
 """The report: a plain data object (pandas frames and a summary) with a versioned JSON form.
 
 It is what every layer above the analysis consumes: the notebook display, the CLI, the browser
-renderer (through ``to_json``) and the A/B actions. It holds no UI code; views render it.
+renderer (through ``to_json``) and the A/B actions. It holds no UI code: ``repr``, the notebook
+display and ``save_html`` ask the view registry (``jupyter_brrr.views.render``, through
+``Shown``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import gzip
 import json
-import math
-import os
 import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-import numpy as np
 import pandas as pd
 
 from ..analysis import analyze as analysis
@@ -42,10 +38,12 @@ from ..schema.report import (
     check_report,
 )
 from . import display
+from .shown import ShownAsPage
+from .target import Goal, TargetPlan, plan
+from .writing import json_safe, json_value, write_whole
 
 if TYPE_CHECKING:
     from ..analysis.replay import Prediction
-    from .target import Goal, TargetPlan
 
 __all__ = ["Report", "SchemaError", "json_safe", "steady_state_options"]
 
@@ -55,7 +53,7 @@ KERNEL_LIMIT = 20_000
 CPU_OP_LIMIT = 5_000
 
 
-class Report:
+class Report(ShownAsPage):
     """One profiled run (or loaded trace): where the time went.
 
     Attributes:
@@ -226,8 +224,6 @@ class Report:
         """Hold the report against a target, ``"30ms"`` per run or ``"2000/s"`` (``items`` per
         run): the gap, whether fixing the top bottleneck can close it, and what scaling out
         would take. The plan is kept in ``report.target`` (and shown with the report)."""
-        from .target import TargetPlan, plan
-
         self.target = plan(self, goal, items)
         return TargetPlan(self.target)
 
@@ -357,7 +353,7 @@ class Report:
                 f"replace it. Save it under another name, such as {_report_name(path)}."
             )
         document = self.to_json().encode()
-        _write_whole(path, lambda out: out.write(document))
+        write_whole(path, lambda out: out.write(document))
         written = [path]
         if source is not None and source.exists():
             stem = path.name.removesuffix(".json")
@@ -365,56 +361,14 @@ class Report:
             if _same_file(trace_out, source):
                 pass  # a loaded trace saved beside itself: it is already there
             elif source.suffix == ".gz":
-                _write_whole(trace_out, lambda out: _copy(source, out))
+                write_whole(trace_out, lambda out: _copy(source, out))
             else:
-                _write_whole(
+                write_whole(
                     trace_out,
                     lambda out: _copy(source, gzip.GzipFile(fileobj=out, mode="wb")),  # pyright: ignore[reportArgumentType]  # a gzip file object is a binary file
                 )
             written.append(trace_out)
         return written
-
-    # --- display --------------------------------------------------------------------------------
-
-    def figure(self, kind: str = "roofline") -> Any:
-        """Deprecated: a bokeh figure (or layout) of one view (``"split"``, ``"ops"``,
-        ``"roofline"``, ``"timeline"`` or ``"whatif"``). Needs bokeh.
-
-        The report's interactive views are drawn by one app, in JupyterLab, Notebook 7 and
-        ``save_html``; these bokeh figures are a separate drawing that is no longer kept in step
-        with it, and will be removed. Use ``save_html`` for a shareable interactive report, and
-        the frames (``ops``, ``kernels``, ``summary``) to draw your own.
-        """
-        import warnings
-
-        from ..views import figures
-
-        warnings.warn(
-            "Report.figure() is deprecated and will be removed: the interactive report is drawn "
-            "by one app (JupyterLab, Notebook 7 and Report.save_html); draw your own figures "
-            "from report.ops, report.kernels and report.summary.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return figures.figure(self, kind)
-
-    def save_html(self, path: str | PathLike, title: str | None = None) -> Path:
-        """Write the report as one self-contained interactive HTML file: the same app that draws
-        it in JupyterLab, with BokehJS, inlined next to the report JSON (it opens offline).
-        Returns the path."""
-        from ..views import standalone
-
-        return standalone.save_html(self, path, title=title)
-
-    def __repr__(self) -> str:
-        from ..views import text
-
-        return text.render(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from ..views import bundle
-
-        return bundle.mimebundle(self)
 
     mime_type = MIME_TYPE
 
@@ -435,33 +389,9 @@ def _report_name(path: Path) -> Path:
     return path.with_name(f"{stem}.report.json")
 
 
-def _write_whole(path: Path, write: Callable[[BinaryIO], Any]) -> None:
-    """Write a file through a temporary one beside it, so that a failure (a full disk, an
-    interrupt) leaves the old file, not half of the new one. Created as ``open`` would create
-    it (the umask's permissions), or with the permissions of the file it replaces."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def _copy(source: Path, out: BinaryIO) -> None:
     with source.open("rb") as f, out:
         shutil.copyfileobj(f, out)
-
-
-@functools.cache
-def _umask() -> int:
-    mask = os.umask(0o022)  # read by setting; set back at once
-    os.umask(mask)
-    return mask
 
 
 def _graph(doc: Any) -> StepGraph | None:
@@ -505,7 +435,7 @@ def _ab_with_split_parts(ab: Any) -> Any:
 def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
     present = [c for c in columns if c in frame.columns]
     sub = frame[present]
-    data = [[_cell(v) for v in row] for row in sub.itertuples(index=False, name=None)]
+    data = [[json_value(v) for v in row] for row in sub.itertuples(index=False, name=None)]
     return {"columns": present, "data": data}
 
 
@@ -519,29 +449,6 @@ def _frame(table: dict | None, columns: tuple[str, ...] = ()) -> pd.DataFrame:
         if name not in frame.columns:
             frame[name] = None
     return frame
-
-
-def json_safe(value: Any) -> Any:
-    """A JSON-safe copy: numpy scalars to Python, NaN and infinities to null, anything else that
-    JSON cannot hold to its text."""
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return _cell(value)
-
-
-def _cell(value: Any) -> Any:
-    """One JSON-safe value: a number, text, a boolean or null; anything else as its text."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return None if math.isnan(value) or math.isinf(value) else float(value)
-    return str(value)
 
 
 def _kernels_for_json(kernels: pd.DataFrame) -> tuple[pd.DataFrame, bool]:

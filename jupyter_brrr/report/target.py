@@ -40,7 +40,10 @@ import pandas as pd
 
 from ..costs.peaks import NODE_GPUS, interconnect
 from ..schema.report import SPLIT_PARTS
-from .comparison import part_label, per_run_divisor
+from . import display
+from .shown import Shown
+from .summary import part_label, per_run_divisor
+from .writing import json_safe
 
 if TYPE_CHECKING:
     from .report import Report
@@ -131,8 +134,6 @@ def parse_goal(text: str, items: float | None = None) -> Goal:
 def plan(report: Report, goal: Goal | str, items: float | None = None) -> dict:
     """The target's plan for this report, JSON-safe: the gap, what fixing the top bottleneck
     can give, and what scaling out would take. ``lines`` say it in words."""
-    from .report import json_safe
-
     if not isinstance(goal, Goal):
         goal = parse_goal(goal, items)
     s = report.summary
@@ -325,17 +326,17 @@ def _rate(value: float) -> str:
 
 
 def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
-    from ..views import format as fmt
-
+    """The plan in words, carried in its document (the app shows them as they are), its times
+    and sizes written by the rules every view follows (``display``)."""
     span, goal_s = plan["span_s"], goal.span_s
     lines: list[str] = []
     notes: list[str] = []
     if goal.kind == "time":
-        now, wanted = f"{fmt.seconds(span)} per run", f"{fmt.seconds(goal_s)}"
+        now, wanted = f"{display.seconds(span)} per run", f"{display.seconds(goal_s)}"
     else:
         unit = goal.unit_name
-        now = f"{_rate(plan['rate'])} {unit}/s ({fmt.seconds(span)} per run)"
-        wanted = f"{_rate(goal.value)} {unit}/s ({fmt.seconds(goal_s)} per run)"
+        now = f"{_rate(plan['rate'])} {unit}/s ({display.seconds(span)} per run)"
+        wanted = f"{_rate(goal.value)} {unit}/s ({display.seconds(goal_s)} per run)"
         if goal.items is None:
             notes.append(
                 "The throughput counts runs of the code per second: give --items N (items=N) for "
@@ -343,12 +344,12 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
             )
     if plan["met"]:
         lines.append(
-            f"Target met: {now} against {wanted}, {fmt.seconds(goal_s - span)} to spare "
+            f"Target met: {now} against {wanted}, {display.seconds(goal_s - span)} to spare "
             f"({goal_s / span:.2f}x)."
         )
         return lines, notes
     lines.append(
-        f"{fmt.seconds(plan['gap_s'])} over the target: {now} against {wanted}; it needs "
+        f"{display.seconds(plan['gap_s'])} over the target: {now} against {wanted}; it needs "
         f"{plan['speedup_needed']:.2f}x."
     )
     for fix in plan["fixes"]:
@@ -359,12 +360,12 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
             how = "taking no time at all" if math.isinf(needed) else f"{needed:.3g}x faster"
             lines.append(
                 f"Fixing {what} ({share} of the span) can close it: it must get {how} "
-                f"(with it at zero, {fmt.seconds(fix['remains_s'])} would remain)."
+                f"(with it at zero, {display.seconds(fix['remains_s'])} would remain)."
             )
         else:
             lines.append(
                 f"Fixing {what} ({share} of the span) cannot close it: even at zero time "
-                f"{fmt.seconds(fix['remains_s'])} would remain (at most {fix['limit']:.2f}x)."
+                f"{display.seconds(fix['remains_s'])} would remain (at most {fix['limit']:.2f}x)."
             )
     scale = plan.get("scale")
     capacity = plan.get("capacity")
@@ -394,24 +395,24 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
             option = scale["options"][scale["gpus"] - 2]
             lines.append(
                 f"{splitting} one run across {scale['gpus']} GPUs (tensor parallel, an "
-                f"estimate) could reach it: {fmt.seconds(option['span_s'])} = GPU work "
-                f"{fmt.seconds(scale['busy_s'])} / {scale['gpus']} + idle "
-                f"{fmt.seconds(scale['idle_s'])} (the host's share, not divided) + "
-                f"communication {fmt.seconds(option['comm_s'])} (all-reduce of "
-                f"{fmt.size(scale['exchanged_bytes'])} of activations over "
+                f"estimate) could reach it: {display.seconds(option['span_s'])} = GPU work "
+                f"{display.seconds(scale['busy_s'])} / {scale['gpus']} + idle "
+                f"{display.seconds(scale['idle_s'])} (the host's share, not divided) + "
+                f"communication {display.seconds(option['comm_s'])} (all-reduce of "
+                f"{display.nbytes(scale['exchanged_bytes'])} of activations over "
                 f"{link / 1e9:.0f} GB/s per direction)."
             )
         else:
             best = min(scale["options"], key=lambda o: o["span_s"])
             if scale["idle_s"] >= goal_s:
                 why = (
-                    f"the idle time alone, {fmt.seconds(scale['idle_s'])} (the host launching "
+                    f"the idle time alone, {display.seconds(scale['idle_s'])} (the host launching "
                     "work and running Python), is over the target, and more GPUs do not shorten "
                     "it: remove the overhead first (CUDA graphs, torch.compile)"
                 )
             else:
                 why = (
-                    f"the best, {fmt.seconds(best['span_s'])} on {best['gpus']} GPUs, stays over "
+                    f"the best, {display.seconds(best['span_s'])} on {best['gpus']} GPUs, stays over "
                     "it (the host's idle time does not divide and communication grows)"
                 )
             lines.append(
@@ -426,14 +427,14 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
             )
     if capacity and capacity["gpus"] > 1:
         lines.append(
-            f"Capacity: the peak memory, {fmt.size(capacity['peak_bytes'])}, exceeds one GPU's "
-            f"{fmt.size(capacity['capacity_bytes'])}: the state must be split across at least "
+            f"Capacity: the peak memory, {display.nbytes(capacity['peak_bytes'])}, exceeds one GPU's "
+            f"{display.nbytes(capacity['capacity_bytes'])}: the state must be split across at least "
             f"{capacity['gpus']} GPUs."
         )
     elif capacity and scale:
         lines.append(
-            f"Capacity: the peak memory, {fmt.size(capacity['peak_bytes'])} of "
-            f"{fmt.size(capacity['capacity_bytes'])}, fits on one GPU."
+            f"Capacity: the peak memory, {display.nbytes(capacity['peak_bytes'])} of "
+            f"{display.nbytes(capacity['capacity_bytes'])}, fits on one GPU."
         )
     if not gpu:
         notes.append(
@@ -443,8 +444,8 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
     return lines, notes
 
 
-class TargetPlan:
-    """A target's plan (``plan()``'s dict in ``.doc``), with its display."""
+class TargetPlan(Shown):
+    """A target's plan (``plan()``'s dict in ``.doc``); the views draw it (``Shown``)."""
 
     def __init__(self, doc: dict) -> None:
         self.doc = doc
@@ -454,23 +455,10 @@ class TargetPlan:
         return bool(self.doc.get("met"))
 
     @property
-    def lines(self) -> list[str]:
-        """The plan in words: the gap, the fixes, scaling out, capacity."""
+    def lines(self) -> list[str]:  # the plan's own words, not the text view's lines
+        """The plan in words, as its document carries them: the gap, the fixes, scaling out,
+        capacity (``repr`` adds the goal and the notes)."""
         return list(self.doc.get("lines") or [])
 
     def to_dict(self) -> dict:
         return self.doc
-
-    def __repr__(self) -> str:
-        goal = (self.doc.get("goal") or {}).get("text", "")
-        notes = [f"note: {n}" for n in self.doc.get("notes") or []]
-        return "\n".join([f"jupyter_brrr target: {goal}", *self.lines, *notes])
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from ..views import change
-
-        html = (
-            '<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">'
-            f"{change.target_html(self.doc)}</div>"
-        )
-        return {"text/html": html, "text/plain": repr(self)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..report.comparison import CPU_PART_LABELS, PART_LABELS, headline
+from ..report.summary import CPU_PART_LABELS, PART_LABELS
 from ..schema.report import SPLIT_PARTS
 from . import format as fmt
 from .markup import escaped as _e
@@ -33,6 +33,29 @@ def _rows(table: Mapping | None) -> list[dict]:
         return []
     columns = table.get("columns") or []
     return [dict(zip(columns, row, strict=False)) for row in table.get("data") or []]
+
+
+def headline(doc: Mapping) -> str:
+    """A comparison document's change in one line: "1.52x faster (1.45x-1.60x): 30.1 ms ->
+    19.8 ms per run"."""
+    span = doc["span"]
+    before, after = span.get("before_s"), span.get("after_s")
+    speedup, verdict = span.get("speedup"), span.get("verdict")
+    times = f"{fmt.seconds(before)} -> {fmt.seconds(after)} per run"
+    if speedup is None:
+        return f"{verdict}: {times}"
+    low, high = span.get("low"), span.get("high")
+    rng = f" ({low:.2f}x-{high:.2f}x)" if low is not None and high is not None else ""
+    if verdict == "faster":
+        return f"{speedup:.2f}x faster{rng}: {times}"
+    if verdict == "slower":
+        slower = f" ({1 / high:.2f}x-{1 / low:.2f}x)" if low and high else ""
+        return f"{1 / speedup:.2f}x slower{slower}: {times}"
+    if verdict == "uncertain":
+        way = f"{speedup:.2f}x faster" if speedup >= 1 else f"{1 / speedup:.2f}x slower"
+        return f"{way}, uncertain (no spread to judge the noise by): {times}"
+    change = after / before - 1 if before else 0.0
+    return f"{verdict}: {change:+.1%}{rng}, {times}"
 
 
 def _side(side: Mapping) -> str:
@@ -165,6 +188,11 @@ def history_text(history: Sequence[Mapping], name: str = "") -> str:
     return "\n".join(lines)
 
 
+def history_doc_text(doc: Mapping) -> str:
+    """A history document (``History.to_dict()``) as text: its runs, one line each."""
+    return history_text(doc.get("runs") or [], str(doc.get("name") or ""))
+
+
 def _versus(row: Mapping) -> str:
     verdict = row.get("verdict")
     speedup = fmt.number(row.get("speedup"))
@@ -180,6 +208,13 @@ def _versus(row: Mapping) -> str:
 def target_lines(target: Mapping) -> list[str]:
     """A target's plan in words."""
     return [str(line) for line in target.get("lines") or []]
+
+
+def target_text(target: Mapping) -> str:
+    """A target's plan on its own (``TargetPlan``), as text: the goal, the plan, its notes."""
+    goal = (target.get("goal") or {}).get("text", "")
+    notes = [f"note: {n}" for n in target.get("notes") or []]
+    return "\n".join([f"jupyter_brrr target: {goal}", *target_lines(target), *notes])
 
 
 # --- static HTML -------------------------------------------------------------------------------------
@@ -371,6 +406,29 @@ def target_html(target: Mapping) -> str:
         + first
         + _list(lines[1:])
         + notes
+    )
+
+
+def history_fragment(doc: Mapping) -> str:
+    """A history document (``History.to_dict()``) as a static HTML fragment: its title and, from
+    two runs on, the table of runs."""
+    runs = doc.get("runs") or []
+    table = history_html(runs) if len(runs) >= 2 else ""
+    title = (
+        f"jupyter_brrr history: {doc.get('name') or ''} "
+        f"({len(runs)} run{'s' if len(runs) != 1 else ''})"
+    )
+    return (
+        '<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">'
+        f'<div style="font-weight:bold;font-size:14px">{_e(title)}</div>{table}</div>'
+    )
+
+
+def target_fragment(target: Mapping) -> str:
+    """A target's plan on its own (``TargetPlan``) as a static HTML fragment."""
+    return (
+        '<div class="jupyter-brrr-static" style="font-size:13px;max-width:900px">'
+        f"{target_html(target)}</div>"
     )
 
 

@@ -1,4 +1,4 @@
-"""Number and text formatting shared by all the views (text, static HTML, pictures, bokeh).
+"""Number and text formatting shared by all the views (text, static HTML, pictures).
 
 Times, rates and sizes follow the rules of ``display.py``, which the browser app
 (``js/src/format.ts``) shares: the same value reads the same in every view."""
@@ -65,10 +65,9 @@ def seconds(value: float | None) -> str:
 
 
 def rate(value: float | None, unit: str) -> str:
-    """A per-second figure with an SI prefix: 787 TFLOP/s, 4.80 TB/s (``display.quantity``);
-    a dash where there is none (missing, or not above zero)."""
-    number_ = display.finite(value)
-    return display.DASH if number_ is None or number_ <= 0 else display.quantity(number_, unit)
+    """A per-second figure with an SI prefix: 787 TFLOP/s, 4.80 TB/s (``display.rate``); a dash
+    where there is none (missing, or not above zero)."""
+    return display.rate(value, unit)
 
 
 def size(value: float | None) -> str:
@@ -77,7 +76,8 @@ def size(value: float | None) -> str:
 
 
 def percent(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else display.DASH
+    """27% (``display.percent``)."""
+    return display.percent(part, whole)
 
 
 def runs(runs: Mapping[str, Any]) -> str:

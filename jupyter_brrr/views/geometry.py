@@ -1,9 +1,9 @@
 """Chart geometry for every renderer: what to draw, not how.
 
 The roofline's axis ranges, ceilings and their labels come from ``display.roofline``, which the
-report JSON carries for the browser app too (``"display"``): the PNG picture, the deprecated
-bokeh figure and the app draw the same geometry. Here they get it with the points (one per op
-row with FLOPs, bytes and GPU time) as numpy arrays.
+report JSON carries for the browser app too (``"display"``): the PNG picture and the app draw
+the same geometry. Here the picture gets it with the points (one per op row with FLOPs, bytes
+and GPU time) as numpy arrays.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from .style import MUTED as _MUTED
 if TYPE_CHECKING:
     from ..report.report import Report
 
-__all__ = ["AB_COLUMNS", "COLOURS", "LABELS", "ab_rows", "header", "key_figures", "render"]
+__all__ = ["AB_COLUMNS", "COLOURS", "LABELS", "ab_rows", "ab_table", "key_figures", "render"]
 
 # --- key figures ---------------------------------------------------------------------------------
 
@@ -300,7 +300,7 @@ AB_COLUMNS = (
 
 def ab_rows(ab: dict) -> list[dict[str, str]]:
     """The A/B table as plain text, one dict per variant keyed as ``AB_COLUMNS`` (escape before
-    use): the static HTML and the bokeh export show the same rows."""
+    use)."""
     rows = []
     for v in ab.get("variants") or []:
         speedup = fmt.number(v.get("speedup"))
@@ -340,7 +340,9 @@ def ab_rows(ab: dict) -> list[dict[str, str]]:
     return rows
 
 
-def _ab_table(ab: dict) -> str:
+def ab_table(ab: dict) -> str:
+    """An A/B comparison (``ABResult.to_dict()``, a report's ``ab``) as a section: its table and
+    notes."""
     rows = ab_rows(ab)
     if not rows:
         return ""
@@ -400,7 +402,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
     parts.append(_recommendations(report))
     parts.append(_remeasure(report))
     if report.ab:
-        parts.append(_ab_table(report.ab))
+        parts.append(ab_table(report.ab))
     if report.sweep or report.memory:
         from . import sweep_memory as sweep_view
 
@@ -437,17 +439,6 @@ def _steps_table(report: Report) -> str:
     ]
     title = f"The {len(steps)} profiler steps of the trace"
     return _section(_e(title)) + _table(head, body, right=set(range(2, 3 + len(SPLIT_PARTS))))
-
-
-def header(report: Report) -> str:
-    """The title, key figures, advice and notes, as HTML: the top of the bokeh export."""
-    parts = [_title(report)]
-    if report.empty:
-        parts.append(f"<div>{_e(EMPTY)}</div>")
-    else:
-        parts += [_key_figures(report), _recommendations(report)]
-    parts.append(_notes(report))
-    return "".join(parts)
 
 
 EMPTY = (

@@ -1,6 +1,7 @@
-"""The standalone HTML file of a report (``report.save_html(path)``), a job report
+"""The standalone HTML page of a report (``report.save_html(path)``), a job report
 (``job.save_html(path)``), a comparison (``jupyter_brrr.diff(...).save_html(path)``) or a named
-cell's runs (``jupyter_brrr.history(name).save_html(path)``): the same TypeScript app that draws
+cell's runs (``jupyter_brrr.history(name).save_html(path)``), the registry's ``"standalone"``
+format (``save_html`` writes it whole, ``report/writing.py``): the same TypeScript app that draws
 it in JupyterLab and Notebook 7 (``js/src/app.ts``, ``js/src/job_app.ts``), with BokehJS inside
 it, inlined next to the JSON in ONE file. It opens offline, from anywhere, and looks like the
 notebook view.
@@ -17,13 +18,11 @@ from __future__ import annotations
 import re
 from functools import cache
 from html import escape
-from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..report.comparison import COMPARISON_MIME_TYPE, Comparison, Side
 from ..report.history import HISTORY_MIME_TYPE
-from ..report.report import _write_whole
 from ..schema.report import JOB_MIME_TYPE
 
 if TYPE_CHECKING:
@@ -114,26 +113,4 @@ def render(report: Document, title: str | None = None) -> str:
     )
 
 
-def save_html(report: Document, path: str | PathLike, title: str | None = None) -> Path:
-    """Write the page to ``path``; returns it. The page is made first and written whole, through
-    a temporary file beside it: a failure (no app built, a bad path, a full disk) leaves no half
-    page, and an older file at ``path`` as it was."""
-    path = Path(path)
-    page = render(report, title).encode("utf-8")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(
-            f"Cannot write {path}: the folder {path.parent} does not exist (or is not a folder)."
-        )
-    try:
-        _write_whole(path, lambda out: out.write(page))
-    except IsADirectoryError as err:
-        raise IsADirectoryError(
-            f"Cannot write {path}: it is a folder. Give the file's name, such as "
-            f"{path / (kind_of(report) + '.html')}."
-        ) from err
-    except OSError as err:
-        raise type(err)(f"Cannot write {path}: {err.strerror or err}.") from err
-    return path
-
-
-__all__ = ["AppNotBuilt", "default_title", "kind_of", "render", "report_json", "save_html"]
+__all__ = ["AppNotBuilt", "default_title", "kind_of", "render", "report_json"]

@@ -1,4 +1,4 @@
-"""Colours and labels shared by every view (static HTML, PNG pictures, bokeh figures).
+"""Colours and labels shared by every view (static HTML and PNG pictures).
 
 One colour and one label per bottleneck, the same as the JupyterLab renderer's
 (``js/src/colors.ts``; both sides' tests check them against ``tests/data/display_cases.json``). A module of its own so that the views import it, not each other.

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions.sweep import guides
-from ..actions.sweep import summary_lines as sweep_lines
-from ..capture.memory import summary_lines as memory_lines
+from ..actions.sweep import KNEE_SHARE, guides
 from ..schema.report import SPLIT_PARTS
 from . import format as fmt
 from .markup import escaped as _e
@@ -44,6 +42,57 @@ def rows(table: dict | None) -> list[dict]:
 
 
 # --- the sweep -------------------------------------------------------------------------------
+
+
+def sweep_lines(doc: dict) -> list[str]:
+    """The sweep's findings in words, from its JSON form."""
+    var = doc.get("variable") or "size"
+    points = rows(doc.get("points"))
+    ok = [p for p in points if p.get("status") == "ok"]
+    lines = [
+        f"Sweep of {var} on {doc.get('device')}: {len(ok)} size{'s' if len(ok) != 1 else ''} "
+        f"measured in {doc.get('elapsed_s') or 0:.1f} s ({doc.get('runs_total') or 0:,} runs)"
+        + {
+            "oom": f", stopped by OOM at {var}={doc.get('oom_at')}",
+            "budget": ", stopped at the time budget",
+            "cancelled": ", cancelled",
+            "error": ", stopped by an error",
+        }.get(doc.get("stopped") or "", "")
+        + "."
+    ]
+    for d in rows(doc.get("doublings")):
+        lines.append(f"{var} {d['from_size']} -> {d['to_size']}: {d['verdict']}: {d['why']}.")
+    if doc.get("knee") is not None:
+        best = next((p for p in ok if p["size"] == doc.get("best")), None)
+        rate = f" ({best['items_per_s']:.4g} items/s)" if best and best.get("items_per_s") else ""
+        lines.append(
+            f"Knee at {var}={doc['knee']}: throughput within {KNEE_SHARE:.0%} of the best; "
+            f"best measured {var}={doc.get('best')}{rate}."
+        )
+    fit = doc.get("fit")
+    if fit:
+        lines.append(
+            f"Peak memory ~ {fmt.size(fit['fixed_bytes'])} + {fmt.size(fit['per_item_bytes'])} "
+            f"per {var} ({fit['kind']} fit, within {fit['max_miss']:.1%} of the measured peaks)."
+        )
+        for row in rows(doc.get("capacity")):
+            if row.get("this_gpu") and row.get("largest_size") is not None:
+                lines.append(
+                    f"Largest {var} that fits this GPU ({fmt.size(row['capacity_bytes'])} "
+                    f"reachable): about {row['largest_size']:,}."
+                )
+    confirmation = doc.get("confirmation")
+    if confirmation:
+        size = confirmation["size"]
+        if confirmation.get("fits"):
+            lines.append(
+                f"Confirmed: {var}={size} fits (peak {fmt.size(confirmation['peak_bytes'])}, "
+                f"predicted {fmt.size(confirmation['predicted_peak_bytes'])})."
+            )
+        else:
+            lines.append(f"Not confirmed: {var}={size} ran out of memory.")
+    lines.extend(doc.get("notes") or [])
+    return lines
 
 
 def sweep_html(doc: dict) -> str:
@@ -149,6 +198,31 @@ def sweep_png(doc: dict) -> bytes | None:
 
 
 # --- memory ---------------------------------------------------------------------------------
+
+
+def memory_lines(doc: dict) -> list[str]:
+    """The breakdown in words, from its JSON form."""
+    peak = doc.get("peak_bytes") or 0.0
+    parts = doc.get("at_peak") or {}
+    shown = ", ".join(
+        f"{name.replace('_', ' ')} {fmt.size(value)} ({value / peak:.0%})"
+        for name, value in sorted(parts.items(), key=lambda kv: -kv[1])
+        if value > 0 and peak > 0
+    )
+    lines = [
+        f"Peak memory on {doc.get('device')}: {fmt.size(peak)} at {doc.get('peak_time_s', 0) * 1e3:.3g} ms"
+        + (f" of {fmt.size(doc['capacity_bytes'])}" if doc.get("capacity_bytes") else "")
+        + f": {shown}; unattributed {fmt.size(doc.get('unattributed_bytes') or 0.0)}."
+    ]
+    table = doc.get("largest") or {"columns": [], "data": []}
+    for row in table["data"][:5]:
+        r = dict(zip(table["columns"], row, strict=False))
+        where = f" at {r['line']}" if r.get("line") else ""
+        made = f"made by {r['op']}{where}" if r.get("op") else "there before the run"
+        lines.append(f"  {fmt.size(r['bytes'])} {r['category'].replace('_', ' ')} {made}")
+    lines.extend(doc.get("advice") or [])
+    lines.extend(doc.get("notes") or [])
+    return lines
 
 
 def memory_html(doc: dict) -> str:
