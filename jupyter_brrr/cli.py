@@ -5,6 +5,8 @@ trace, and how far it is from a target; with a folder, a glob pattern or several
 report of their ranks.
 ``python -m jupyter_brrr diff BEFORE AFTER [--json OUT]``: what changed between two traces or
 saved reports.
+``python -m jupyter_brrr upgrade NOTEBOOK.ipynb [...] [--all]``: rewrite the reports a notebook
+saved in an older report version (``--all``: every report) as ``%%brrr`` writes them today.
 
 TRACE may also be a report saved by ``Report.save`` (shown as it was saved). Every failure is one
 ``error:`` line on stderr and exit status 2; ``--json`` never writes over an input; names from
@@ -26,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     # "diff" is a command unless a file of that name is meant.
     if argv and argv[0] == "diff" and not Path("diff").exists():
         return _diff(argv[1:])
+    if argv and argv[0] == "upgrade" and not Path("upgrade").exists():
+        return _upgrade(argv[1:])
     return _report(argv)
 
 
@@ -34,7 +38,8 @@ def _report(argv: list[str]) -> int:
         prog="python -m jupyter_brrr",
         description="Where the GPU time of a PyTorch profiler trace went: compute, memory "
         "bandwidth or overhead; for the traces of a distributed job's ranks, communication, "
-        "overlap and stragglers too. 'python -m jupyter_brrr diff BEFORE AFTER' compares two.",
+        "overlap and stragglers too. 'python -m jupyter_brrr diff BEFORE AFTER' compares two; "
+        "'python -m jupyter_brrr upgrade NOTEBOOK.ipynb' rewrites a notebook's older reports.",
     )
     parser.add_argument(
         "trace",
@@ -184,4 +189,60 @@ def _diff(argv: list[str]) -> int:
         except OSError as error:
             return _fail(f"the comparison was not saved: {error}")
         print(f"\nwritten: {_plain(out)}")
+    return 0
+
+
+def _upgrade(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m jupyter_brrr upgrade",
+        description="Rewrite the jupyter_brrr reports saved in notebooks' outputs as %%brrr "
+        "writes them today: each report of an older version is read back (Report.from_json) "
+        "and its whole output (the report JSON, the static HTML, the picture, the text) written "
+        "again. Cells, other outputs and metadata are left as they are; a notebook without "
+        "such a report is not written.",
+    )
+    parser.add_argument("notebooks", nargs="+", type=Path, metavar="NOTEBOOK.ipynb")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="rewrite every report, of this version too (after a change of the static views)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        import nbformat
+    except ImportError:
+        return _fail("upgrade reads notebooks with nbformat: pip install 'jupyter-brrr[notebook]'.")
+    from .report.report import Report, SchemaError
+    from .report.writing import write_whole
+    from .schema.report import MIME_TYPE, SCHEMA_VERSION
+    from .views import render
+
+    for path in args.notebooks:
+        try:
+            notebook = nbformat.read(str(path), as_version=4)
+        except (OSError, ValueError) as error:  # nbformat's reader errors are ValueErrors
+            return _fail(f"{path}: cannot read it as a notebook ({error}).")
+        upgraded = 0
+        for cell in notebook.cells:
+            for output in cell.get("outputs", []):
+                doc = (output.get("data") or {}).get(MIME_TYPE)
+                if not isinstance(doc, dict) or (
+                    doc.get("version") == SCHEMA_VERSION and not args.all
+                ):
+                    continue
+                try:
+                    report = Report.from_json(dict(doc))
+                except SchemaError as error:
+                    return _fail(f"{path}: a report there cannot be read: {error}")
+                output["data"] = nbformat.from_dict(render(report, "mimebundle"))
+                upgraded += 1
+        if upgraded:
+            # Written whole, through a temporary file beside it: a failure leaves the notebook as
+            # it was.
+            text = (nbformat.writes(notebook).rstrip("\n") + "\n").encode("utf-8")
+            try:
+                write_whole(path, lambda out, text=text: out.write(text))
+            except OSError as error:
+                return _fail(f"{path}: cannot write it ({error.strerror or error}).")
+        print(f"{_plain(path)}: {upgraded} report(s) rewritten in report version {SCHEMA_VERSION}")
     return 0

@@ -66,3 +66,67 @@ def test_trace_with_a_target() -> None:
     assert "target 1ms: 1.31 ms over the target: 2.31 ms per run against 1 ms" in result.stdout
     bad = cli(str(ADVICE / "hand_attention.slow.json.gz"), "--target", "soon")
     assert bad.returncode == 2 and "Cannot read the target 'soon'" in bad.stderr
+
+
+# --- upgrade: a saved notebook's older reports ---------------------------------------------------
+
+
+def _notebook(path: Path, outputs: list[dict]) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# notes"), nbformat.v4.new_code_cell("%%brrr\nx")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data=o) for o in outputs]
+    nbformat.write(nb, str(path))
+
+
+def test_upgrade_rewrites_a_version_1_report_and_leaves_the_rest(tmp_path: Path) -> None:
+    from jupyter_brrr.schema.report import MIME_TYPE, SCHEMA_VERSION
+
+    # tests/data/reports/small.json: the one report kept in version 1 (no "display"), as a
+    # notebook saved by jupyter_brrr before version 2 holds it; beside it, one of this version.
+    old = json.loads((ROOT / "tests" / "data" / "reports" / "small.json").read_text())
+    assert old["version"] == 1 and "display" not in old
+    current = json.loads((ROOT / "tests" / "data" / "reports" / "small_v2.json").read_text())
+    path = tmp_path / "saved.ipynb"
+    _notebook(
+        path,
+        [
+            {MIME_TYPE: old, "text/plain": "<old report>"},
+            {MIME_TYPE: current, "text/plain": "<current report>"},
+            {"text/plain": "42"},
+        ],
+    )
+    result = cli("upgrade", str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{path}: 1 report(s) rewritten in report version {SCHEMA_VERSION}\n"
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    assert nb.cells[0].source == "# notes" and nb.cells[1].source == "%%brrr\nx"
+    first, second, third = (o["data"] for o in nb.cells[1].outputs)
+    # The old report: its whole output as %%brrr writes it today, the roofline's geometry too.
+    assert first[MIME_TYPE]["version"] == SCHEMA_VERSION
+    assert first[MIME_TYPE]["display"] == current["display"]
+    assert {k: v for k, v in first[MIME_TYPE].items() if k not in ("version", "display")} == {
+        k: v for k, v in current.items() if k not in ("version", "display")
+    }
+    assert first["text/plain"].startswith("jupyter_brrr report: cell [3]")
+    assert "<table" in first["text/html"] and first["image/png"]
+    # The others as they were.
+    assert second == {MIME_TYPE: current, "text/plain": "<current report>"}
+    assert third == {"text/plain": "42"}
+    # Nothing left to upgrade: the file is not written again.
+    before = path.stat().st_mtime_ns
+    again = cli("upgrade", str(path))
+    assert again.returncode == 0 and ": 0 report(s)" in again.stdout
+    assert path.stat().st_mtime_ns == before
+
+
+def test_upgrade_refuses_what_is_not_a_notebook(tmp_path: Path) -> None:
+    path = tmp_path / "notes.ipynb"
+    path.write_text("not json")
+    result = cli("upgrade", str(path))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}: cannot read it as a notebook")
+    assert path.read_text() == "not json"

@@ -193,7 +193,7 @@ def test_the_roofline_picture_draws_the_carried_geometry(gpt2_report: Report) ->
 
 
 def test_the_saved_tour_notebook_holds_reports_of_this_version() -> None:
-    # Rewritten by bench/upgrade_saved_reports.py when the format changes: the committed
+    # Rewritten by `python -m jupyter_brrr upgrade --all` when the format changes: the committed
     # notebook opens with its results, in JupyterLab and on GitHub (its static fallback).
     from jupyter_brrr.schema.report import MIME_TYPE, check_report
 

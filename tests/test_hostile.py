@@ -428,7 +428,7 @@ def _example() -> dict:
         (lambda d: d["summary"].update(compute_s=1.0), "summary: the parts of the span"),
         (lambda d: d["summary"].update(runs=[]), "summary.runs: expected an object, got an array"),
         (lambda d: d["summary"]["runs"].update(total=-1), "summary.runs.total: expected a whole number from 0"),
-        (lambda d: d["ops"]["data"][0].pop(), r"ops.data\[0\]: expected an array of 19 cells"),
+        (lambda d: d["ops"]["data"][0].pop(), r"ops.data\[0\]: expected an array of 27 cells"),
         (lambda d: d["ops"]["data"][0].__setitem__(5, "many"), r"ops.data\[0\] column 'calls'"),
         (lambda d: d["kernels"].update(data={}), "kernels.data: expected an array"),
         (lambda d: d.update(notes=[1]), r"notes\[0\]: expected a string, got 1"),

@@ -3,7 +3,6 @@
  * computed once on first use.
  */
 
-import { legacyMainDtype, legacyRoofline } from './legacy';
 import {
   cpuOpRows,
   ICpuOpRow,
@@ -195,28 +194,24 @@ export class ReportData {
     return (this._opCpu ??= this.ops.reduce((a, o) => a + opTime(o, true), 0));
   }
 
+  /** True for a report saved before schema version 2, which carries no display specs
+   * (`display`): its roofline and the dtype of its main peak are drawn once Python reads it
+   * again (`python -m jupyter_brrr upgrade NOTEBOOK.ipynb`, or running the cell again). */
+  get olderVersion(): boolean {
+    return this.report.display === null;
+  }
+
   /** The dtype (roof) of most of the modelled FLOPs that ran on the GPU, whose peak the
    * overview quotes (computed in Python: display.main_dtype); null when no op with a FLOP
-   * model ran there. */
+   * model ran there, or in a report of an older version. */
   get mainDtype(): string | null {
-    const display = this.report.display;
-    return display
-      ? display.main_dtype
-      : legacyMainDtype(this.ops, this.report.summary.peaks);
+    return this.report.display?.main_dtype ?? null;
   }
 
   /** The roofline's geometry (computed in Python: display.roofline); null where no op
-   * can be placed on it. */
+   * can be placed on it, or in a report of an older version. */
   get roofline(): IRooflineSpec | null {
-    if (this._roofline === undefined) {
-      const display = this.report.display;
-      this._roofline = display
-        ? display.roofline
-        : this.roofOps.length
-          ? legacyRoofline(this.roofOps, this.report.summary.peaks)
-          : null;
-    }
-    return this._roofline;
+    return this.report.display?.roofline ?? null;
   }
 
   private _ops?: IOpRow[];
@@ -226,5 +221,4 @@ export class ReportData {
   private _byOp?: Map<string, IKernelRow[]>;
   private _opCpu?: number;
   private _roofOps?: IOpRow[];
-  private _roofline?: IRooflineSpec | null;
 }

@@ -246,9 +246,11 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
         fmtSI(flopsPerS, 'FLOP/s'),
         peakF
           ? `${fmtPct(flopsPerS !== null ? flopsPerS / peakF : null)} of ${dtype} peak ${fmtSI(peakF, 'FLOP/s')}${src}, while busy`
-          : peaks
-            ? 'no op with a FLOP model ran on the GPU'
-            : 'no peak known for this device',
+          : peaks && data.olderVersion
+            ? 'saved by an older jupyter_brrr: upgrade the notebook to see its share of the peak'
+            : peaks
+              ? 'no op with a FLOP model ran on the GPU'
+              : 'no peak known for this device',
         'brrr-card-flops',
         peakF && flopsPerS !== null ? flopsPerS / peakF : null
       )

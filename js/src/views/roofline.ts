@@ -33,6 +33,18 @@ export async function renderRoofline(
     );
     return;
   }
+  const spec = data.roofline;
+  if (!spec && data.olderVersion) {
+    panel.appendChild(
+      emptyState(
+        'This report was saved by an older jupyter_brrr.',
+        `It carries no roofline geometry (report version ${data.report.version}; jupyter_brrr computes it since version 2). ` +
+          'To draw it, rewrite the saved notebook: python -m jupyter_brrr upgrade NOTEBOOK.ipynb (or run the cell again). ' +
+          'The Operators tab has the same ops with their FLOP/s and bytes/s.'
+      )
+    );
+    return;
+  }
   const peaks = data.report.summary.peaks;
   const info = h('div', { class: 'jp-brrr-muted jp-brrr-caption' });
   const parts: string[] = [];
@@ -56,7 +68,6 @@ export async function renderRoofline(
   });
   panel.appendChild(chartEl);
   panel.appendChild(info);
-  const spec = data.roofline;
   if (!spec) {
     throw new Error('this report has no roofline geometry for its ops');
   }
