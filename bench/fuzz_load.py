@@ -13,7 +13,7 @@ object, a huge or negative number, a string, 3,000 levels of nesting, a 100 kB n
 events written again compact, indented or in Kineto's layout, gzipped, with a UTF-8 BOM or as
 UTF-16. Each case is read in blocks of a random size (64 B to 1 MB), so that cuts and
 separators fall anywhere. It is written to a file and loaded by ``jupyter_brrr.load``; the
-outcome is compared with the reference path, ``events._read_reference`` (``json.loads`` with
+outcome is compared with the reference path, ``tests/reference_reader.py`` (``json.loads`` with
 msgspec's stricter rules, then msgspec on the whole text: no compiled reader, no chunks):
 
 - crash: ``load`` raised anything but ``TraceError``, or the process died;
@@ -228,6 +228,7 @@ def check_case(data: bytes, block_bytes: int, path: Path) -> tuple[str, str]:
     """(outcome, detail): "loaded" or "refused" when load agrees with the reference, else
     "crash", "differs" or "broken report"."""
     import pandas as pd
+    from reference_reader import read_reference  # tests/: the tests' oracle
 
     import jupyter_brrr
     from jupyter_brrr.trace import events
@@ -237,7 +238,7 @@ def check_case(data: bytes, block_bytes: int, path: Path) -> tuple[str, str]:
     events._BLOCK_BYTES = block_bytes
     path.write_bytes(data)
     try:
-        reference = events._read_reference(data)
+        reference = read_reference(data)
     except TraceError:
         reference = None
     try:
@@ -342,6 +343,7 @@ def main() -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tests"))  # the reference reader
     if args.child:
         start, count = map(int, args.child.split(","))
         run_child(start, count, args.seed)

@@ -970,6 +970,9 @@ def check_reader() -> None:
 
     from jupyter_brrr.trace import events
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from reference_reader import read_reference  # the tests' oracle
+
     model = nn.Sequential(*[nn.Linear(256, 256) for _ in range(8)]).cuda()
     x = torch.randn(64, 256, device="cuda")
     warm_for(lambda: model(x), 0.2)
@@ -989,7 +992,7 @@ def check_reader() -> None:
         prof.export_chrome_trace(str(path))
         data = path.read_bytes()
         trace = events.read_trace(path)
-        reference = events._read_reference(data)
+        reference = read_reference(data)
         compact = Path(folder) / "compact.json"
         compact.write_text(json.dumps(json.loads(data), separators=(",", ":")))
         compact_trace = events.read_trace(compact)

@@ -4,7 +4,7 @@ from the CLI one ``error:`` line and exit status 2), never a crash, a hang, a wr
 harmed input; the README's failure table lists them.
 
 The reader's agreement with the reference reading (``json.loads``, then msgspec on the whole
-text: ``events._read_reference``) is checked on generated layouts (hypothesis) and on mutated
+text: ``reference_reader.read_reference``) is checked on generated layouts (hypothesis) and on mutated
 real traces (``bench/fuzz_load.py``, a bounded run here).
 """
 
@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_reader import read_reference
 
 import jupyter_brrr
 from jupyter_brrr.report.report import Report, SchemaError
@@ -230,7 +231,7 @@ def test_separators_inside_events_are_not_cuts(
     path = tmp_path / "t.json"
     path.write_bytes(data)
     monkeypatch.setattr(events, "_BLOCK_BYTES", block)
-    expected = events._read_reference(data)
+    expected = read_reference(data)
     assert sorted(expected.ops["name"]) == sorted(f"op{i}" for i in range(60))
     for module in (events._scan, None):
         with _reader(module):
@@ -352,7 +353,7 @@ def test_generated_layouts_read_as_the_reference_reads_them(text: bytes, block: 
     finally:
         events._BLOCK_BYTES = saved
     try:
-        reference: events.Trace | str = events._read_reference(text)
+        reference: events.Trace | str = read_reference(text)
     except TraceError as error:
         reference = str(error)
     doc = json.loads(text)  # valid JSON by construction
@@ -507,7 +508,7 @@ def test_a_bad_value_in_a_skipped_field_fails_on_both_paths(value: bytes) -> Non
         return
     assert isinstance(outcomes[0], str) and outcomes[0] == outcomes[1]
     with pytest.raises(TraceError):
-        events._read_reference(data % value)
+        read_reference(data % value)
 
 
 # --- 10. control characters -----------------------------------------------------------------------

@@ -347,15 +347,6 @@ def _launch_count(trace: Trace) -> int:
     return sum(int(np.count_nonzero(names == name)) for name in launching)
 
 
-def profiler_steps(trace: Trace) -> int:
-    """The number of ``ProfilerStep#`` annotations: the profiler steps the trace holds."""
-    (steps,) = _name_tests(
-        trace.annotations["name"].to_numpy(dtype=object),
-        lambda name: name.startswith("ProfilerStep#"),
-    )
-    return int(np.count_nonzero(steps))
-
-
 def _name_tests(names: np.ndarray, *tests: Callable[[str], bool]) -> list[np.ndarray]:
     """Each test's verdict on each row's name (False where the name is missing or not text).
 

@@ -13,8 +13,8 @@ whole; the compiled reader (``_scan.c``) reads each chunk into columns, several 
 in threads, and only the distinct names, ids and shapes become Python objects. Where that reader
 is not built, or declines a chunk it does not know, msgspec decodes the chunk into typed
 structs, read into arrays by C-level iteration; both give the same tables, and the same as
-``json.load``'s rules and msgspec on the whole text (``_read_reference``, the tests' and
-benchmarks' reference). The tables are built from those arrays once, and the hierarchy is
+``json.load``'s rules and msgspec on the whole text (``tests/reference_reader.py``, the tests'
+and benchmarks' reference). The tables are built from those arrays once, and the hierarchy is
 computed with numpy pointer jumping rather than a per-event loop.
 
 A file that is not a trace fails with ``TraceError``, saying what is wrong and where (the byte
@@ -29,7 +29,6 @@ from __future__ import annotations
 import codecs
 import errno
 import functools
-import gzip
 import itertools
 import json
 import math
@@ -1047,47 +1046,6 @@ def _check_devices(devices: list[dict[str, Any]] | None) -> list[dict[str, Any]]
                 "Not a trace this reader understands."
             ) from None
     return devices or []
-
-
-def _read_reference(data: bytes) -> Trace:
-    """The reference reading of a trace held in memory, for tests and benchmarks: the whole
-    text checked by ``json.loads`` (which refuses what is not JSON, and malformed UTF-8
-    anywhere), with msgspec's stricter rules where they differ (no NaN or Infinity literal, no
-    lone surrogate escape), then decoded whole by msgspec, one piece, without the compiled
-    reader or chunks. ``read_trace`` must give the same tables, or also fail."""
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    try:
-        text = data.decode(json.detect_encoding(data))
-        # Integers as floats: the values are only checked here (msgspec reads them below), and
-        # an int of thousands of digits is JSON, which int() would refuse.
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_int=float)
-        _refuse_lone_surrogates(doc)
-        meta = _FILE_DECODER.decode(text.encode())
-    except (ValueError, RecursionError, msgspec.DecodeError) as error:
-        raise TraceError(f"<reference>: {type(error).__name__}: {error}") from None
-    meta.deviceProperties = _check_devices(meta.deviceProperties)
-    columns = _Columns()
-    columns.add(meta.traceEvents)
-    return _build(meta, columns, None)
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _refuse_lone_surrogates(doc: Any) -> None:
-    """Raise ValueError on a string with a lone surrogate (json.loads takes one, msgspec not)."""
-    stack = [doc]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(value.keys())
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-        elif isinstance(value, str) and re.search("[\ud800-\udfff]", value):
-            raise ValueError("a lone surrogate")
 
 
 # --- the tables -------------------------------------------------------------------------------------
