@@ -11,8 +11,9 @@ kernels' ``TORCHINDUCTOR_CACHE_DIR`` and ``TMPDIR`` under the test's temp dir) s
   IPython's display formatter makes it, so the GPU views are drawn from real data;
 - ``xss.ipynb``: report bundles whose names carry HTML and script;
 - ``saved.ipynb``: saved reports from tests/data/reports: a newer schema version, an empty
-  report, an A/B with a mismatch and a failed variant, a CPU-only report; and the report of a
-  rank of a 2-rank gloo job (tests/data/ranks), with communication in its split.
+  report, an A/B with a mismatch and a failed variant, a CPU-only report; the report of a
+  rank of a 2-rank gloo job (tests/data/ranks), with communication in its split; and a report
+  of version 1 (small.json), as a notebook saved before version 2 holds it.
 
 Notebooks with saved outputs open with no kernel at all (the page is served with JupyterLab's
 ``notebookStartsKernel`` off). Screenshots go to tests/artifacts/browser/ (git-ignored).
@@ -175,6 +176,7 @@ def build_root(root: Path) -> dict:
             ("# an A/B with a mismatch and a failure", [plain_bundle(load_doc("ab"), "<ab>")]),
             ("# CPU only", [plain_bundle(load_doc("cpu_only"), "<cpu only>")]),
             ("# a gloo rank", [report_bundle(rank_report())]),
+            ("# version 1", [plain_bundle(load_doc("small"), "<version 1 report>")]),
         ],
     )
     return {"gpu": gpu_bundle[MIME_TYPE], "xss_real": xss_real}
@@ -297,7 +299,7 @@ def gpu_page(context, server):
 
 @pytest.fixture
 def saved_page(context, server):
-    page = _open_with_reports(context, server, "saved.ipynb", 5)
+    page = _open_with_reports(context, server, "saved.ipynb", 6)
     yield page
     page.close()
 
@@ -919,6 +921,33 @@ def test_saved_rank_shows_communication_and_the_cost_model(saved_page, artifacts
     assert f"{100 * s['modelled_share']:.1f}%" in card.replace("\n", " ")
     assert "cost model" in card.lower()
     shot(root, artifacts, "saved_rank_communication")
+    assert app_errors(page.brrr_errors) == []
+
+
+def test_a_saved_version_1_report_shows_its_tables_and_says_how_to_upgrade(saved_page, artifacts):
+    """A report saved before the JSON carried the roofline's geometry (version 1): with no kernel
+    there is no Python to upgrade it, so the app draws what its tables hold and says, where the
+    geometry is missing, how to get it back."""
+    page = saved_page
+    root = page.locator(".jp-brrr").nth(5)
+    root.scroll_into_view_if_needed()
+    doc = load_doc("small")
+    assert doc["version"] == 1 and "display" not in doc
+    assert root.get_attribute("data-state") == "done"
+    assert root.locator('[data-testid="brrr-split"]').count() == 1
+    card = root.locator('[data-testid="brrr-card-flops"]').inner_text()
+    assert "saved by an older jupyter_brrr" in card, card
+    shot(root, artifacts, "saved_v1_overview")
+    open_view(page, root, "operators")
+    assert table_rows(root)  # the ops, from the table alone
+    open_view(page, root, "roofline")
+    panel = root.locator('[data-panel="roofline"]')
+    assert panel.locator('[data-testid="brrr-empty"]').count() == 1
+    text = panel.inner_text()
+    assert "saved by an older jupyter_brrr" in text and "python -m jupyter_brrr upgrade" in text
+    shot(root, artifacts, "saved_v1_roofline")
+    open_view(page, root, "timeline")
+    assert root.locator('[data-panel="timeline"]').get_attribute("data-state") == "done"
     assert app_errors(page.brrr_errors) == []
 
 
