@@ -1150,8 +1150,8 @@ _INNER_PROFILER = (
     _KERNEL_COUNT
     + """
 import torch, jupyter_brrr
-from jupyter_brrr.capture import capture
-from jupyter_brrr.comparison import compare_reports
+from jupyter_brrr.capture.run import capture
+from jupyter_brrr.report.comparison import compare_reports
 activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
 a = torch.randn(2048, 2048, device="cuda")
 a @ a

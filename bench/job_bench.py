@@ -33,7 +33,7 @@ _ID_KEYS = ("External id", "correlation", "Ev Idx", "Record function id")
 
 SETUP = {
     "ours": f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-    "import jupyter_brrr, jupyter_brrr.job, jupyter_brrr.comms, jupyter_brrr.analysis\n",
+    "import jupyter_brrr, jupyter_brrr.report.job, jupyter_brrr.analysis.comms\n",
     "hta": "import logging; logging.disable(logging.CRITICAL)\n"
     "from hta.trace_analysis import TraceAnalysis\n",
 }

@@ -32,7 +32,8 @@ TRACES = {
 
 _OURS = (
     f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-    "import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.events, jupyter_brrr.report\n"
+    "import jupyter_brrr, jupyter_brrr.analysis.analyze, jupyter_brrr.trace.events\n"
+    "import jupyter_brrr.report.report\n"
 )
 SETUP = {
     "ours": _OURS,
@@ -42,7 +43,7 @@ SETUP = {
 }
 WORK = {
     "ours": "jupyter_brrr.load({path!r}).split()",
-    "ours-read": "jupyter_brrr.events.read_trace({path!r})",
+    "ours-read": "jupyter_brrr.trace.events.read_trace({path!r})",
     "hta": "TraceAnalysis(trace_dir={folder!r}).get_gpu_kernel_breakdown(visualize=False)",
 }
 TIMED = """

@@ -81,7 +81,8 @@ WRITERS = {"kineto": write_kineto_layout, "compact": write_compact}
 MEASURE = """
 import json, os, resource, sys, threading, time, tracemalloc
 sys.path.insert(0, {root!r})
-import jupyter_brrr, jupyter_brrr.analysis, jupyter_brrr.events, jupyter_brrr.report
+import jupyter_brrr, jupyter_brrr.analysis.analyze, jupyter_brrr.trace.events
+import jupyter_brrr.report.report
 page = os.sysconf("SC_PAGE_SIZE")
 def resident():
     with open("/proc/self/statm") as f:
