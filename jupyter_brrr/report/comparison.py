@@ -76,7 +76,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.spread import HOST_LEVEL_CHANGE
-from ..schema.report import SPLIT_PARTS
+from ..schema.report import SPLIT_PARTS, as_saved_by_browser
 from .report import Report, SchemaError, json_safe, steady_state_options
 
 COMPARISON_SCHEMA = "jupyter_brrr.comparison"
@@ -496,7 +496,7 @@ class Comparison:
 
         doc = self.to_dict()
         return {
-            COMPARISON_MIME_TYPE: doc,
+            COMPARISON_MIME_TYPE: as_saved_by_browser(doc),
             "text/html": change.html(doc),
             "text/plain": change.text(doc),
         }

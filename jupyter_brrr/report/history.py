@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..schema.report import SPLIT_PARTS
+from ..schema.report import SPLIT_PARTS, as_saved_by_browser
 from .comparison import Comparison, _Figures, compare_reports, judge_span
 from .report import Report, SchemaError
 
@@ -208,7 +208,7 @@ class History:
             f'<div style="font-weight:bold;font-size:14px">{escape(title)}</div>{table}</div>'
         )
         return {
-            HISTORY_MIME_TYPE: doc,
+            HISTORY_MIME_TYPE: as_saved_by_browser(doc),
             "text/html": html,
             "text/plain": change.history_text(rows, self.name),
         }

@@ -66,6 +66,7 @@ from ..schema.report import (
     JOB_SCHEMA_VERSION,
     JOB_SPLIT_PARTS,
     JOB_STEP_COLUMNS,
+    as_saved_by_browser,
 )
 from ..trace import intervals
 from ..trace.events import TraceError
@@ -1287,7 +1288,7 @@ class JobReport:
         from ..views import job_html, job_text
 
         return {
-            JOB_MIME_TYPE: self.to_dict(),
+            JOB_MIME_TYPE: as_saved_by_browser(self.to_dict()),
             "text/html": job_html.render(self),
             "text/plain": job_text.render(self),
         }
