@@ -97,7 +97,7 @@ def test_the_wheel_installs_without_node_and_profiles_a_function(installed, tmp_
         import json, shutil, sys
         import torch
         import jupyter_brrr
-        from jupyter_brrr import _scan
+        from jupyter_brrr.trace import _scan
 
         model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU()).eval()
         x = torch.randn(16, 64)
