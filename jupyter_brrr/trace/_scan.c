@@ -33,13 +33,15 @@
 
    It uses CPython's limited API of 3.10 only, so one build (a wheel tagged abi3) imports on
    CPython 3.10 and every later version: hence malloc rather than PyMem_RawMalloc (limited only
-   from 3.13) and bytes or a bytearray rather than any buffer (Py_buffer: from 3.11).
+   from 3.13) and bytes or a bytearray rather than any buffer (Py_buffer: from 3.11). A free-
+   threaded CPython has no limited API: there hatch_build.py defines SCAN_FULL_C_API, and the same
+   code builds for that one version.
 
    Built by hatch_build.py at install; after a change here, `pip install -e .` again (a test
    fails while the built module is older than this file). */
 
 #define PY_SSIZE_T_CLEAN
-#ifndef Py_LIMITED_API
+#if !defined(Py_LIMITED_API) && !defined(SCAN_FULL_C_API)
 #define Py_LIMITED_API 0x030A0000
 #endif
 #include <Python.h>
