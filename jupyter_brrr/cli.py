@@ -17,6 +17,7 @@ drive the terminal.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -207,15 +208,25 @@ def _upgrade(argv: list[str]) -> int:
         action="store_true",
         help="rewrite every report, of this version too (after a change of the static views)",
     )
+    parser.add_argument(
+        "--numbers-only",
+        action="store_true",
+        help="re-render nothing: only spell the numbers of every jupyter_brrr document as "
+        "JupyterLab saves them (2.0 as 2), so that opening and saving the notebook changes nothing",
+    )
     args = parser.parse_args(argv)
     try:
         import nbformat
     except ImportError:
         return _fail("upgrade reads notebooks with nbformat: pip install 'jupyter-brrr[notebook]'.")
+    from .report.comparison import COMPARISON_MIME_TYPE
+    from .report.history import HISTORY_MIME_TYPE
     from .report.report import Report, SchemaError
     from .report.writing import write_whole
-    from .schema.report import MIME_TYPE, SCHEMA_VERSION
+    from .schema.report import JOB_MIME_TYPE, MIME_TYPE, SCHEMA_VERSION, as_saved_by_browser
     from .views import render
+
+    documents = (MIME_TYPE, JOB_MIME_TYPE, COMPARISON_MIME_TYPE, HISTORY_MIME_TYPE)
 
     for path in args.notebooks:
         try:
@@ -225,7 +236,16 @@ def _upgrade(argv: list[str]) -> int:
         upgraded = 0
         for cell in notebook.cells:
             for output in cell.get("outputs", []):
-                doc = (output.get("data") or {}).get(MIME_TYPE)
+                data = output.get("data") or {}
+                if args.numbers_only:
+                    for mime in documents:
+                        respelled = as_saved_by_browser(data.get(mime))
+                        # Equal values (2.0 == 2): compare the spelling.
+                        if mime in data and json.dumps(respelled) != json.dumps(data[mime]):
+                            data[mime] = nbformat.from_dict(respelled)
+                            upgraded += 1
+                    continue
+                doc = data.get(MIME_TYPE)
                 if not isinstance(doc, dict) or (
                     doc.get("version") == SCHEMA_VERSION and not args.all
                 ):

@@ -1,11 +1,15 @@
 """Fixtures shared by the test modules: one real IPython shell, one Inductor cache, the
-environment of a real kernel, Chromium for the browser tests, and the GPT-2 report; and
-``--reverse``, which runs the tests backwards (no test may depend on another's state)."""
+environment of a real kernel, Chromium for the browser tests, JavaScript's JSON round trip
+(Node.js), and the GPT-2 report; and ``--reverse``, which runs the tests backwards (no test may
+depend on another's state)."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -81,3 +85,27 @@ def browser():
 def gpt2() -> Report:
     """The H200 GPT-2 forward trace (bf16, batch 8 x 1024), loaded."""
     return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+
+
+@pytest.fixture(scope="session")
+def js_round_trip() -> Callable[[str], str]:
+    """JSON text as a browser front end gives it back: ``JSON.stringify(JSON.parse(text))``,
+    run by Node.js (which builds the extension, so it is on the PATH wherever the package was
+    installed from source)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no Node.js on the PATH")
+
+    def round_trip(text: str) -> str:
+        script = (
+            "let s = '';"
+            "process.stdin.setEncoding('utf8');"
+            "process.stdin.on('data', c => { s += c; });"
+            "process.stdin.on('end', () => process.stdout.write(JSON.stringify(JSON.parse(s))));"
+        )
+        done = subprocess.run(
+            [node, "-e", script], input=text, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    return round_trip

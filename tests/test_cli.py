@@ -123,6 +123,28 @@ def test_upgrade_rewrites_a_version_1_report_and_leaves_the_rest(tmp_path: Path)
     assert path.stat().st_mtime_ns == before
 
 
+def test_upgrade_numbers_only_respells_whole_floats_and_nothing_else(tmp_path: Path) -> None:
+    """JupyterLab saves 2.0 as 2: --numbers-only writes the documents that way, values kept."""
+    from jupyter_brrr.schema.report import MIME_TYPE
+
+    doc = json.loads((ROOT / "tests" / "data" / "reports" / "small_v2.json").read_text())
+    doc["summary"]["span_s"] = 2.0  # a whole-valued float, as Python writes it
+    path = tmp_path / "saved.ipynb"
+    _notebook(path, [{MIME_TYPE: doc, "text/plain": "<report>"}])
+    assert '"span_s": 2.0' in path.read_text()
+    result = cli("upgrade", "--numbers-only", str(path))
+    assert result.returncode == 0, result.stderr
+    text = path.read_text()
+    assert '"span_s": 2,' in text and '"span_s": 2.0' not in text
+    import nbformat
+
+    (output,) = nbformat.read(str(path), as_version=4).cells[1].outputs
+    assert output["data"][MIME_TYPE] == doc and output["data"]["text/plain"] == "<report>"
+    again = path.read_bytes()
+    assert cli("upgrade", "--numbers-only", str(path)).returncode == 0
+    assert path.read_bytes() == again  # nothing left to respell: the file is not written
+
+
 def test_upgrade_refuses_what_is_not_a_notebook(tmp_path: Path) -> None:
     path = tmp_path / "notes.ipynb"
     path.write_text("not json")

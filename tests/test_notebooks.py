@@ -7,6 +7,7 @@ The notebook is executed once per session (about 20 s on a CPU, one torch.compil
 from __future__ import annotations
 
 import base64
+import difflib
 import json
 import re
 import shutil
@@ -144,6 +145,25 @@ def test_tour_remeasure_section_compares_the_named_runs(
     assert len(text.splitlines()) == 3 and "changed" in text.splitlines()[2]
     # The saved notebook names no folder of this machine.
     assert str(ROOT) not in json.dumps([c.get("outputs", []) for c in nb.cells])
+
+
+def test_the_executed_tour_is_saved_back_unchanged_by_jupyterlab(
+    executed: tuple[nbformat.NotebookNode, float], js_round_trip
+) -> None:
+    """Opened and saved in JupyterLab, the executed tour stays byte for byte the file nbclient
+    wrote: the front end holds the notebook as the contents API sends it (nbformat's model as
+    JSON) and sends back JSON.stringify of it, which the server writes with nbformat. (The
+    browser itself does it in tests/test_browser_clean.py, for the committed notebooks.)"""
+    nb, _ = executed
+    written = nbformat.writes(nb)
+    sent = json.dumps(nbformat.reads(written, as_version=4))
+    saved = nbformat.writes(nbformat.from_dict(json.loads(js_round_trip(sent))))
+    changed = [
+        line
+        for line in difflib.unified_diff(written.splitlines(), saved.splitlines(), n=0)
+        if line[:1] in "+-"
+    ]
+    assert saved == written, f"{len(changed) - 2} lines rewritten: {changed[:12]}"
 
 
 class _Page(HTMLParser):

@@ -242,3 +242,44 @@ def test_the_sweep_example_reads_back_whole() -> None:
     assert report.sweep == doc["sweep"] and report.memory == doc["memory"]
     assert doc["sweep"]["points"]["columns"] == list(schema.SWEEP_POINT_COLUMNS)
     assert set(doc["memory"]["at_peak"]) == set(schema.MEMORY_CATEGORIES)
+
+
+# Numbers whose spelling JSON.stringify changes, or might: whole floats (below and above 2**53,
+# up to where JavaScript turns to exponents), negative zero, exponents both ways.
+AWKWARD_NUMBERS = [
+    0.0,
+    -0.0,
+    1.0,
+    -3.0,
+    2.5,
+    1e-7,
+    1.5e-5,
+    123456789.0,
+    4.8e12,
+    2.0**53,
+    2.0**53 + 2,
+    1.2345678901234567e19,
+    1e20,
+    1e21,
+    1.5e300,
+    5e-324,
+    3,
+    -(2**40),
+]
+
+
+def test_a_document_in_a_notebook_output_survives_javascripts_json_unchanged(
+    js_round_trip,
+) -> None:
+    """What a front end saves back (JSON.stringify of what it parsed) is what the kernel wrote,
+    value for value and character for character; without the respelling it is not."""
+    doc = {
+        "numbers": AWKWARD_NUMBERS,
+        "nested": {"table": [[1.0, "2.0", None, True], [0.5, "x", False, 7.0]]},
+    }
+    written = json.dumps(schema.as_saved_by_browser(doc))
+    assert json.dumps(json.loads(js_round_trip(written))) == written
+    # The same values, as the doubles a reader parses (1 == 1.0, 0 == -0.0).
+    assert json.loads(written, parse_int=float) == json.loads(json.dumps(doc), parse_int=float)
+    plain = json.dumps(doc)
+    assert json.dumps(json.loads(js_round_trip(plain))) != plain

@@ -131,12 +131,14 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
               "levels" | "trend" | "spread" | "host" | "host_slow", "text"}]}
 
 Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
+In a notebook output, numbers are spelled as a browser writes them back (``as_saved_by_browser``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from typing import Any, TypedDict
 
 SCHEMA_NAME = "jupyter_brrr.report"
@@ -464,6 +466,29 @@ JOB_CALL_COLUMNS = (
 # Each rank's activity on the job's aligned clock: part is compute, memory, other, comm or
 # exposed (communication with no work beside it).
 JOB_LANE_COLUMNS = ("rank", "part", "start_s", "end_s")
+# --- a document in a notebook output ---------------------------------------------------------------
+#
+# JupyterLab and Notebook 7 hold a notebook's outputs as JavaScript values and save them with
+# JSON.stringify, which has one kind of number: 2.0 comes back as 2. A document written with
+# Python's floats (by nbclient, nbconvert or a script) would be rewritten on every save without
+# a change to its values, and its diff would be every whole number of every report.
+
+JS_EXPONENT_FROM = 1e21  # JSON.stringify writes whole numbers below this without an exponent
+
+
+def as_saved_by_browser(value: Any) -> Any:
+    """A JSON document (dicts, lists, numbers, text) with each number spelled as JavaScript's
+    JSON.stringify writes it back: a whole-valued float below 1e21 as an integer (its shortest
+    digits, as JavaScript pads them with zeros above 2**53), -0.0 as 0. Values do not change."""
+    if isinstance(value, dict):
+        return {key: as_saved_by_browser(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_saved_by_browser(item) for item in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < JS_EXPONENT_FROM:
+        return int(value) if abs(value) <= 2**53 else int(Decimal(repr(value)))
+    return value
+
+
 # --- checking a document -----------------------------------------------------------------------------
 #
 # What ``Report.from_json`` accepts, declared once: each part of a document against a type below.

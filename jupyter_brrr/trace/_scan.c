@@ -31,13 +31,23 @@
    decimal is exact in a double (Clinger's), or for the "16 integer digits and a few decimals"
    microsecond timestamps, and PyOS_string_to_double, after the scan, otherwise.
 
+   It uses CPython's limited API of 3.10 only, so one build (a wheel tagged abi3) imports on
+   CPython 3.10 and every later version: hence malloc rather than PyMem_RawMalloc (limited only
+   from 3.13) and bytes or a bytearray rather than any buffer (Py_buffer: from 3.11). A free-
+   threaded CPython has no limited API: there hatch_build.py defines SCAN_FULL_C_API, and the same
+   code builds for that one version.
+
    Built by hatch_build.py at install; after a change here, `pip install -e .` again (a test
    fails while the built module is older than this file). */
 
 #define PY_SSIZE_T_CLEAN
+#if !defined(Py_LIMITED_API) && !defined(SCAN_FULL_C_API)
+#define Py_LIMITED_API 0x030A0000
+#endif
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { PH, CAT, NAME, PID, TID, STREAM, DEVICE, BYTES, DIMS, TYPES, CONCRETE, TOTAL, DEVICE_ID,
@@ -48,14 +58,14 @@ enum { MAX_DEPTH = 256, MAX_NUMBER_TEXT = 20 };
 
 /* --- growable columns -------------------------------------------------------------------- */
 
-/* Everything the scan allocates comes from the raw allocator, which needs no GIL. */
+/* Everything the scan allocates comes from malloc, which needs no GIL. */
 
 /* `*items` grown to hold at least `needed` items of `size` bytes; -1 when out of memory. */
 static int grow(void **items, size_t *capacity, size_t needed, size_t size) {
     if (needed <= *capacity) return 0;
     size_t grown = *capacity ? *capacity : 1024;
     while (grown < needed) grown *= 2;
-    void *moved = PyMem_RawRealloc(*items, grown * size);
+    void *moved = realloc(*items, grown * size);
     if (!moved) return -1;
     *items = moved;
     *capacity = grown;
@@ -84,12 +94,12 @@ typedef struct {
 static int columns_grow(Columns *c) {
     size_t capacity = c->capacity ? c->capacity * 2 : 4096;
     for (int f = 0; f < FIELD_COUNT; f++) {
-        int32_t *moved = PyMem_RawRealloc(c->codes[f], capacity * sizeof(int32_t));
+        int32_t *moved = realloc(c->codes[f], capacity * sizeof(int32_t));
         if (!moved) return -1;
         c->codes[f] = moved;
     }
     for (int f = 0; f < NUMBER_COUNT; f++) {
-        double *moved = PyMem_RawRealloc(c->numbers[f], capacity * sizeof(double));
+        double *moved = realloc(c->numbers[f], capacity * sizeof(double));
         if (!moved) return -1;
         c->numbers[f] = moved;
     }
@@ -98,9 +108,9 @@ static int columns_grow(Columns *c) {
 }
 
 static void columns_free(Columns *c) {
-    for (int f = 0; f < FIELD_COUNT; f++) PyMem_RawFree(c->codes[f]);
-    for (int f = 0; f < NUMBER_COUNT; f++) PyMem_RawFree(c->numbers[f]);
-    PyMem_RawFree(c->deferred);
+    for (int f = 0; f < FIELD_COUNT; f++) free(c->codes[f]);
+    for (int f = 0; f < NUMBER_COUNT; f++) free(c->numbers[f]);
+    free(c->deferred);
 }
 
 /* --- interning raw values ---------------------------------------------------------------- */
@@ -136,7 +146,7 @@ static uint64_t hash_bytes(const char *p, size_t n) {
 }
 
 static Slot *empty_slots(size_t count) {
-    Slot *slots = PyMem_RawMalloc(count * sizeof(Slot));
+    Slot *slots = malloc(count * sizeof(Slot));
     if (slots)
         for (size_t i = 0; i < count; i++) slots[i].code = -1;
     return slots;
@@ -150,8 +160,8 @@ static int interner_init(Interner *t, const char *text) {
 }
 
 static void interner_free(Interner *t) {
-    PyMem_RawFree(t->slots);
-    PyMem_RawFree(t->spans);
+    free(t->slots);
+    free(t->spans);
 }
 
 static int interner_grow(Interner *t) {
@@ -165,7 +175,7 @@ static int interner_grow(Interner *t) {
         while (slots[j].code >= 0) j = (j + 1) & mask;
         slots[j] = s;
     }
-    PyMem_RawFree(t->slots);
+    free(t->slots);
     t->slots = slots;
     t->mask = mask;
     return 0;
@@ -200,7 +210,7 @@ static PyObject *interner_values(Interner *t) {
         PyObject *value =
             PyBytes_FromStringAndSize(t->text + t->spans[i].offset, (Py_ssize_t)t->spans[i].length);
         if (!value) Py_CLEAR(values);
-        else PyList_SET_ITEM(values, (Py_ssize_t)i, value);
+        else if (PyList_SetItem(values, (Py_ssize_t)i, value) < 0) Py_CLEAR(values);
     }
     return values;
 }
@@ -624,19 +634,61 @@ static const char *read_events(Reader *r, const char *p, const char *end) {
     }
 }
 
-static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &stop)) return NULL;
-    if (start < 0 || stop > view.len || start > stop) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "scan: start and stop out of the buffer");
-        return NULL;
+/* --- the text a call reads --------------------------------------------------------------- */
+
+/* The bytes of a bytes or bytearray object, held still while the GIL is released: a bytearray
+   cannot be resized (its bytes moved) while a memoryview of it exists, so `pin` is one; for
+   bytes, which never change, a reference. */
+typedef struct {
+    const char *bytes;
+    Py_ssize_t length;
+    PyObject *pin;
+} Text;
+
+static int text_open(PyObject *object, Text *text, const char *caller) {
+    if (PyBytes_Check(object)) {
+        text->pin = Py_NewRef(object);
+        text->bytes = PyBytes_AsString(object);
+        text->length = PyBytes_Size(object);
+        return 0;
     }
+    if (PyByteArray_Check(object)) {
+        text->pin = PyMemoryView_FromObject(object);
+        if (!text->pin) return -1;
+        text->bytes = PyByteArray_AsString(object);
+        text->length = PyByteArray_Size(object);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s: the buffer must be bytes or a bytearray", caller);
+    return -1;
+}
+
+static void text_close(Text *text) {
+    Py_CLEAR(text->pin); /* the last reference to its memoryview: the bytearray is free again */
+}
+
+/* The text of a call's buffer argument with its start and stop checked; -1 with an exception. */
+static int text_of(PyObject *buffer, Py_ssize_t start, Py_ssize_t stop, Text *text,
+                   const char *caller) {
+    if (text_open(buffer, text, caller) < 0) return -1;
+    if (start < 0 || stop > text->length || start > stop) {
+        text_close(text);
+        PyErr_Format(PyExc_ValueError, "%s: start and stop out of the buffer", caller);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *buffer;
+    Py_ssize_t start, stop;
+    Text view;
+    if (!PyArg_ParseTuple(args, "Onn", &buffer, &start, &stop)) return NULL;
+    if (text_of(buffer, start, stop, &view, "scan") < 0) return NULL;
     Reader r;
     memset(&r, 0, sizeof r);
     PyObject *result = NULL, *codes = NULL, *numbers = NULL, *uniques = NULL;
-    const char *text = (const char *)view.buf, *end = text + stop, *p = NULL;
+    const char *text = view.bytes, *end = text + stop, *p = NULL;
     int ready = 1;
     r.text = text;
     for (int f = 0; f < FIELD_COUNT; f++) ready &= interner_init(&r.interners[f], text) == 0;
@@ -667,14 +719,13 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     uniques = PyTuple_New(FIELD_COUNT);
     if (!codes || !numbers || !uniques) goto done;
     for (int f = 0; f < FIELD_COUNT; f++) {
-        if (n) memcpy(PyBytes_AS_STRING(codes) + f * n * sizeof(int32_t), r.columns.codes[f],
+        if (n) memcpy(PyBytes_AsString(codes) + f * n * sizeof(int32_t), r.columns.codes[f],
                       n * sizeof(int32_t));
         PyObject *values = interner_values(&r.interners[f]);
-        if (!values) goto done;
-        PyTuple_SET_ITEM(uniques, f, values);
+        if (!values || PyTuple_SetItem(uniques, f, values) < 0) goto done;
     }
     for (int f = 0; f < NUMBER_COUNT; f++)
-        if (n) memcpy(PyBytes_AS_STRING(numbers) + f * n * sizeof(double), r.columns.numbers[f],
+        if (n) memcpy(PyBytes_AsString(numbers) + f * n * sizeof(double), r.columns.numbers[f],
                       n * sizeof(double));
     result = Py_BuildValue("(nOOO)", n, codes, numbers, uniques);
 
@@ -684,7 +735,7 @@ done:
     Py_XDECREF(uniques);
     for (int f = 0; f < FIELD_COUNT; f++) interner_free(&r.interners[f]);
     columns_free(&r.columns);
-    PyBuffer_Release(&view);
+    text_close(&view);
     return result;
 }
 
@@ -719,17 +770,14 @@ static void init_byte_class(void) {
      in a string; outside strings, a byte no JSON token has), where the scan stops; else -1.
    It does not check the grammar: the readers of the pieces do. */
 static PyObject *split(PyObject *Py_UNUSED(module), PyObject *args) {
-    Py_buffer view;
+    PyObject *buffer;
     Py_ssize_t start, stop;
     unsigned long long state;
     int first;
-    if (!PyArg_ParseTuple(args, "y*nnKp", &view, &start, &stop, &state, &first)) return NULL;
-    if (start < 0 || stop > view.len || start > stop) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "split: start and stop out of the buffer");
-        return NULL;
-    }
-    const unsigned char *text = (const unsigned char *)view.buf;
+    Text view;
+    if (!PyArg_ParseTuple(args, "OnnKp", &buffer, &start, &stop, &state, &first)) return NULL;
+    if (text_of(buffer, start, stop, &view, "split") < 0) return NULL;
+    const unsigned char *text = (const unsigned char *)view.bytes;
     unsigned long long depth = state >> 2;
     int in_string = (int)((state >> 1) & 1), escaped = (int)(state & 1);
     Py_ssize_t i = start, cut = -1, close = -1, bad = -1;
@@ -788,7 +836,7 @@ static PyObject *split(PyObject *Py_UNUSED(module), PyObject *args) {
         i++;
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
+    text_close(&view);
     state = (depth << 2) | ((unsigned long long)in_string << 1) | (unsigned long long)escaped;
     return Py_BuildValue("(nnKn)", cut, close, state, bad);
 }

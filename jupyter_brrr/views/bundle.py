@@ -1,7 +1,8 @@
 """The notebook output bundle of a report: one output, several representations.
 
 - the custom MIME type: the report JSON, for the JupyterLab renderer (live and in saved
-  notebooks, no kernel needed);
+  notebooks, no kernel needed), its numbers spelled as the browser saves them back, so that
+  opening and saving a notebook leaves it byte for byte as it was;
 - ``text/html``: static key figures, tables and PNG pictures as data URIs (no script, iframe or
   style block), for nbconvert, GitHub and front-ends without our extension;
 - ``image/png``: the split bar above the roofline (or the top CPU ops), base64;
@@ -17,7 +18,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING
 
-from ..schema.report import MIME_TYPE
+from ..schema.report import MIME_TYPE, as_saved_by_browser
 from . import html, pictures, text
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 def mimebundle(report: Report) -> dict:
     drawn = pictures.draw(report)
     bundle = {
-        MIME_TYPE: report.to_dict(),
+        MIME_TYPE: as_saved_by_browser(report.to_dict()),
         "text/html": html.render(report, drawn),
         "text/plain": text.render(report),
     }

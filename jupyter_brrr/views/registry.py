@@ -47,7 +47,7 @@ from ..report.history import HISTORY_MIME_TYPE, History
 from ..report.job import JobReport
 from ..report.report import Report
 from ..report.target import TargetPlan
-from ..schema.report import JOB_MIME_TYPE
+from ..schema.report import JOB_MIME_TYPE, as_saved_by_browser
 from . import ab_text, bundle, change, html, job_html, job_text, pictures, standalone, text
 from . import sweep_memory as sweep_view
 from .markup import wrap
@@ -81,7 +81,7 @@ def _of_document(
 
     def mimebundle(obj: Any) -> dict:
         doc = obj.to_dict()
-        own = {mime_type: doc} if mime_type else {}
+        own = {mime_type: as_saved_by_browser(doc)} if mime_type else {}
         return {**own, "text/html": html_of(doc), "text/plain": text_of(doc)}
 
     return View(
@@ -95,7 +95,7 @@ def _of_document(
 
 def _job_bundle(job: JobReport) -> dict:
     return {
-        JOB_MIME_TYPE: job.to_dict(),
+        JOB_MIME_TYPE: as_saved_by_browser(job.to_dict()),
         "text/html": job_html.render(job),
         "text/plain": job_text.render(job),
     }
