@@ -264,11 +264,24 @@ def test_ab_keeps_torch_warnings_of_its_own_runs_out_of_the_notebook(ip) -> None
 
 
 @pytest.mark.parametrize(
-    "line", ["--ab turbo", "--ab compile:fastest", "--ab ''", "--ab compile --ab-budget 0"]
+    "line",
+    [
+        "--ab turbo",
+        "--ab compile:fastest",
+        "--ab ''",
+        "--ab compile --ab-budget 0",
+        "--ab compile --ab-budget inf",
+        "--ab compile --ab-budget nan",
+    ],
 )
 def test_bad_ab_flags(ip, line: str) -> None:
     with pytest.raises(UsageError, match="--ab"):
         ip.run_cell_magic("brrr", line, "1")
+
+
+def test_a_target_beyond_a_double_is_refused(ip) -> None:
+    with pytest.raises(UsageError, match="--target: The target '1e999ms' is beyond"):
+        ip.run_cell_magic("brrr", "--target 1e999ms", "1")
 
 
 def test_help_documents_the_ab_syntax(ip) -> None:

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from ..report.report import Report
 
 SWEEP_WARMUP, SWEEP_REPEAT = 1, 5
+# Code that mentions these can read a variable it does not name.
+_LOOKS_UP_NAMES = frozenset({"eval", "exec", "globals", "locals", "vars", "get_ipython"})
 
 
 def sweep_runs(args: Namespace) -> tuple[int, int]:
@@ -65,6 +67,14 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     source = code.source
     findings = notebook_findings(namespace, source)
     names = names_used(namespace, source, hidden=hidden_names(shell))
+    if var not in names and not _LOOKS_UP_NAMES & set(names):
+        # Every size would run the same work: its flat time would read as "overhead".
+        tell(
+            f"not run: the cell never reads {var} (nor do the notebook's functions it calls), "
+            f"so every size would run the same work. Build the cell's inputs from {var} (for "
+            f"example x = torch.randn({var}, 1024)), or sweep a name the cell uses."
+        )
+        return None
     undoable = cannot_undo(findings)
     if findings and args.sweep_stateful is None:
         refusal = stateful_refusal(
