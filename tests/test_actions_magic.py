@@ -78,6 +78,8 @@ def test_ab_compile_updates_the_report_in_place(ip) -> None:
     assert report.ab["runs_total"] <= int(announced.group(1).replace(",", ""))  # a bound
     assert "compiling (first call): compile" in out.stdout
     assert "done:" in out.stdout
+    assert out.stdout.count("side effect") == 1  # the first run's; the A/B's runs' counted
+    assert any(n.startswith("Output: the A/B's") for n in report.ab["notes"])
     # The report was displayed with a display id, then updated in place with the A/B.
     first, *rest = out.outputs
     assert MIME_TYPE in first.data and first.transient.get("display_id")
@@ -509,7 +511,11 @@ def test_ab_in_a_notebook_run_by_nbclient(tmp_path, kernel_env) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_brrr\nimport torch\nx = torch.randn(1024)"),
-        nbformat.v4.new_code_cell("%%brrr --ab graph --ab-budget 0.05\ny = x.cos()\ny"),
+        # A cell that prints and displays: the A/B runs it hundreds of times.
+        nbformat.v4.new_code_cell(
+            "%%brrr --ab graph --ab-budget 0.05\nprint('from the cell')\n"
+            "display('shown by the cell')\ny = x.cos()\ny"
+        ),
     ]
     NotebookClient(
         nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
@@ -522,6 +528,12 @@ def test_ab_in_a_notebook_run_by_nbclient(tmp_path, kernel_env) -> None:
     assert ab is not None and [v["name"] for v in ab["variants"]] == ["eager", "graph"]
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "%%brrr --ab: eager vs graph" in text and "done:" in text
+    # The cell's output is its first run's, once; the A/B's runs' is counted, not saved.
+    assert text.count("from the cell") == 1
+    shown = [o for o in outputs if "shown by the cell" in o.get("data", {}).get("text/plain", "")]
+    assert len(shown) == 1
+    assert re.search(r"the A/B's runs' \([\d,]+ lines and [\d,]+ displays\) is not shown", text)
+    assert any(n.startswith("Output: the A/B's") for n in ab["notes"])
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     assert any(o.output_type == "execute_result" for o in outputs)  # the cell's value, as usual
 

@@ -185,3 +185,22 @@ def test_report_is_named_after_the_cells_prompt(ip) -> None:
     with capture_output():
         ip.run_cell("%%brrr --quiet\ntorch.ones(2) + 1", store_history=True)
     assert ip.user_ns["_brrr"].name == f"cell [{prompt}]"
+
+
+def test_a_printing_cell_prints_once_however_often_it_runs(ipython_shell) -> None:
+    # --warmup 2 --repeat 3 runs the cell 6 times: its output is the first run's, as a plain
+    # cell's, and the rest is counted.
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    ipython_shell.run_cell("import torch\nfrom IPython.display import display")
+    with capture_output() as out:
+        ipython_shell.run_cell_magic(
+            "brrr",
+            "--warmup 2 --repeat 3",
+            "print('from the cell')\ndisplay('shown by the cell')\ny = torch.ones(8).cos()",
+        )
+    assert out.stdout.count("from the cell") == 1
+    assert sum("shown by the cell" in str(o.data) for o in out.outputs) == 1
+    assert "its other runs' (5 lines and 5 displays) is not shown" in out.stdout
+    with capture_output() as out:
+        ipython_shell.run_cell("print('a plain cell prints')")
+    assert out.stdout == "a plain cell prints\n"  # the streams are the shell's again

@@ -192,3 +192,14 @@ def test_a_front_end_sees_a_progress_bar_that_becomes_text(kernel_env) -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_a_printing_cell_prints_once_in_a_sweep(ip) -> None:
+    _, out = run(
+        ip,
+        "print('from the cell', batch)\ny = model(torch.randn(batch, 64))",
+        "--sweep batch=4,8 --warmup 1 --repeat 2",
+    )
+    assert out.stdout.count("from the cell") == 1 and "from the cell 4" in out.stdout
+    runs = ip.user_ns["_brrr_sweep"].runs_total
+    assert f"its {runs - 1:,} other runs' ({runs - 1:,} lines) is not shown" in out.stdout

@@ -27,6 +27,7 @@ from ..capture import attribution
 from ..capture.attribution import Attribution
 from ..capture.run import ProfilerInUseError, capture
 from .cell_ab import CellAB, stateful_refusal
+from .cell_output import first_run_shown, hidden_output
 from .notebook_cell import NotebookCell
 from .shell import hidden_names, progress_printers, prompt_number, widgets_enabled
 
@@ -246,17 +247,25 @@ class BrrrMagics(Magics):
 
             return run_sweep(self.ip, code, args, name)
         try:
-            result = capture(
-                code.run,
-                warmup=args.warmup,
-                repeat=args.repeat,
-                cpu=args.cpu,
-                burst=args.burst,
-                name=name,
-                source="magic",
-                namespace=self.ip.user_ns,
-                attribution=_attribution(code, args),
-            )
+            # A cell that prints prints once, as a plain cell: its first run's output is shown.
+            with hidden_output(self.ip) as hidden:
+                result = capture(
+                    first_run_shown(code.run, hidden),
+                    warmup=args.warmup,
+                    repeat=args.repeat,
+                    cpu=args.cpu,
+                    burst=args.burst,
+                    name=name,
+                    source="magic",
+                    namespace=self.ip.user_ns,
+                    attribution=_attribution(code, args),
+                )
+            if hidden.any:
+                print(
+                    "%%brrr: the cell's output is its first run's; its other runs' "
+                    f"({hidden.describe()}) is not shown.",
+                    flush=True,
+                )
         except ProfilerInUseError as error:
             # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
             # user's own records it).

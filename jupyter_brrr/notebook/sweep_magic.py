@@ -32,6 +32,7 @@ from ..actions.sweep import DEFAULT_ROUNDS, sweep
 from ..capture.memory import memory_breakdown
 from ..capture.run import ProfilerInUseError
 from .cell_ab import stateful_refusal
+from .cell_output import first_run_shown, hidden_output
 from .notebook_cell import NotebookCell
 from .shell import hidden_names, progress_printers, widgets_enabled
 
@@ -117,20 +118,22 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
 
     reset = snapshot.reset if snapshot is not None else None
     try:
-        result = sweep(
-            step,
-            sizes,
-            warmup=warmup,
-            repeat=repeat,
-            budget_s=args.sweep_budget,
-            cpu=args.cpu,
-            burst=args.burst,
-            variable=var,
-            progress=progress,
-            reset=reset,
-            namespace=namespace,
-            name=name,
-        )
+        # The cell's output is its first run's (cell_output): each size runs it many times.
+        with hidden_output(shell) as hidden:
+            result = sweep(
+                first_run_shown(step, hidden),
+                sizes,
+                warmup=warmup,
+                repeat=repeat,
+                budget_s=args.sweep_budget,
+                cpu=args.cpu,
+                burst=args.burst,
+                variable=var,
+                progress=progress,
+                reset=reset,
+                namespace=namespace,
+                name=name,
+            )
     except ProfilerInUseError as error:
         tell(f"not run: {error}")
         return None
@@ -141,6 +144,11 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     finally:
         if bar is not None:
             bar.done()
+    if hidden.any:
+        say(
+            f"the cell's output is its first run's; its {result.runs_total - 1:,} other runs' "
+            f"({hidden.describe()}) is not shown."
+        )
     best = result.best if result.best is not None else None
     report = result.reports.get(best) if best is not None else None
     memory = None
@@ -241,7 +249,8 @@ def _memory_at(
         "one more run under the memory profiler" + (f" at {size}" if size is not None else "") + "."
     )
     try:
-        memory = memory_breakdown(step, size, warmup=0, cpu=args.cpu)
+        with hidden_output(shell):  # one more run: its output was shown by the first
+            memory = memory_breakdown(step, size, warmup=0, cpu=args.cpu)
     except Exception as error:  # the breakdown is an extra: the report stands without it
         say(f"no breakdown ({type(error).__name__}: {error}).")
         return None
