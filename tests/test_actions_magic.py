@@ -626,3 +626,44 @@ def test_controls_in_a_real_kernel(kernel_env) -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.mark.slow
+def test_ab_compile_leaves_no_dynamo_names_in_the_namespace(ip) -> None:
+    # Dynamo installs __compiled_fn_*, __resume_at_* ... into the globals of the code it
+    # compiles: the cell's namespace. The A/B's private copy of the cell is never run again, so
+    # its names go; those of the user's own compiled function stay, and it still runs.
+    ip.run_cell("own = torch.compile(lambda t: t.sin() * 2)\nown_out = own(x)")
+    theirs = {n for n in ip.user_ns if n.startswith("__compiled_fn")}
+    assert theirs  # the user's own compile put its names there
+    before = set(ip.user_ns)
+    run(ip, "y = x.cos()\nprint('a graph break')\nz = y.cos()\nz", "--ab compile --ab-budget 0.2")
+    assert ip.user_ns["_brrr"].ab["variants"][1]["graph_breaks"]  # resume functions were made
+    added = {n for n in set(ip.user_ns) - before if n.startswith("__")}
+    assert added == set(), added
+    assert theirs <= set(ip.user_ns)
+    assert torch.equal(ip.user_ns["own"](ip.user_ns["x"]), ip.user_ns["own_out"])
+
+
+@pytest.mark.slow
+def test_reset_after_an_ab_compile_prints_no_tracebacks(ip) -> None:
+    # %reset empties the namespace; when Dynamo's compiled code then goes (torch._dynamo.reset,
+    # the kernel's end), its cleanup hooks delete the names they installed: the A/B's must not
+    # fail for finding them gone.
+    import gc
+    import sys
+
+    torch._dynamo.reset()  # compiled code of earlier tests goes, while its names are there
+    gc.collect()
+    run(ip, "y = x.cos()\nprint('a graph break')\nz = y.cos()\nz", "--ab compile --ab-budget 0.2")
+    unraisable: list = []
+    saved, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        with capture_output() as out:
+            assert ip.run_cell("%reset -f").success
+            torch._dynamo.reset()
+            gc.collect()
+    finally:
+        sys.unraisablehook = saved
+        ip.run_cell("import torch\nx = torch.randn(4096)")  # as the fixture made it
+    assert [u.exc_value for u in unraisable] == [] and "Traceback" not in out.stderr
