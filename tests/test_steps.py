@@ -242,6 +242,15 @@ def test_graph_replays_with_no_op_around_them_load_and_belong_to_their_launch() 
     assert "graph" in " ".join(report.notes)  # why these kernels have no FLOPs or bytes
 
 
+def test_a_real_bare_replay_is_one_op_that_owns_its_kernels() -> None:
+    # Recorded on the H200 (torch 2.11): g.replay() of a 400-kernel loop, no op around it; the
+    # launch and its kernels carry no External id, as in the hand-built trace above.
+    report = jupyter_brrr.load(DATA / "advice" / "launch_bound_loop.fixed.json.gz")
+    assert report.ops["name"].tolist() == ["cudaGraphLaunch"]
+    assert report.ops.iloc[0]["kernels"] == 400 == len(report.kernels)
+    assert set(report.kernels["op"]) == {"cudaGraphLaunch"}
+
+
 def test_gpu_events_that_no_op_or_call_launched_load_in_steps() -> None:
     # The same trace without its runtime calls: nothing links the kernels to the host, and the
     # trace has no op at all. Each kernel goes to the step its own start falls in (it ran
