@@ -439,6 +439,69 @@ def check_steps() -> None:
     gc.collect()
 
 
+def check_graph_replay() -> None:
+    """Issue 21.12: ``torch.cuda.CUDAGraph.replay()`` in a loop of profiler steps, no torch op
+    around the replays: the trace loads, each step holds its replay's kernels (as many as one
+    eager run launches), all of them owned by one op (cudaGraphLaunch), and the step's busy time
+    is at most one replay's time by CUDA events (which adds the gaps between kernels) and not
+    far below it. The trace is kept as $OUT/graph_replay.json.gz (the real counterpart of
+    tests/data/graph_replay/replay_steps.json.gz)."""
+    import tempfile
+
+    print("CUDA graph replays", flush=True)
+    fn = tiny_mlp()
+    warm_for(fn, seconds=0.5)
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as eager_prof:
+        fn()
+        torch.cuda.synchronize()
+    eager_kernels = _kernels_in(eager_prof)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    reference = event_median(graph.replay, reps=50, warmup=5)
+    out = Path(os.environ.get("OUT") or tempfile.mkdtemp(prefix="brrr_replay_"))
+    path = out / "graph_replay.json.gz"
+    schedule = torch.profiler.schedule(wait=0, warmup=1, active=5, repeat=1)
+    with torch.profiler.profile(
+        activities=acts,
+        record_shapes=True,
+        schedule=schedule,
+        on_trace_ready=lambda p: p.export_chrome_trace(str(path)),
+    ) as prof:
+        for _ in range(6):
+            graph.replay()
+            prof.step()
+        torch.cuda.synchronize()
+    report = jupyter_brrr.load(path)
+    steps = report.steps
+    per_step = steps["kernels"].tolist() if len(steps) else []
+    owners = set(report.kernels["op"])
+    step = steps.set_index("step").loc[report.summary["steps"]["median_step"]]
+    row(
+        "CUDA graph replays (no op around them): busy time per step",
+        float(step["busy_s"]) * 1e6,
+        reference * 1e6,
+        "us",
+        len(owners) == 1  # one op owns them: cudaGraphLaunch, or an op torch records around it
+        and "" not in owners
+        and len(per_step) >= 4
+        and all(n == eager_kernels for n in per_step[1:])
+        and 0.3 * reference <= float(step["busy_s"]) <= reference * 1.05,
+        f"kernels per step {per_step} (one eager run: {eager_kernels}); kernels' op {sorted(owners)}; "
+        f"trace {path}",
+    )
+    del fn, graph, report
+    gc.collect()
+
+
 def _speedup_reference(before: Callable[[], object], after: Callable[[], object]) -> float:
     """before / after by CUDA events, interleaved in five rounds (drift hits both alike)."""
     pairs = [event_median(before, reps=20) / event_median(after, reps=20) for _ in range(5)]
@@ -1738,6 +1801,7 @@ CHECKS = {
     "faults": check_faults,
     "math_mode": check_math_mode,
     "steps": check_steps,
+    "graph_replay": check_graph_replay,
     "remeasure": check_remeasure,
     "memory": check_memory,
     "sustained": check_sustained,

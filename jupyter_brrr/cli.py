@@ -9,33 +9,95 @@ saved reports.
 saved in an older report version (``--all``: every report) as ``%%brrr`` writes them today.
 
 TRACE may also be a report saved by ``Report.save`` (shown as it was saved). Every failure is one
-``error:`` line on stderr and exit status 2; ``--json`` never writes over an input; names from
-the files are printed with their control characters escaped, so that a hostile trace cannot
-drive the terminal.
+``error:`` line on stderr and exit status 2 (output to a full device too); a closed pipe
+(``| head``) ends the output quietly with status 141, as it ends ``cat``, and ``--json`` is still
+written; ``--json`` never writes over an input; names from the files are printed with their
+control characters escaped, so that a hostile trace cannot drive the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .trace.events import TraceError
+
+# What the shell reports for a command that a closed pipe ended (128 + SIGPIPE), as for cat.
+BROKEN_PIPE_STATUS = 141
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # "diff" is a command unless a file of that name is meant.
-    if argv and argv[0] == "diff" and not Path("diff").exists():
-        return _diff(argv[1:])
-    if argv and argv[0] == "upgrade" and not Path("upgrade").exists():
-        return _upgrade(argv[1:])
-    return _report(argv)
+    _OUTPUT_LOST.clear()
+    try:
+        try:
+            # "diff" is a command unless a file of that name is meant.
+            if argv and argv[0] == "diff" and not Path("diff").exists():
+                status = _diff(argv[1:])
+            elif argv and argv[0] == "upgrade" and not Path("upgrade").exists():
+                status = _upgrade(argv[1:])
+            else:
+                status = _report(argv)
+        except SystemExit as done:  # argparse: --help, or a bad flag (its usage on stderr)
+            status = done.code if isinstance(done.code, int) else int(done.code is not None) * 2
+        sys.stdout.flush()  # the output's last block: a full device or a closed pipe shows here
+    except OSError as error:  # argparse's --help, or the last flush
+        if error.errno not in _LOST_OUTPUT:
+            raise
+        _lose_output(error)
+        status = 0
+    if not _OUTPUT_LOST:
+        return status
+    lost = _OUTPUT_LOST[0]
+    if lost.errno == errno.EPIPE:
+        return BROKEN_PIPE_STATUS  # the reader went away (| head): quietly, as cat and grep do
+    return max(_fail(f"cannot write the output: {lost.strerror or lost}."), status)
+
+
+def _show(text: str) -> None:
+    """Print a part of the output. Where standard output is gone (a closed pipe) or full (a full
+    device), the rest of the output goes nowhere, the command goes on (``--json`` is still
+    written) and ``main`` ends with the status that says so."""
+    if _OUTPUT_LOST:
+        return
+    try:
+        print(text, flush=True)
+    except OSError as error:
+        if error.errno not in _LOST_OUTPUT:
+            raise
+        _lose_output(error)
+
+
+def _lose_output(error: OSError) -> None:
+    _OUTPUT_LOST.append(error)
+    # Python flushes the stream again as it exits: that goes nowhere now, quietly.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose ``--help`` text goes through ``_show`` (argparse's own printing
+    drops a write error: the help would be lost without a word)."""
+
+    def print_help(self, file: Any = None) -> None:
+        if file is not None:
+            super().print_help(file)
+        else:
+            _show(self.format_help().rstrip("\n"))
+
+
+_LOST_OUTPUT = (errno.EPIPE, errno.ENOSPC, errno.EIO)
+_OUTPUT_LOST: list[OSError] = []  # the error that ended this run's output, if one did
 
 
 def _report(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m jupyter_brrr",
         description="Where the GPU time of a PyTorch profiler trace went: compute, memory "
         "bandwidth or overhead; for the traces of a distributed job's ranks, communication, "
@@ -113,22 +175,22 @@ def _report(argv: list[str]) -> int:
             return _fail("--target applies to one trace, not to a job.")
         from .views import job_text
 
-        print(job_text.render(report))
+        _show(job_text.render(report))
         if out is not None:
             try:
-                print(f"\nwritten: {_plain(report.save(out))}")
+                _show(f"\nwritten: {_plain(report.save(out))}")
             except (OSError, ValueError) as error:
                 return _fail(f"the report was not saved: {error}")
         return 0
     if goal is not None:
         report.set_target(goal)
-    print(text.render(report, top=max(args.top, 0)))
+    _show(text.render(report, top=max(args.top, 0)))
     if out is not None:
         try:
             written = report.save(out)
         except (OSError, ValueError) as error:
             return _fail(f"the report was not saved: {error}")
-        print(f"\nwritten: {', '.join(_plain(p) for p in written)}")
+        _show(f"\nwritten: {', '.join(_plain(p) for p in written)}")
     return 0
 
 
@@ -140,7 +202,8 @@ def _plain(value: object) -> str:
 
 def _fail(message: object) -> int:
     """One ``error:`` line (control characters escaped) and exit status 2."""
-    print(f"error: {_plain(message)}", file=sys.stderr)
+    with contextlib.suppress(OSError):  # nowhere to say it (stderr full or closed): the status
+        print(f"error: {_plain(message)}", file=sys.stderr, flush=True)
     return 2
 
 
@@ -160,7 +223,7 @@ def _is_saved_report(path: Path) -> bool:
 
 
 def _diff(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m jupyter_brrr diff",
         description="What changed between two measurements of the same code: the span per run "
         "with its noise verdict, the split, the ops matched by name, shapes and dtypes, the "
@@ -183,18 +246,18 @@ def _diff(argv: list[str]) -> int:
         comparison = diff(args.before, args.after)
     except (OSError, TraceError, SchemaError) as error:
         return _fail(error)
-    print(change.text(comparison.to_dict(), top=args.top))
+    _show(change.text(comparison.to_dict(), top=args.top))
     if out is not None:
         try:
             out.write_text(comparison.to_json())
         except OSError as error:
             return _fail(f"the comparison was not saved: {error}")
-        print(f"\nwritten: {_plain(out)}")
+        _show(f"\nwritten: {_plain(out)}")
     return 0
 
 
 def _upgrade(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m jupyter_brrr upgrade",
         description="Rewrite the jupyter_brrr reports saved in notebooks' outputs as %%brrr "
         "writes them today: each report of an older version is read back (Report.from_json) "
@@ -264,5 +327,5 @@ def _upgrade(argv: list[str]) -> int:
                 write_whole(path, lambda out, text=text: out.write(text))
             except OSError as error:
                 return _fail(f"{path}: cannot write it ({error.strerror or error}).")
-        print(f"{_plain(path)}: {upgraded} report(s) rewritten in report version {SCHEMA_VERSION}")
+        _show(f"{_plain(path)}: {upgraded} report(s) rewritten in report version {SCHEMA_VERSION}")
     return 0

@@ -78,6 +78,8 @@ def test_ab_compile_updates_the_report_in_place(ip) -> None:
     assert report.ab["runs_total"] <= int(announced.group(1).replace(",", ""))  # a bound
     assert "compiling (first call): compile" in out.stdout
     assert "done:" in out.stdout
+    assert out.stdout.count("side effect") == 1  # the first run's; the A/B's runs' counted
+    assert any(n.startswith("Output: the A/B's") for n in report.ab["notes"])
     # The report was displayed with a display id, then updated in place with the A/B.
     first, *rest = out.outputs
     assert MIME_TYPE in first.data and first.transient.get("display_id")
@@ -264,11 +266,24 @@ def test_ab_keeps_torch_warnings_of_its_own_runs_out_of_the_notebook(ip) -> None
 
 
 @pytest.mark.parametrize(
-    "line", ["--ab turbo", "--ab compile:fastest", "--ab ''", "--ab compile --ab-budget 0"]
+    "line",
+    [
+        "--ab turbo",
+        "--ab compile:fastest",
+        "--ab ''",
+        "--ab compile --ab-budget 0",
+        "--ab compile --ab-budget inf",
+        "--ab compile --ab-budget nan",
+    ],
 )
 def test_bad_ab_flags(ip, line: str) -> None:
     with pytest.raises(UsageError, match="--ab"):
         ip.run_cell_magic("brrr", line, "1")
+
+
+def test_a_target_beyond_a_double_is_refused(ip) -> None:
+    with pytest.raises(UsageError, match="--target: The target '1e999ms' is beyond"):
+        ip.run_cell_magic("brrr", "--target 1e999ms", "1")
 
 
 def test_help_documents_the_ab_syntax(ip) -> None:
@@ -496,7 +511,11 @@ def test_ab_in_a_notebook_run_by_nbclient(tmp_path, kernel_env) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext jupyter_brrr\nimport torch\nx = torch.randn(1024)"),
-        nbformat.v4.new_code_cell("%%brrr --ab graph --ab-budget 0.05\ny = x.cos()\ny"),
+        # A cell that prints and displays: the A/B runs it hundreds of times.
+        nbformat.v4.new_code_cell(
+            "%%brrr --ab graph --ab-budget 0.05\nprint('from the cell')\n"
+            "display('shown by the cell')\ny = x.cos()\ny"
+        ),
     ]
     NotebookClient(
         nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
@@ -509,6 +528,12 @@ def test_ab_in_a_notebook_run_by_nbclient(tmp_path, kernel_env) -> None:
     assert ab is not None and [v["name"] for v in ab["variants"]] == ["eager", "graph"]
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "%%brrr --ab: eager vs graph" in text and "done:" in text
+    # The cell's output is its first run's, once; the A/B's runs' is counted, not saved.
+    assert text.count("from the cell") == 1
+    shown = [o for o in outputs if "shown by the cell" in o.get("data", {}).get("text/plain", "")]
+    assert len(shown) == 1
+    assert re.search(r"the A/B's runs' \([\d,]+ lines and [\d,]+ displays\) is not shown", text)
+    assert any(n.startswith("Output: the A/B's") for n in ab["notes"])
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     assert any(o.output_type == "execute_result" for o in outputs)  # the cell's value, as usual
 
@@ -601,3 +626,44 @@ def test_controls_in_a_real_kernel(kernel_env) -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.mark.slow
+def test_ab_compile_leaves_no_dynamo_names_in_the_namespace(ip) -> None:
+    # Dynamo installs __compiled_fn_*, __resume_at_* ... into the globals of the code it
+    # compiles: the cell's namespace. The A/B's private copy of the cell is never run again, so
+    # its names go; those of the user's own compiled function stay, and it still runs.
+    ip.run_cell("own = torch.compile(lambda t: t.sin() * 2)\nown_out = own(x)")
+    theirs = {n for n in ip.user_ns if n.startswith("__compiled_fn")}
+    assert theirs  # the user's own compile put its names there
+    before = set(ip.user_ns)
+    run(ip, "y = x.cos()\nprint('a graph break')\nz = y.cos()\nz", "--ab compile --ab-budget 0.2")
+    assert ip.user_ns["_brrr"].ab["variants"][1]["graph_breaks"]  # resume functions were made
+    added = {n for n in set(ip.user_ns) - before if n.startswith("__")}
+    assert added == set(), added
+    assert theirs <= set(ip.user_ns)
+    assert torch.equal(ip.user_ns["own"](ip.user_ns["x"]), ip.user_ns["own_out"])
+
+
+@pytest.mark.slow
+def test_reset_after_an_ab_compile_prints_no_tracebacks(ip) -> None:
+    # %reset empties the namespace; when Dynamo's compiled code then goes (torch._dynamo.reset,
+    # the kernel's end), its cleanup hooks delete the names they installed: the A/B's must not
+    # fail for finding them gone.
+    import gc
+    import sys
+
+    torch._dynamo.reset()  # compiled code of earlier tests goes, while its names are there
+    gc.collect()
+    run(ip, "y = x.cos()\nprint('a graph break')\nz = y.cos()\nz", "--ab compile --ab-budget 0.2")
+    unraisable: list = []
+    saved, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        with capture_output() as out:
+            assert ip.run_cell("%reset -f").success
+            torch._dynamo.reset()
+            gc.collect()
+    finally:
+        sys.unraisablehook = saved
+        ip.run_cell("import torch\nx = torch.randn(4096)")  # as the fixture made it
+    assert [u.exc_value for u in unraisable] == [] and "Traceback" not in out.stderr

@@ -4,9 +4,12 @@ reports, run as a user runs them (a real process)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import jupyter_brrr
 
@@ -152,3 +155,43 @@ def test_upgrade_refuses_what_is_not_a_notebook(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {path}: cannot read it as a notebook")
     assert path.read_text() == "not json"
+
+
+TRACE = ROOT / "tests" / "data" / "gpt2_fwd_bf16_b8_s1024.json.gz"
+
+
+def _run_into(stdout: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jupyter_brrr", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "args",
+    [(str(TRACE),), ("diff", str(TRACE), str(TRACE)), ("--help",)],
+    ids=["report", "diff", "help"],
+)
+def test_output_to_a_full_device_is_one_error_line(args, tmp_path) -> None:
+    with open("/dev/full", "w") as full:
+        result = _run_into(full.fileno(), *args)
+    assert result.returncode == 2
+    assert result.stderr == "error: cannot write the output: No space left on device.\n"
+
+
+def test_output_to_a_closed_pipe_ends_quietly_and_still_writes_the_json(tmp_path) -> None:
+    # The reader is gone before the first line is written (`| head` that has read enough):
+    # no traceback, the status a shell shows for cat there, and --json written all the same.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = _run_into(write, str(TRACE), "--json", str(tmp_path / "out.json"))
+    finally:
+        os.close(write)
+    assert (result.returncode, result.stderr) == (141, "")
+    assert jupyter_brrr.Report.from_json((tmp_path / "out.json").read_bytes()).summary["span_s"]

@@ -355,3 +355,41 @@ def test_one_nccl_rank_of_two() -> None:
     assert not any(a["kind"] == "bandwidth" for a in job.recommendations)
     row = job.ranks.iloc[0]
     assert 0 < row["communication_s"] <= row["comm_s"] <= row["span_s"]
+
+
+def test_a_job_saved_into_its_own_traces_folder_leaves_the_folder_loadable(tmp_path) -> None:
+    # job.save() and a rank's Report.save() (with the copy of its trace beside it) into the
+    # folder of the traces: loading the folder again reads the traces, and says what it left.
+    for path in (DATA / "ranks").iterdir():
+        shutil.copy(path, tmp_path / path.name)
+    job = jupyter_brrr.load(tmp_path)
+    job.save(tmp_path / "job.json")
+    job.rank(0).save(tmp_path / "rank0.json")
+    again = jupyter_brrr.load(tmp_path)
+    assert isinstance(again, JobReport)
+    assert again.summary["ranks"] == job.summary["ranks"] == [0, 1]
+    assert again.split().equals(job.split())
+    assert "Left out" in again.notes[0] and "job.json" in again.notes[0]
+    assert "rank0.trace.json.gz" in again.notes[0]
+    assert isinstance(jupyter_brrr.load(str(tmp_path / "*.json*")), JobReport)  # a glob too
+
+
+@pytest.mark.parametrize(
+    ("rank", "world", "says"),
+    [
+        (-5, 2, "rank -5: ranks run from 0 to 1"),
+        (10**20, 2, "rank 100000000000000000000: ranks run from 0 to 1"),
+        (2, 2, "rank 2: ranks run from 0 to 1"),
+        (0, 0, "world size of 0"),
+        (0, 10**20, "world size of 100000000000000000000"),
+    ],
+)
+def test_a_rank_outside_its_world_is_refused_with_the_file(tmp_path, rank, world, says) -> None:
+    for path in (DATA / "ranks").iterdir():
+        shutil.copy(path, tmp_path / path.name)
+    damaged = tmp_path / "rank1_of2.step4.json.gz"
+    trace = json.loads(gzip.decompress(damaged.read_bytes()))
+    trace["distributedInfo"].update(rank=rank, world_size=world)
+    damaged.write_bytes(gzip.compress(json.dumps(trace).encode()))
+    with pytest.raises(JobError, match=rf"rank1_of2.step4.json.gz: the trace .*{says}"):
+        jupyter_brrr.load(tmp_path)

@@ -3,7 +3,9 @@ Cancel and failures."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -60,22 +62,25 @@ def test_cancel_stops_every_rank(in_tmp) -> None:
     assert "Cancelled" in controls.status.value and controls.cancel_button.disabled
     # No rank survives its job.
     for _ in range(50):
-        alive = [pid for pid in _pids_running("jupyter_brrr._job_child")]
+        alive = [pid for pid in _pids_running("jupyter_brrr.capture._job")]
         if not alive:
             break
         time.sleep(0.1)
     assert not alive
 
 
-def _pids_running(text: str) -> list[int]:
+def _pids_running(text: str, folder: Path | None = None) -> list[int]:
+    """The processes whose command line holds ``text`` and whose working folder is ``folder``
+    (default: this one's)."""
     found = []
+    where = str(folder or Path.cwd())
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and entry.name != str(os.getpid()):
             try:
                 command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if text in command and str(Path.cwd()) in _cwd(entry):
+            if text in command and where in _cwd(entry):
                 found.append(int(entry.name))
     return found
 
@@ -104,8 +109,42 @@ def test_run_job_refuses_bad_requests_before_starting(in_tmp) -> None:
         run_job(SCRIPT, out="old")
 
 
+def test_run_job_refuses_an_output_file_and_impossible_ranks_or_timeouts(in_tmp) -> None:
+    (in_tmp / "notes.txt").write_text("mine")
+    with pytest.raises(JobRunError, match="is a file, not a folder"):
+        run_job(SCRIPT, out="notes.txt")
+    assert (in_tmp / "notes.txt").read_text() == "mine"
+    with pytest.raises(JobRunError, match="at least one rank"):
+        run_job(SCRIPT, nproc=-5)
+    with pytest.raises(JobRunError, match="give at most"):
+        run_job(SCRIPT, nproc=10**20)  # would have torchrun fork until the host gives out
+    for timeout in (float("nan"), float("inf"), 0, -1):
+        with pytest.raises(JobRunError, match="positive number of seconds"):
+            run_job(SCRIPT, timeout=timeout)
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["notes.txt"]  # nothing was started
+
+
+def test_bad_magic_lines_get_the_usage(ipython_shell, capsys) -> None:
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    for line, says in [
+        ("--out 'traces train.py", "No closing quotation"),
+        ("--timeout nan train.py", "positive number of seconds"),
+        ("--timeout inf train.py", "positive number of seconds"),
+        ("-x train.py", "unknown option -x"),
+        ("--nproc", "needs a value"),
+    ]:
+        with pytest.raises(UsageError, match=says) as caught:
+            _parse(line)
+        assert "usage: %brrr_job" in str(caught.value)
+    # -h, like --help, prints the help and runs nothing (it is not a script named -h).
+    assert ipython_shell.run_line_magic("brrr_job", "-h") is None
+    assert "To stop a job" in capsys.readouterr().out
+
+
 def test_the_magic_line_is_options_then_the_script_and_its_arguments() -> None:
-    options, script, args, wait = _parse("--nproc 4 --steps 0,1,2 --wait train.py --lr 3")
+    parsed = _parse("--nproc 4 --steps 0,1,2 --wait train.py --lr 3")
+    assert parsed is not None
+    options, script, args, wait = parsed
     assert options == {"nproc": 4, "steps": (0, 1, 2)} and wait
     assert (script, args) == ("train.py", ["--lr", "3"])  # the script's own options stay its
     with pytest.raises(UsageError, match="needs a script"):
@@ -126,3 +165,85 @@ def test_progress_is_reported_on_the_callers_thread_once_per_change(in_tmp) -> N
         run_job(SCRIPT, "fail", "0", "0", nproc=1, out="traces", progress=progress)
     assert seen[0] == (0.0, "starting 1 rank")
     assert len(seen) == len(set(seen)) and threads == {threading.get_ident()}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_a_killed_kernel_takes_its_job_with_it(tmp_path, kernel_env) -> None:
+    # A real kernel runs %brrr_job (blocking: nbclient's way, no front end to click in) on a
+    # job that would run for minutes; the kernel is SIGKILLed, as the OOM killer or a crashed
+    # host would. torchrun and every rank must end with it, within seconds.
+    from jupyter_client.manager import start_new_kernel
+
+    temporary = tmp_path / "tmp"  # the kernel's temporary folder, to see what is left there
+    temporary.mkdir()
+    env = {**kernel_env, "TMPDIR": str(temporary)}
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+    survivors: list[int] = []
+    try:
+        kc.execute("%load_ext jupyter_brrr")
+        kc.execute(f"%brrr_job --nproc 2 --steps 1,1,2 --out traces {SCRIPT} 1 0.05 100000")
+        deadline = time.monotonic() + 120
+        while len(_pids_running("-m jupyter_brrr.capture._job_child", tmp_path)) < 2:  # the ranks
+            assert time.monotonic() < deadline, "the job's ranks never started"
+            time.sleep(0.2)
+        job = _pids_running("jupyter_brrr.capture._job", tmp_path)  # torchrun and the ranks
+        assert len(job) == 3
+        os.kill(km.provisioner.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            survivors = [pid for pid in job if _alive(pid)]
+            if not survivors:
+                break
+            time.sleep(0.1)
+        assert not survivors, f"still running {15} s after the kernel died: {survivors}"
+        assert list(temporary.glob("brrr_progress_*")) == []  # torchrun removed it, ending
+    finally:
+        for pid in survivors:  # the test's own job, should it have outlived the kernel
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead and waiting to be reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_where_no_parent_death_signal_exists_a_watcher_ends_the_orphan(tmp_path) -> None:
+    # The fallback of tie_to_parent (not Linux): a thread polls the parent's pid. A parent
+    # starts a child tied to it that way, then exits at once; the child must end within
+    # seconds, by the signal it asked for.
+    import subprocess
+    import sys
+
+    child = (
+        "import os, signal, time\n"
+        "from jupyter_brrr.capture import _job_torchrun as t\n"
+        "t._parent_death_signal = lambda signum: False\n"
+        "t.tie_to_parent(int(os.environ['PARENT']), signal.SIGTERM)\n"
+        "open(os.environ['READY'], 'w').write(str(os.getpid()))\n"
+        "time.sleep(120)\n"
+    )
+    ready = tmp_path / "ready"
+    parent = (
+        "import os, subprocess, sys, time\n"
+        f"env = dict(os.environ, PARENT=str(os.getpid()), READY={str(ready)!r})\n"
+        f"subprocess.Popen([sys.executable, '-c', {child!r}], env=env)\n"
+        f"while not os.path.exists({str(ready)!r}): time.sleep(0.05)\n"
+    )
+    subprocess.run([sys.executable, "-c", parent], check=True, timeout=60)
+    pid = int(ready.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        assert not _alive(pid)
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -185,3 +185,69 @@ def test_report_is_named_after_the_cells_prompt(ip) -> None:
     with capture_output():
         ip.run_cell("%%brrr --quiet\ntorch.ones(2) + 1", store_history=True)
     assert ip.user_ns["_brrr"].name == f"cell [{prompt}]"
+
+
+def test_a_printing_cell_prints_once_however_often_it_runs(ipython_shell) -> None:
+    # --warmup 2 --repeat 3 runs the cell 6 times: its output is the first run's, as a plain
+    # cell's, and the rest is counted.
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    ipython_shell.run_cell("import torch\nfrom IPython.display import display")
+    with capture_output() as out:
+        ipython_shell.run_cell_magic(
+            "brrr",
+            "--warmup 2 --repeat 3",
+            "print('from the cell')\ndisplay('shown by the cell')\ny = torch.ones(8).cos()",
+        )
+    assert out.stdout.count("from the cell") == 1
+    assert sum("shown by the cell" in str(o.data) for o in out.outputs) == 1
+    assert "its other runs' (5 lines and 5 displays) is not shown" in out.stdout
+    with capture_output() as out:
+        ipython_shell.run_cell("print('a plain cell prints')")
+    assert out.stdout == "a plain cell prints\n"  # the streams are the shell's again
+
+
+def test_top_level_await_runs_as_in_a_plain_cell(ipython_shell) -> None:
+    # IPython runs a plain cell's top-level await (autoawait); so does %%brrr, each run of it.
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    ipython_shell.run_cell("import asyncio\nimport torch")
+    with capture_output():
+        value = ipython_shell.run_cell_magic(
+            "brrr",
+            "--warmup 1 --repeat 2",
+            "await asyncio.sleep(0)\ny = torch.ones(4).cos()\nawait asyncio.sleep(0, result=y.sum())",
+        )
+    assert float(value) == pytest.approx(4 * torch.tensor(1.0).cos().item())
+    assert ipython_shell.user_ns["_brrr"].summary["runs"]["total"] == 4
+    ipython_shell.run_line_magic("autoawait", "False")  # as a plain cell then: a SyntaxError
+    try:
+        with pytest.raises(SyntaxError), capture_output():
+            ipython_shell.run_cell_magic("brrr", "", "await asyncio.sleep(0)")
+    finally:
+        ipython_shell.run_line_magic("autoawait", "True")
+
+
+@pytest.mark.slow
+def test_top_level_await_in_a_kernel(tmp_path, kernel_env) -> None:
+    # In a kernel, its event loop runs the cell that runs the magic: the cell's awaits run in a
+    # loop of their own, and the kernel's loop serves the next cells as before.
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext jupyter_brrr\nimport asyncio\nimport torch"),
+        nbformat.v4.new_code_cell(
+            "%%brrr --warmup 1 --repeat 2\nawait asyncio.sleep(0.001)\n"
+            "y = torch.ones(4).cos()\nawait asyncio.sleep(0, result=float(y.sum()))"
+        ),
+        nbformat.v4.new_code_cell("await asyncio.sleep(0.001, result='the kernel awaits')"),
+    ]
+    NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
+    ).execute(env=kernel_env)
+    brrr, after = nb.cells[1].outputs, nb.cells[2].outputs
+    assert not [o for o in brrr + after if o.output_type == "error"], brrr + after
+    assert any(MIME_TYPE in o.get("data", {}) for o in brrr)
+    value = next(o for o in brrr if o.output_type == "execute_result")
+    assert float(value.data["text/plain"]) == pytest.approx(4 * torch.tensor(1.0).cos().item())
+    assert after[0].data["text/plain"] == "'the kernel awaits'"

@@ -207,3 +207,77 @@ def test_a_load_finds_the_profiler_steps_once(monkeypatch: pytest.MonkeyPatch) -
     afresh = steps.find_steps(trace, kernels)
     assert given is not None and afresh is not None
     pd.testing.assert_frame_equal(given.table, afresh.table)
+
+
+# --- CUDA graph replays -----------------------------------------------------------------------
+
+REPLAYS = DATA / "graph_replay" / "replay_steps.json.gz"  # tests/data/graph_replay/make.py
+
+
+def test_graph_replays_with_no_op_around_them_load_and_belong_to_their_launch() -> None:
+    # torch.cuda.CUDAGraph.replay() in a loop of prof.step(): no torch op anywhere, so the 40
+    # kernels of each replay carry only the cudaGraphLaunch call's correlation id. The GPU runs
+    # behind the host, so a replay's kernels start in the next step's host range: each step
+    # holds its own replay's kernels only through the launch call.
+    report = jupyter_brrr.load(REPLAYS)
+    with gzip.open(REPLAYS) as f:
+        events = json.load(f)["traceEvents"]
+    launches = [e for e in events if e.get("name") == "cudaGraphLaunch"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    assert len(launches) == 4 and len(kernels) == 160
+    assert report.steps["kernels"].tolist() == [40, 40, 40, 40]
+    first_kernel_of_step_1 = min(
+        k["ts"] for k in kernels if k["args"]["correlation"] == launches[1]["args"]["correlation"]
+    )
+    step_2 = next(
+        e for e in events if e.get("name") == "ProfilerStep#2" and e["cat"] == "user_annotation"
+    )
+    assert first_kernel_of_step_1 > step_2["ts"]  # after the next step began on the host
+    assert report.ops["name"].tolist() == ["cudaGraphLaunch"]
+    row = report.ops.iloc[0]
+    assert row["calls"] == 1  # the median step's replay
+    assert set(report.kernels["op"]) == {"cudaGraphLaunch"} and len(report.kernels) == 40
+    step = report.steps.set_index("step").loc[report.summary["steps"]["median_step"]]
+    assert row["gpu_time_s"] == pytest.approx(step["busy_s"], rel=1e-6)
+    assert "graph" in " ".join(report.notes)  # why these kernels have no FLOPs or bytes
+
+
+def test_a_real_bare_replay_is_one_op_that_owns_its_kernels() -> None:
+    # Recorded on the H200 (torch 2.11): g.replay() of a 400-kernel loop, no op around it; the
+    # launch and its kernels carry no External id, as in the hand-built trace above.
+    report = jupyter_brrr.load(DATA / "advice" / "launch_bound_loop.fixed.json.gz")
+    assert report.ops["name"].tolist() == ["cudaGraphLaunch"]
+    assert report.ops.iloc[0]["kernels"] == 400 == len(report.kernels)
+    assert set(report.kernels["op"]) == {"cudaGraphLaunch"}
+
+
+def test_gpu_events_that_no_op_or_call_launched_load_in_steps() -> None:
+    # The same trace without its runtime calls: nothing links the kernels to the host, and the
+    # trace has no op at all. Each kernel goes to the step its own start falls in (it ran
+    # behind the host: the first step gets none).
+    with gzip.open(REPLAYS) as f:
+        trace = json.load(f)
+    trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("cat") != "cuda_runtime"]
+    report = jupyter_brrr.load(_written(trace))
+    assert report.ops.empty
+    assert report.steps["kernels"].tolist()[1:] == [40, 40, 40]
+    assert set(report.kernels["op"]) == {""}
+    assert "(no op: a CUDA graph replay" in " ".join(report.notes)
+
+
+def test_a_graph_launched_inside_an_op_keeps_that_op() -> None:
+    # torch.compile(mode="reduce-overhead") on the H200: the cudaGraphLaunch runs inside
+    # "Torch-Compiled Region"; its kernels are that op's, and no op of the launch is added.
+    report = jupyter_brrr.load(DATA / "zoo" / "tiny_mlp_reduce_overhead.json.gz")
+    assert "cudaGraphLaunch" not in set(report.ops["name"])
+    graph_kernels = report.kernels[report.kernels["name"].str.startswith("triton_poi_fused")]
+    assert set(graph_kernels["op"]) == {"Torch-Compiled Region: 4/0"}
+
+
+def _written(trace: dict) -> Path:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="brrr_replay_"))
+    path = folder / "trace.json"
+    path.write_text(json.dumps(trace))
+    return path

@@ -103,11 +103,40 @@ def test_memory_adds_the_breakdown_to_the_report(ip) -> None:
         ("--sweep-budget 5", "goes with --sweep"),
         ("--sweep n=1,2 --sweep-budget 0", "positive"),
         ("--sweep n=1,2 --ab compile", "separate runs"),
+        ("--sweep n=1,2 --sweep-budget inf", "positive number of seconds"),
+        ("--sweep n=1,2 --sweep-budget nan", "positive number of seconds"),
+        # The sweep leaves its variable bound: these would break later cells.
+        ("--sweep print=1,2", "print is a name Python or IPython uses itself"),
+        ("--sweep get_ipython=1,2", "get_ipython is a name Python or IPython uses"),
+        ("--sweep __builtins__=1,2", "__builtins__ is a name Python or IPython uses"),
+        ("--sweep In=1,2", "In is a name"),
+        ("--sweep _=1,2", "_ is a name"),
+        ("--sweep for=1,2", "for is a Python keyword"),
+        # One run's flags: a sweep measures several sizes.
+        ("--sweep n=1,2 --name attention", "--name goes with one run of the cell"),
+        ("--sweep n=1,2 --target 30ms", "--target goes with one run of the cell"),
     ],
 )
 def test_bad_sweep_flags_get_the_usage(ip, line: str, words: str) -> None:
+    before = dict(ip.user_ns)
     with pytest.raises(UsageError, match=words):
-        ip.run_cell_magic("brrr", line, "y = 1")
+        ip.run_cell_magic("brrr", line, "y = n")
+    assert "y" not in ip.user_ns or ip.user_ns["y"] is before.get("y")  # nothing ran
+    assert ip.run_cell("print('still printing')").success
+
+
+def test_a_sweep_of_a_variable_the_cell_never_reads_says_so_and_runs_nothing(ip) -> None:
+    # The cell builds its input from a fixed size: every "size" would run the same work, and
+    # its flat time would read as overhead.
+    ip.user_ns["runs"] = 0
+    ip.run_cell("def step():\n    global runs\n    runs += 1\n    return model(torch.randn(8, 64))")
+    _, out = run(ip, "y = step()", "--sweep batch=8..32 --sweep-stateful keep")
+    assert "never reads batch" in out.stdout and "x = torch.randn(batch, 1024)" in out.stdout
+    assert ip.user_ns["runs"] == 0 and "overhead" not in out.stdout
+    # A notebook function that reads it is reading it.
+    ip.run_cell("def sized():\n    return model(torch.randn(batch, 64))")
+    _, out = run(ip, "y = sized()", "--sweep batch=4,8 --warmup 1 --repeat 2")
+    assert "never reads" not in out.stdout and ip.user_ns["_brrr_sweep"].variable == "batch"
 
 
 def test_an_error_at_the_first_size_is_the_cell_s_own(ip) -> None:
@@ -163,3 +192,14 @@ def test_a_front_end_sees_a_progress_bar_that_becomes_text(kernel_env) -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_a_printing_cell_prints_once_in_a_sweep(ip) -> None:
+    _, out = run(
+        ip,
+        "print('from the cell', batch)\ny = model(torch.randn(batch, 64))",
+        "--sweep batch=4,8 --warmup 1 --repeat 2",
+    )
+    assert out.stdout.count("from the cell") == 1 and "from the cell 4" in out.stdout
+    runs = ip.user_ns["_brrr_sweep"].runs_total
+    assert f"its {runs - 1:,} other runs' ({runs - 1:,} lines) is not shown" in out.stdout

@@ -82,6 +82,12 @@ def test_unreadable_goals_say_how_to_write_one(text: str) -> None:
         parse_goal(text)
 
 
+@pytest.mark.parametrize("text", ["1e999ms", "1e400s", "1e999/s", "1e999 img/s"])
+def test_goals_beyond_a_double_are_refused(text: str) -> None:
+    with pytest.raises(TargetError, match=r"beyond any (time|rate) a double holds"):
+        parse_goal(text, items=64)
+
+
 def test_items_must_be_positive() -> None:
     with pytest.raises(TargetError, match="--items"):
         parse_goal("2000/s", items=0)

@@ -205,13 +205,23 @@ class Compiled(Variant):
     time is ``prepare_s``), later calls may recompile (counted by ``DynamoWatch``)."""
 
     prepare_runs = 1
+    _copy: Callable[..., Any] | None = None
+    _names_before: frozenset[str] = frozenset()
 
     def prepare(self, timer: Any) -> None:
         import torch
 
-        self._fn = torch.compile(fresh_function(self.target.fn), mode=self.spec.mode)
+        self._copy = fresh_function(self.target.fn)
+        self._names_before = frozenset(getattr(self._copy, "__globals__", {}))
+        self._fn = torch.compile(self._copy, mode=self.spec.mode)
         self.runs += 1
         self.prepare_s = timer.once(self.call)[0]
+
+    def close(self) -> None:
+        super().close()
+        copy, self._copy = self._copy, None
+        if isinstance(copy, types.FunctionType):
+            forget_dynamo_globals(copy.__code__, copy.__globals__, self._names_before)
 
 
 class Graphed(Variant):
@@ -298,6 +308,61 @@ def fresh_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     call.__code__ = call.__code__.replace()
     call.__qualname__ = getattr(fn, "__qualname__", type(fn).__name__)
     return call
+
+
+def forget_dynamo_globals(code: types.CodeType, scope: dict, before: Iterable[str]) -> list[str]:
+    """Remove from ``scope`` (the user's namespace, for a cell) the globals Dynamo installed
+    while compiling ``code``, a variant's private copy, and the resume functions it made of it
+    (``__compiled_fn_*``, ``__resume_at_*``, ``__builtins_dict___*``, ``__import_*``): the names
+    new since ``before`` that no other compiled code uses. Returns the names removed.
+
+    Dynamo keeps compiled code for the life of the process, and with it these names; code that
+    only this variant ran is never run again. Their cleanup hooks, which delete them when that
+    code dies, are given a scope of their own to delete them from (otherwise ``%reset``, which
+    removed the names first, had them print KeyError tracebacks). Names the user's own compiled
+    code uses stay. These are Dynamo's internals: where they differ, the names stay too.
+    """
+    try:
+        from torch._dynamo.resume_execution import ContinueExecutionCache
+        from torch._dynamo.utils import CleanupManager, orig_code_map
+
+        ours = {id(code)}
+        pending = [code]
+        while pending:  # the resume functions of ``code``, and theirs
+            for resume in (ContinueExecutionCache.cache.get(pending.pop()) or {}).values():
+                if id(resume) not in ours:
+                    ours.add(id(resume))
+                    pending.append(resume)
+        manager = CleanupManager.instance
+        used_elsewhere: set[str] = set()
+        hooks: list[Any] = []
+        for idx, ref in list(manager.refs.items()):
+            compiled = ref()
+            if compiled is None:
+                continue
+            if id(orig_code_map.get(compiled)) in ours:
+                hooks.extend(manager.values.get(idx) or ())
+            else:
+                used_elsewhere |= _global_names(compiled)
+        before = set(before)
+        gone = [n for n in list(scope) if n.startswith("__") and n not in before | used_elsewhere]
+        for hook in hooks:
+            if getattr(hook, "scope", None) is scope and getattr(hook, "name", None) in gone:
+                hook.scope = {hook.name: None}
+        for name in gone:
+            scope.pop(name, None)
+        return gone
+    except Exception:  # Dynamo's internals changed: leave the names rather than fail the A/B
+        return []
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the code objects inside it can load."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 # --- what Dynamo did --------------------------------------------------------------------------------

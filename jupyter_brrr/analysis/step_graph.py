@@ -352,14 +352,14 @@ def build(
     time) marks a profiler step of a loop: the graph is then replayed as a period (``mode``
     "period"), with the main thread's anchors at the range's ends. ``measured_s`` is the span
     the graph should replay to (the step's window, or the trace's span); computed from the
-    trace where not given. None where the trace holds no host or GPU event.
+    trace where not given. None where the trace holds no host event (no op, no runtime call).
     """
     names = _Names()
     ops = trace.ops
     runtime = trace.runtime
     gpu = trace.gpu_columns()
     n_gpu_events = len(gpu["start_s"])
-    if not len(ops) and not len(runtime) and not n_gpu_events:
+    if not len(ops) and not len(runtime):  # GPU events alone: nothing launched them to model
         return None
 
     # --- threads ----------------------------------------------------------------------------

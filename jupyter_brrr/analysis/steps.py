@@ -319,9 +319,10 @@ def step_trace(trace: Trace, steps: StepWindows, row: int) -> Trace:
 
     def gpu_part(table: pd.DataFrame) -> pd.DataFrame:
         op = table["op"].to_numpy()
-        launch = np.where(
-            op >= 0, ops["start_s"].to_numpy()[np.maximum(op, 0)], table["start_s"].to_numpy()
-        )
+        # The launching op's start (op -1, the appended NaN: none launched it; there may be no
+        # op at all), else the event's own.
+        launch = np.append(ops["start_s"].to_numpy(dtype=float), np.nan)[op]
+        launch = np.where(op >= 0, launch, table["start_s"].to_numpy())
         part = table[in_range(launch)].reset_index(drop=True)
         part["op"] = new_row[part["op"].to_numpy()]
         return part

@@ -5,16 +5,20 @@ Each rank runs the script through ``_job_child`` under ``record.job_profiler``: 
 ``wait`` steps are skipped, ``warmup`` warm the profiler up, ``active`` are recorded, and each
 rank writes its trace into the output folder. Ranks report their step into a progress folder
 that ``run_job`` polls for its ``progress`` callback; ``cancel`` (a ``threading.Event``), a
-timeout or an interrupt ends the whole process group. This module imports no UI library: the
-notebook's progress bar and Cancel button (``notebook.job_controls``) are built on it.
+timeout or an interrupt ends the whole process group, and so does the end of the process that
+called ``run_job``, however it ends (``_job_torchrun``: a killed kernel leaves no rank running).
+This module imports no UI library: the notebook's progress bar and Cancel button
+(``notebook.job_controls``) are built on it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._job_child import DIR_ENV, STEPS_ENV
+from ._job_torchrun import PARENT_ENV
 from .recording import PROGRESS_ENV
 
 if TYPE_CHECKING:
@@ -48,6 +53,21 @@ class JobCancelled(JobRunError):
     """The job was cancelled (Cancel, or an interrupt) and its processes ended."""
 
 
+def check_timeout(timeout: float) -> float:
+    """``timeout`` if it is a positive number of seconds; else ``JobRunError``."""
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):
+        raise JobRunError(
+            f"timeout={timeout!r}: give a positive number of seconds (or no timeout)."
+        )
+    return float(timeout)
+
+
+def most_ranks() -> int:
+    """The most ranks ``run_job`` starts on this host: four per CPU core (gloo ranks sharing
+    cores only wait on each other beyond that), at least 8."""
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
 def default_folder(script: str | PathLike) -> Path:
     """``brrr_traces/<script>-<date>-<time>`` in the working folder."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -57,12 +77,13 @@ def default_folder(script: str | PathLike) -> Path:
 def torchrun_command(
     script: str | PathLike, args: Sequence[str], nproc: int, python: str | None = None
 ) -> list[str]:
-    """The command ``run_job`` starts: torchrun on one host, each rank running the script
-    through ``jupyter_brrr.capture._job_child``."""
+    """The command ``run_job`` starts: torchrun on one host (through ``_job_torchrun``, which
+    ties its life to the caller's), each rank running the script through
+    ``jupyter_brrr.capture._job_child``."""
     return [
         python or sys.executable,
         "-m",
-        "torch.distributed.run",
+        "jupyter_brrr.capture._job_torchrun",
         "--standalone",
         "--nproc-per-node",
         str(nproc),
@@ -100,13 +121,30 @@ def run_job(
         raise JobRunError(f"{script}: no such script. Give the path of a Python training script.")
     if nproc < 1:
         raise JobRunError(f"nproc={nproc}: a job needs at least one rank.")
+    if nproc > most_ranks():
+        raise JobRunError(
+            f"nproc={nproc}: run_job starts every rank on this host, which has "
+            f"{os.cpu_count()} CPU cores; give at most {most_ranks()} ranks."
+        )
+    if timeout is not None:
+        timeout = check_timeout(timeout)
     wait, warmup, active = (int(n) for n in steps)
     if min(wait, warmup) < 0 or active < 1:
         raise JobRunError(
             f"steps={steps}: give (skipped, warm-up, recorded) steps, at least one recorded."
         )
     folder = Path(out) if out is not None else default_folder(script)
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and not folder.is_dir():
+        raise JobRunError(
+            f"{folder} is a file, not a folder: the job writes one trace per rank and its log "
+            "into a folder. Give a new or empty folder."
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise JobRunError(
+            f"{folder}: cannot make the folder ({error.strerror or error})."
+        ) from None
     stale = [p.name for p in folder.iterdir() if p.name.endswith((".json", ".json.gz"))]
     if stale:
         raise JobRunError(
@@ -120,6 +158,7 @@ def run_job(
             DIR_ENV: str(folder.resolve()),
             STEPS_ENV: f"{wait},{warmup},{active}",
             PROGRESS_ENV: str(progress_dir),
+            PARENT_ENV: str(os.getpid()),  # torchrun ends with this process
         }
     )
     command = torchrun_command(script, args, nproc)
@@ -230,8 +269,6 @@ def _tail(log_path: Path) -> str:
 
 
 def _remove(folder: Path) -> None:
-    for path in folder.iterdir():
-        with contextlib.suppress(OSError):
-            path.unlink()
-    with contextlib.suppress(OSError):
-        folder.rmdir()
+    """Remove the progress folder, which torchrun may have removed already (it does as it
+    ends)."""
+    shutil.rmtree(folder, ignore_errors=True)

@@ -23,6 +23,7 @@ from ..actions.cell_function import CellTarget
 from ..actions.snapshot import Snapshot, StateNotCopied, Survey, names_used, survey
 from ..actions.stateful import Finding, cannot_undo, notebook_findings
 from ..actions.variants import VariantSpec
+from .cell_output import hidden_output
 from .notebook_cell import NotebookCell
 
 if TYPE_CHECKING:
@@ -134,17 +135,19 @@ class CellAB:
         for finding in self.undoable:
             tell(f"cannot be undone: {finding}: each of the runs does it again.")
         try:
-            result = ab.run(
-                target.target(self.name),
-                variants,
-                budget_s=budget_s,
-                cpu=self.cpu,
-                cancel=cancel,
-                progress=progress,
-                max_runs=self.estimate_runs(variants, budget_s),
-                report=self.report,
-                snapshot=snapshot,
-            )
+            # Every run of the A/B is one more: what the cell prints was shown by its first run.
+            with hidden_output() as hidden:
+                result = ab.run(
+                    target.target(self.name),
+                    variants,
+                    budget_s=budget_s,
+                    cpu=self.cpu,
+                    cancel=cancel,
+                    progress=progress,
+                    max_runs=self.estimate_runs(variants, budget_s),
+                    report=self.report,
+                    snapshot=snapshot,
+                )
         except KeyboardInterrupt:
             say("interrupted: the A/B stopped; the profiler is off and the kernel usable.")
             if snapshot is not None and snapshot.complete:
@@ -153,6 +156,14 @@ class CellAB:
         finally:
             if bindings is not None:
                 target.restore(bindings)
+        if hidden.any:
+            result.notes.append(
+                f"Output: the A/B's {result.runs_total:,} runs of the cell printed or displayed "
+                f"{hidden.describe()}, not shown: the cell's output is its first run's."
+            )
+            say(
+                f"the cell's output is its first run's; the A/B's runs' ({hidden.describe()}) is not shown."
+            )
         if self.undoable:
             result.notes.append(
                 "Not undone: "

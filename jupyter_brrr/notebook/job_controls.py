@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import DisplayHandle, display
 
-from ..capture.launch import JobCancelled, JobRunError, run_job
+from ..capture.launch import JobCancelled, JobRunError, check_timeout, run_job
 from .shell import widgets_enabled
 
 if TYPE_CHECKING:
@@ -138,12 +138,22 @@ class JobMagics(Magics):
         Without --wait, in JupyterLab or Notebook, the job runs in the background with a
         progress bar and Cancel; the report appears in this cell's output when it ends. The
         report is stored in ``_brrr_job``; ``jupyter_brrr.load(DIR)`` reads the traces again.
+
+        To stop a job: Cancel; with --wait (or under nbclient), the kernel's interrupt. torchrun
+        and every rank also end with the kernel, however it ends (a restart, a shutdown, a
+        kill): no rank is left running.
         """
-        options, script, args, wait = _parse(line)
+        parsed = _parse(line)
+        if parsed is None:
+            return None
+        options, script, args, wait = parsed
         if wait or not widgets_enabled(self.ip):
             return self._run_blocking(script, args, options)
         handle = display(
-            {"text/plain": f"%brrr_job: running {script}; the report appears here."},
+            {
+                "text/plain": f"%brrr_job: running {script}; the report appears here. Cancel "
+                "stops it, as does restarting the kernel."
+            },
             raw=True,
             display_id=True,
         )
@@ -160,6 +170,7 @@ class JobMagics(Magics):
                 seen.append(message)
                 print(f"%brrr_job: {message}", flush=True)
 
+        print("%brrr_job: interrupt the kernel to stop the job.", flush=True)
         try:
             job = run_job(script, *args, progress=progress, **options)
         except KeyboardInterrupt:
@@ -172,21 +183,27 @@ class JobMagics(Magics):
         return None
 
 
-def _parse(line: str) -> tuple[dict, str, list[str], bool]:
+def _parse(line: str) -> tuple[dict, str, list[str], bool] | None:
     """The options, the script, its arguments and --wait: options come before the script;
-    everything after it is the script's."""
-    words = shlex.split(line)
+    everything after it is the script's. None for ``-h``/``--help`` (the help is printed)."""
+    try:
+        words = shlex.split(line)
+    except ValueError as error:  # an unbalanced quote
+        raise UsageError(f"%brrr_job: {error} in {line!r}.\n{_USAGE}") from None
     options: dict[str, Any] = {}
     wait = False
     i = 0
-    while i < len(words) and words[i].startswith("--"):
+    while i < len(words) and words[i].startswith("-"):
         word = words[i]
         if word == "--wait":
             wait = True
             i += 1
             continue
         if word in ("-h", "--help"):
-            raise UsageError(JobMagics.brrr_job.__doc__ or _USAGE)
+            print(JobMagics.brrr_job.__doc__ or _USAGE)
+            return None
+        if word not in ("--nproc", "--steps", "--out", "--timeout"):
+            raise UsageError(f"unknown option {word}.\n{_USAGE}")
         if i + 1 >= len(words):
             raise UsageError(f"{word} needs a value.\n{_USAGE}")
         value = words[i + 1]
@@ -200,12 +217,11 @@ def _parse(line: str) -> tuple[dict, str, list[str], bool]:
                 options["steps"] = parts
             elif word == "--out":
                 options["out"] = value
-            elif word == "--timeout":
-                options["timeout"] = float(value)
             else:
-                raise UsageError(f"unknown option {word}.\n{_USAGE}")
-        except ValueError:
-            raise UsageError(f"{word} {value}: not a valid value.\n{_USAGE}") from None
+                options["timeout"] = check_timeout(float(value))
+        except (ValueError, JobRunError) as error:
+            why = f" {error}" if isinstance(error, JobRunError) else ""
+            raise UsageError(f"{word} {value}: not a valid value.{why}\n{_USAGE}") from None
         i += 2
     if i >= len(words):
         raise UsageError(f"%brrr_job needs a script to run.\n{_USAGE}")

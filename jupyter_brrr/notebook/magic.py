@@ -10,6 +10,10 @@ expression's value is shown as usual, and an error is re-raised with the cell's 
 
 from __future__ import annotations
 
+import builtins
+import keyword
+import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -23,6 +27,7 @@ from ..capture import attribution
 from ..capture.attribution import Attribution
 from ..capture.run import ProfilerInUseError, capture
 from .cell_ab import CellAB, stateful_refusal
+from .cell_output import first_run_shown, hidden_output
 from .notebook_cell import NotebookCell
 from .shell import hidden_names, progress_printers, prompt_number, widgets_enabled
 
@@ -242,17 +247,25 @@ class BrrrMagics(Magics):
 
             return run_sweep(self.ip, code, args, name)
         try:
-            result = capture(
-                code.run,
-                warmup=args.warmup,
-                repeat=args.repeat,
-                cpu=args.cpu,
-                burst=args.burst,
-                name=name,
-                source="magic",
-                namespace=self.ip.user_ns,
-                attribution=_attribution(code, args),
-            )
+            # A cell that prints prints once, as a plain cell: its first run's output is shown.
+            with hidden_output(self.ip) as hidden:
+                result = capture(
+                    first_run_shown(code.run, hidden),
+                    warmup=args.warmup,
+                    repeat=args.repeat,
+                    cpu=args.cpu,
+                    burst=args.burst,
+                    name=name,
+                    source="magic",
+                    namespace=self.ip.user_ns,
+                    attribution=_attribution(code, args),
+                )
+            if hidden.any:
+                print(
+                    "%%brrr: the cell's output is its first run's; its other runs' "
+                    f"({hidden.describe()}) is not shown.",
+                    flush=True,
+                )
         except ProfilerInUseError as error:
             # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
             # user's own records it).
@@ -495,8 +508,12 @@ class BrrrMagics(Magics):
             raise UsageError(
                 f"--ab-stateful goes with --ab (it says how to re-run a stateful cell).\n\n{_usage()}"
             )
-        if args.ab_budget is not None and not args.ab_budget > 0:
-            raise UsageError(f"--ab-budget must be a positive number of seconds.\n\n{_usage()}")
+        for flag, seconds in (
+            ("--ab-budget", args.ab_budget),
+            ("--sweep-budget", args.sweep_budget),
+        ):
+            if seconds is not None and not 0 < seconds < math.inf:  # nan and inf too
+                raise UsageError(f"{flag} must be a positive number of seconds.\n\n{_usage()}")
         if args.sweep is not None:
             from ..actions.sweep import DEFAULT_BUDGET_S, parse_sizes
 
@@ -504,12 +521,23 @@ class BrrrMagics(Magics):
                 args.sweep_variable, args.sweep_sizes = parse_sizes(args.sweep)
             except ValueError as error:
                 raise UsageError(f"--sweep: {error}\n\n{_usage()}") from None
+            refused = _not_a_sweep_variable(args.sweep_variable, hidden_names(self.ip))
+            if refused:
+                raise UsageError(f"--sweep: {refused}\n\n{_usage()}")
             if args.ab is not None:
                 raise UsageError(f"--sweep and --ab are separate runs: use one.\n\n{_usage()}")
+            for flag, given, why in (
+                ("--name", args.name, "keeps one report per run under a name"),
+                ("--target", args.target, "is a goal for one run"),
+            ):
+                if given is not None:
+                    raise UsageError(
+                        f"{flag} goes with one run of the cell: it {why}, and a sweep measures "
+                        "several sizes. Sweep first, then run the cell at the size you choose "
+                        f"with {flag}.\n\n{_usage()}"
+                    )
             if args.sweep_budget is None:
                 args.sweep_budget = DEFAULT_BUDGET_S
-        if args.sweep_budget is not None and not args.sweep_budget > 0:
-            raise UsageError(f"--sweep-budget must be a positive number of seconds.\n\n{_usage()}")
         for flag, value in (
             ("--sweep-budget", args.sweep_budget),
             ("--sweep-stateful", args.sweep_stateful),
@@ -529,6 +557,30 @@ class BrrrMagics(Magics):
         if args.name is not None and not args.name.strip():
             raise UsageError(f"--name must not be empty.\n\n{_usage()}")
         return args
+
+
+def _not_a_sweep_variable(name: str, hidden: set[str]) -> str | None:
+    """Why ``name`` cannot be the sweep's variable, which stays bound in the namespace after the
+    sweep: a keyword, a built-in (``print``), a dunder (``__builtins__``), the shell's own names
+    (``get_ipython``, ``In``, ``_``) or this tool's. None where it can."""
+    if keyword.iskeyword(name):
+        return f"{name} is a Python keyword: name the size something else (batch, n, size)."
+    if (
+        name.startswith("__")
+        or hasattr(builtins, name)
+        or name in hidden
+        or _OUTPUT_NAME.match(name)
+    ):
+        return (
+            f"{name} is a name Python or IPython uses itself (a built-in, a dunder or the "
+            "shell's own): the sweep leaves its variable set to a size, which would break later "
+            "cells. Name the size something else (batch, n, size)."
+        )
+    return None
+
+
+# IPython's output and input history: _1, _i1, _ii, _oh...
+_OUTPUT_NAME = re.compile(r"_+$|_i*\d*$|_[iod]h$")
 
 
 def _attribution(code: NotebookCell, args: Namespace) -> Attribution | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .cell_output import show
+
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -59,7 +61,7 @@ def progress_printers(
     user's data, printed even then."""
 
     def tell(text: str) -> None:
-        print(f"%%brrr {flag}: {text}", flush=True)
+        show(f"%%brrr {flag}: {text}")  # past the cell's hidden output (cell_output)
 
     def say(text: str) -> None:
         if not quiet:

@@ -32,6 +32,7 @@ from ..actions.sweep import DEFAULT_ROUNDS, sweep
 from ..capture.memory import memory_breakdown
 from ..capture.run import ProfilerInUseError
 from .cell_ab import stateful_refusal
+from .cell_output import first_run_shown, hidden_output
 from .notebook_cell import NotebookCell
 from .shell import hidden_names, progress_printers, widgets_enabled
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from ..report.report import Report
 
 SWEEP_WARMUP, SWEEP_REPEAT = 1, 5
+# Code that mentions these can read a variable it does not name.
+_LOOKS_UP_NAMES = frozenset({"eval", "exec", "globals", "locals", "vars", "get_ipython"})
 
 
 def sweep_runs(args: Namespace) -> tuple[int, int]:
@@ -65,6 +68,14 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     source = code.source
     findings = notebook_findings(namespace, source)
     names = names_used(namespace, source, hidden=hidden_names(shell))
+    if var not in names and not _LOOKS_UP_NAMES & set(names):
+        # Every size would run the same work: its flat time would read as "overhead".
+        tell(
+            f"not run: the cell never reads {var} (nor do the notebook's functions it calls), "
+            f"so every size would run the same work. Build the cell's inputs from {var} (for "
+            f"example x = torch.randn({var}, 1024)), or sweep a name the cell uses."
+        )
+        return None
     undoable = cannot_undo(findings)
     if findings and args.sweep_stateful is None:
         refusal = stateful_refusal(
@@ -107,20 +118,22 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
 
     reset = snapshot.reset if snapshot is not None else None
     try:
-        result = sweep(
-            step,
-            sizes,
-            warmup=warmup,
-            repeat=repeat,
-            budget_s=args.sweep_budget,
-            cpu=args.cpu,
-            burst=args.burst,
-            variable=var,
-            progress=progress,
-            reset=reset,
-            namespace=namespace,
-            name=name,
-        )
+        # The cell's output is its first run's (cell_output): each size runs it many times.
+        with hidden_output(shell) as hidden:
+            result = sweep(
+                first_run_shown(step, hidden),
+                sizes,
+                warmup=warmup,
+                repeat=repeat,
+                budget_s=args.sweep_budget,
+                cpu=args.cpu,
+                burst=args.burst,
+                variable=var,
+                progress=progress,
+                reset=reset,
+                namespace=namespace,
+                name=name,
+            )
     except ProfilerInUseError as error:
         tell(f"not run: {error}")
         return None
@@ -131,6 +144,11 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     finally:
         if bar is not None:
             bar.done()
+    if hidden.any:
+        say(
+            f"the cell's output is its first run's; its {result.runs_total - 1:,} other runs' "
+            f"({hidden.describe()}) is not shown."
+        )
     best = result.best if result.best is not None else None
     report = result.reports.get(best) if best is not None else None
     memory = None
@@ -231,7 +249,8 @@ def _memory_at(
         "one more run under the memory profiler" + (f" at {size}" if size is not None else "") + "."
     )
     try:
-        memory = memory_breakdown(step, size, warmup=0, cpu=args.cpu)
+        with hidden_output(shell):  # one more run: its output was shown by the first
+            memory = memory_breakdown(step, size, warmup=0, cpu=args.cpu)
     except Exception as error:  # the breakdown is an extra: the report stands without it
         say(f"no breakdown ({type(error).__name__}: {error}).")
         return None

@@ -94,6 +94,8 @@ SMALL_MESSAGE_BYTES = 1e6
 LANE_SEGMENTS = 2000
 # The JSON form keeps at most this many collective calls (all ranks together).
 CALL_LIMIT = 20_000
+# More ranks than any job has run (the largest have about 10^5): a rank beyond is damaged.
+MOST_RANKS = 2**20
 
 
 class JobError(TraceError):
@@ -105,27 +107,72 @@ class JobError(TraceError):
 
 def rank_files(sources: str | PathLike | Iterable[str | PathLike]) -> list[Path]:
     """The trace files a job is read from: a folder (its ``.json`` and ``.json.gz`` files), a
-    glob pattern, or a list of files."""
+    glob pattern, or a list of files. A folder's or a pattern's files that are jupyter_brrr's
+    own documents (a job or report saved there) are left out."""
+    return _trace_files(sources)[0]
+
+
+def _trace_files(
+    sources: str | PathLike | Iterable[str | PathLike],
+) -> tuple[list[Path], list[Path]]:
+    """``rank_files``, and the documents of ours it left out."""
     if isinstance(sources, (str, PathLike)):
         source = Path(sources)
         if source.is_dir():
             files = sorted(p for p in source.iterdir() if p.name.endswith(_TRACE_SUFFIXES))
+            files, ours = _without_our_documents(files)
             if not files:
                 raise JobError(
                     f"{source}: the folder holds no trace files (.json or .json.gz). Record "
                     "one per rank with jupyter_brrr.record.trace_handler, or give their paths."
                 )
-            return files
+            return files, ours
         if globbing.has_magic(str(sources)):
             files = sorted(Path(p) for p in globbing.glob(str(sources)) if Path(p).is_file())
+            files, ours = _without_our_documents(files)
             if not files:
                 raise JobError(f"{sources}: the pattern matches no file.")
-            return files
-        return [source]
+            return files, ours
+        return [source], []
     files = [Path(p) for p in sources]
     if not files:
         raise JobError("No trace files given: pass a folder, a glob pattern or a list of files.")
-    return files
+    return files, []
+
+
+def _without_our_documents(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The files that are not jupyter_brrr documents (``JobReport.save``, ``Report.save``
+    next to the traces), and those that are: the documents, and the copy of its trace that
+    ``Report.save`` writes beside a report (``NAME.trace.json.gz``, a rank's trace twice)."""
+    ours = [path for path in files if saved_document(path) is not None]
+    copies = {path.with_name(path.name.removesuffix(".json") + ".trace.json.gz") for path in ours}
+    ours += [path for path in files if path in copies]
+    return [path for path in files if path not in ours], ours
+
+
+def saved_document(path: Path) -> str | None:
+    """The schema name of a document jupyter_brrr saved (``"jupyter_brrr.job"``...), read from
+    the file's first bytes; None for anything else (a trace, a file that cannot be read: the
+    reader says why)."""
+    import gzip
+
+    try:
+        if not path.is_file():  # a FIFO would block the open
+            return None
+        with path.open("rb") as raw:
+            head = raw.read(512)
+            if head[:2] == b"\x1f\x8b":
+                raw.seek(0)
+                with gzip.open(raw) as unzipped:
+                    head = unzipped.read(512)
+    except (OSError, EOFError):
+        return None
+    found = _OUR_DOCUMENT.match(head)
+    return found.group(1).decode() if found else None
+
+
+# Every document jupyter_brrr writes starts with its schema's name.
+_OUR_DOCUMENT = re.compile(rb'\s*\{\s*"schema"\s*:\s*"(jupyter_brrr\.[a-z_.]+)"')
 
 
 # --- one rank, in its own process -------------------------------------------------------------------
@@ -190,11 +237,13 @@ def read_rank(
     name_rank = _RANK_IN_NAME.search(path.name)
     if rank is None and name_rank:
         rank = int(name_rank.group(1))
+    world = _int(info.get("world_size"), own.get("world_size"))
+    _check_rank(path, rank, world)
     window = _STEP_IN_NAME.search(path.name)
     return RankData(
         path=str(path),
         rank=rank,
-        world_size=_int(info.get("world_size"), own.get("world_size")),
+        world_size=world,
         backend=info.get("backend") or own.get("backend"),
         host=trace.metadata.get("host_name") or own.get("host"),
         window=_int(own.get("step"), int(window.group(1)) if window else None),
@@ -207,6 +256,22 @@ def read_rank(
         split=split,
         gpu=gpu,
     )
+
+
+def _check_rank(path: Path, rank: int | None, world: int | None) -> None:
+    """A rank from 0 to the world size - 1, and a world size no job has exceeded; else the
+    trace (or its name) is damaged."""
+    if world is not None and not 1 <= world <= MOST_RANKS:
+        raise TraceError(
+            f"{path}: the trace gives a world size of {world}: a job has 1 to {MOST_RANKS:,} "
+            "ranks, so its distributedInfo (or jupyter_brrr metadata) is damaged."
+        )
+    if rank is not None and not 0 <= rank < (world or MOST_RANKS):
+        limit = f"{world - 1} (its world size is {world})" if world else f"{MOST_RANKS - 1:,}"
+        raise TraceError(
+            f"{path}: the trace says it is rank {rank}: ranks run from 0 to {limit}, so its "
+            "rank (in distributedInfo, jupyter_brrr's metadata or the file name) is damaged."
+        )
 
 
 def _int(*values: Any) -> int | None:
@@ -425,9 +490,16 @@ def load_job(
     ``device`` names the GPU whose peaks to use when a trace's own is unknown; ``workers``
     bounds the reading processes (1: read here, one after another).
     """
-    files = rank_files(sources)
+    files, ours = _trace_files(sources)
     ranks = read_ranks(files, device=device, peaks=peaks, workers=workers)
     ranks, notes = _one_trace_per_rank(ranks)
+    if ours:
+        notes.insert(
+            0,
+            "Left out, as jupyter_brrr's own saved documents rather than traces: "
+            + ", ".join(path.name for path in ours)
+            + ".",
+        )
     if name is None:
         name = Path(sources).name if isinstance(sources, (str, PathLike)) else files[0].parent.name
     return analyse_job(ranks, notes=notes, name=name)

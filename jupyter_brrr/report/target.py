@@ -107,12 +107,21 @@ def parse_goal(text: str, items: float | None = None) -> Goal:
         value = float(match.group(1)) * _TIME_UNITS[match.group(2).lower()]
         if not value > 0:
             raise TargetError(f"The target {raw!r} is zero: give a positive time per run.")
+        if not math.isfinite(value):
+            raise TargetError(
+                f"The target {raw!r} is beyond any time a double holds: give a time per run "
+                "such as 30ms."
+            )
         return Goal(text=raw, kind="time", value=value)
     match = _RATE.match(raw)
     if match:
         value = float(match.group(1))
         if not value > 0:
             raise TargetError(f"The target {raw!r} is zero: give a positive rate.")
+        if not math.isfinite(value):
+            raise TargetError(
+                f"The target {raw!r} is beyond any rate a double holds: give a rate such as 2000/s."
+            )
         unit = (match.group(2) or "").strip()
         return Goal(
             text=raw,

@@ -1057,7 +1057,8 @@ class Trace:
 
     Attributes:
         ops: host ops (``cpu_op``), with ``parent`` (row of the enclosing op, -1 at top level),
-            ``depth``, ``top`` (row of the outermost op), ``module`` (``nn.Module`` scope or "").
+            ``depth``, ``top`` (row of the outermost op), ``module`` (``nn.Module`` scope or "");
+            after them, one op per CUDA graph launch that no op encloses (a bare replay).
         kernels: GPU kernels, with ``op`` (row in ``ops`` of the launching op, -1 if unknown).
         copies: GPU memory copies and sets (``kind``: "memcpy" / "memset"), linked like kernels.
         runtime: CUDA/HIP runtime and driver calls on the host.
@@ -1171,6 +1172,7 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         [annotations, _frame(gpu_annotations, ["pid", "tid", "external_id", "where"])],
         ignore_index=True,
     )
+    ops = _with_graph_replays(ops, runtime)
     kernels["op"] = _launching_op(kernels, ops, runtime)
     copies["op"] = _launching_op(copies, ops, runtime)
     kernels, copies = _normalise_gpu_ids(kernels), _normalise_gpu_ids(copies)
@@ -1473,6 +1475,61 @@ def _self_time(dur: np.ndarray, parent: np.ndarray) -> np.ndarray:
     has_parent = parent >= 0
     children = np.bincount(parent[has_parent], weights=dur[has_parent], minlength=len(dur))
     return np.maximum(dur - children, 0.0)
+
+
+# A CUDA (or HIP) graph launch: the runtime call that replays a captured graph's kernels.
+_GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "hipGraphLaunch")
+
+
+def _with_graph_replays(ops: pd.DataFrame, runtime: pd.DataFrame) -> pd.DataFrame:
+    """``ops`` with one op row per graph launch that no op encloses, named after the call.
+
+    ``torch.cuda.CUDAGraph.replay()`` records no torch op: the replayed kernels carry the
+    correlation id of the ``cudaGraphLaunch`` call and no External id (Kineto gives a runtime
+    call or kernel with no op around it none), so without this row they would belong to no op,
+    and a profiler step would place them by their own start instead of their launch's. A launch
+    inside an op (``torch.compile``'s "Torch-Compiled Region" under reduce-overhead) keeps that
+    op. The rows come after the trace's ops, at the top level, with no shapes."""
+    if not len(runtime):
+        return ops
+    names = runtime["name"].to_numpy(dtype=object)
+    is_launch = np.zeros(len(names), dtype=bool)
+    for name in pd.unique(names):  # a few distinct names: cheaper than testing each row
+        if isinstance(name, str) and name.startswith(_GRAPH_LAUNCH_CALLS):
+            is_launch |= names == name
+    calls = np.flatnonzero(is_launch)
+    if len(calls) and len(ops):
+        enclosing = _enclosing_op(
+            ops,
+            runtime["pid"].to_numpy()[calls],
+            runtime["tid"].to_numpy()[calls],
+            runtime["start_s"].to_numpy()[calls],
+        )
+        calls = calls[enclosing < 0]
+    if not len(calls):
+        return ops
+    n, first = len(calls), len(ops)
+    replays = {
+        name: runtime[name].to_numpy()[calls] for name in _OP_FIELDS if name != "external_id"
+    }
+    replays["name"] = names[calls].astype(object)
+    replays["external_id"] = np.full(n, np.nan)  # an External id would match kernels of ops
+    blank = np.empty(n, dtype=object)
+    blank.fill("")
+    empty = np.full(n, None, dtype=object)
+    rows = {
+        **replays,
+        **{name: empty for name in ("dims", "types", "concrete", "strides")},
+        "parent": np.full(n, -1, dtype=np.int64),
+        "top": np.arange(first, first + n, dtype=np.int64),
+        "depth": np.zeros(n, dtype=np.int64),
+        "module": blank,
+        "line": blank,
+        "self_cpu_s": replays["dur_s"],
+        "shapes": blank,
+        "dtypes": blank,
+    }
+    return frame({name: np.concatenate([ops[name].to_numpy(), rows[name]]) for name in ops.columns})
 
 
 def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -> np.ndarray:
