@@ -251,6 +251,17 @@ def test_a_real_bare_replay_is_one_op_that_owns_its_kernels() -> None:
     assert set(report.kernels["op"]) == {"cudaGraphLaunch"}
 
 
+def test_a_live_h200_trace_of_replays_in_steps_loads_each_step_with_its_replay() -> None:
+    # bench/gpu_check.py --only graph_replay on the H200 (torch 2.11): a captured 20-layer
+    # Linear(64, 64) MLP replayed once per prof.step(), five steps, no op around the replays.
+    report = jupyter_brrr.load(DATA / "graph_replay" / "h200_replay_steps.json.gz")
+    assert report.steps["kernels"].tolist() == [20] * 5  # one eager run launches 20
+    assert report.ops["name"].tolist() == ["cudaGraphLaunch"]
+    assert set(report.kernels["op"]) == {"cudaGraphLaunch"} and len(report.kernels) == 20
+    step = report.steps.set_index("step").loc[report.summary["steps"]["median_step"]]
+    assert report.ops.iloc[0]["gpu_time_s"] == pytest.approx(step["busy_s"], rel=1e-6)
+
+
 def test_gpu_events_that_no_op_or_call_launched_load_in_steps() -> None:
     # The same trace without its runtime calls: nothing links the kernels to the host, and the
     # trace has no op at all. Each kernel goes to the step its own start falls in (it ran
