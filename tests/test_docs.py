@@ -272,3 +272,40 @@ def test_a_damaged_gzip_gets_the_message_the_table_quotes(tmp_path: Path) -> Non
     with pytest.raises(TraceError, match="the gzip stream is damaged or truncated"):
         jupyter_brrr.load(path)
     assert '"the gzip stream is damaged or truncated' in FAILURES
+
+
+CELL = "import torch\nx = torch.ones(4) @ torch.ones(4)"
+MAGIC_LINES = [
+    ("brrr", "--bogus", CELL),
+    ("brrr", "--warmup -1", CELL),
+    ("brrr", "--ab-budget inf --ab graph", CELL),
+    ("brrr", "--sweep-budget nan --sweep batch=1,2", CELL),
+    ("brrr", "--target 1e999ms", CELL),
+    ("brrr", "--items 3", CELL),
+    ("brrr", "--sweep batch=1,2 --name x", CELL),
+    ("brrr", "--sweep batch=1,2 --ab graph", CELL),
+    ("brrr", "--sweep class=1,2", CELL),
+    ("brrr", "--sweep print=1,2", CELL),
+    ("brrr", "bogus", None),
+    ("brrr", "diff", None),
+    ("brrr_job", "--bogus train.py", None),
+    ("brrr_job", "--timeout nan train.py", None),
+    ("brrr_job", "--nproc 2", None),
+]
+
+
+@pytest.mark.parametrize(("magic", "line", "cell"), MAGIC_LINES)
+def test_a_bad_flag_gets_the_message_the_table_quotes(
+    ipython_shell: object, magic: str, line: str, cell: str | None
+) -> None:
+    from IPython.core.error import UsageError
+
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")  # type: ignore[attr-defined]
+    with pytest.raises(UsageError) as raised:
+        if cell is None:
+            ipython_shell.run_line_magic(magic, line)  # type: ignore[attr-defined]
+        else:
+            ipython_shell.run_cell_magic(magic, line, cell)  # type: ignore[attr-defined]
+    message = str(raised.value)
+    quoted = [q for q in _quotes(FAILURES) if all(p.strip() in message for p in q.split("..."))]
+    assert quoted, f"failures.md quotes nothing of what %{magic} {line} gets: {message}"
