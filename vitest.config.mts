@@ -1,7 +1,7 @@
 // Unit tests of the TypeScript model, formatting and schema reading
 // (js/src/__tests__), against the same example files as the Python tests
-// (tests/data). Run: jlpm test (CI: .ci/run; pytest runs them too, in
-// tests/test_js_units.py).
+// (tests/data). Run: jlpm test (.ci/run runs it before pytest; pytest does not
+// run them).
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({

@@ -65,6 +65,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from ._version import version
+
+        return version()
     if name in _LAZY:
         import importlib
 
@@ -95,7 +99,6 @@ __all__ = [
     "run_job",
     "sweep",
 ]
-__version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: InteractiveShell) -> None:

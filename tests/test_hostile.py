@@ -1,7 +1,7 @@
 """Hostile input (issue 11): files that are not traces, traces that are not what they seem,
 reports that are not reports. Each gets a clear error (a ``TraceError`` or ``SchemaError``, or
 from the CLI one ``error:`` line and exit status 2), never a crash, a hang, a wrong result or a
-harmed input; the README's failure table lists them.
+harmed input; the failure table (docs/failures.md) lists them.
 
 The reader's agreement with the reference reading (``json.loads``, then msgspec on the whole
 text: ``reference_reader.read_reference``) is checked on generated layouts (hypothesis) and on mutated

@@ -231,7 +231,7 @@ def test_table_is_dense_not_sparse():
 def test_h200_ridge_point_matches_design():
     h200 = pk.lookup("NVIDIA H200")
     assert h200.ridge("bf16") == pytest.approx(989.5e12 / 4.8e12)
-    # DESIGN.md: measured bf16 ridge about 790e12 / 4.24e12 = 186 FLOP/byte.
+    # Measured on an H200 (docs/method.md, "Roofs"): bf16 ridge 790e12 / 4.24e12 = 186 FLOP/byte.
     assert measured_h200().ridge(pk.dtype_key("bfloat16")) == pytest.approx(185.6, abs=0.5)
 
 

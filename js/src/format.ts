@@ -1,7 +1,7 @@
 /**
  * Number formatting for the report views. Every function returns plain text.
  *
- * fmtTime, fmtSI, fmtBytes and sig follow jupyter_brrr/display.py, which
+ * fmtTime, fmtSI, fmtBytes and sig follow jupyter_brrr/report/display.py, which
  * the Python views use: the cases in tests/data/display_cases.json hold the
  * two together (js/src/__tests__/format.spec.ts, tests/test_display.py).
  */
@@ -31,7 +31,7 @@ export function fmtTime(s: number | null | undefined): string {
 
 /**
  * A number to 3 significant digits without trailing zeros, in exponent form
- * below 0.001 and from 1e6 (the rule of jupyter_brrr/display.py `sig`).
+ * below 0.001 and from 1e6 (the rule of jupyter_brrr/report/display.py `sig`).
  */
 export function sig(x: number, digits = 3): string {
   if (!Number.isFinite(x)) {

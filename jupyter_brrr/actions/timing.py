@@ -1,6 +1,6 @@
 """Timing variants so that their difference can be trusted.
 
-The protocol (DESIGN.md, "Measuring honestly"):
+The protocol (docs/method.md, "Timing"):
 - every variant is warmed up first; compile and capture time are measured apart (``ab.py``);
 - a measurement is a block of back-to-back calls bracketed by CUDA events (host clock on CPU),
   after a device synchronisation; the block is long enough (``plan``) that the events' and the

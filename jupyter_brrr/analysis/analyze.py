@@ -73,7 +73,7 @@ _Columns = pd.DataFrame | dict[str, np.ndarray]
 
 @dataclass(frozen=True)
 class Measured:
-    """What a captured run measured outside its trace (``capture.py``); a loaded trace has
+    """What a captured run measured outside its trace (``capture/run.py``); a loaded trace has
     none. The analysis puts it into the summary."""
 
     warm: bool  # warm-up runs came first: first-run costs are excluded

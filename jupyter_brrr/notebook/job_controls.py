@@ -31,6 +31,9 @@ _USAGE = (
     "usage: %brrr_job [--nproc N] [--steps SKIP,WARMUP,RECORD] [--out DIR] [--timeout S] "
     "[--wait] script.py [args ...]"
 )
+# The options of %brrr_job (docs/reference.md lists each; tests/test_docs.py checks it does).
+VALUE_OPTIONS = ("--nproc", "--steps", "--out", "--timeout")
+SWITCHES = ("--wait", "-h", "--help")
 
 
 class JobControls:
@@ -202,7 +205,7 @@ def _parse(line: str) -> tuple[dict, str, list[str], bool] | None:
         if word in ("-h", "--help"):
             print(JobMagics.brrr_job.__doc__ or _USAGE)
             return None
-        if word not in ("--nproc", "--steps", "--out", "--timeout"):
+        if word not in VALUE_OPTIONS:
             raise UsageError(f"unknown option {word}.\n{_USAGE}")
         if i + 1 >= len(words):
             raise UsageError(f"{word} needs a value.\n{_USAGE}")

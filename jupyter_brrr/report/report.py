@@ -265,7 +265,7 @@ class Report(ShownAsPage):
             "steps": _table(self.steps, STEP_COLUMNS),
             "modules": _table(self.modules, MODULE_COLUMNS),
             "ab": json_safe(self.ab),
-            # The re-measure loop (comparison.py, history_store.py, target.py); null when not used.
+            # The re-measure loop (comparison.py, history.py, target.py); null when not used.
             "change": json_safe(self.change),
             "history": json_safe(self.history),
             "target": json_safe(self.target),

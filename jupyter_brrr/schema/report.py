@@ -102,7 +102,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
            run before: as COMPARISON's, null for the first), "speedup", "code_changed" (bool |
            null), "settings" (how it was measured, in words; absent from older reports)}
 
-    HISTORY = a named cell's runs, ``%brrr history NAME`` (history_store.py, HISTORY_SCHEMA,
+    HISTORY = a named cell's runs, ``%brrr history NAME`` (report/history.py, HISTORY_SCHEMA,
         version 1): {"schema": "jupyter_brrr.history", "version": 1, "name", "runs": [RUN, ...]}
 
     TARGET = {"goal": {"text", "kind" ("time" | "throughput"), "value", "items", "unit",

@@ -31,7 +31,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 MIME_TYPE = "application/vnd.jupyter-brrr.report+json"
 CHROMIUM = os.environ.get("BRRR_CHROMIUM", "/usr/bin/chromium")
-# The flags that work on these machines (DESIGN.md, "JupyterLab extension facts").
+# Chromium's flags for a headless run as root without a GPU or a network (each tried on the
+# development machines: without --no-sandbox it does not start as root).
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

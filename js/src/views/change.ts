@@ -2,7 +2,7 @@
  * Change: a re-measure against the run before (or any two reports compared
  * with jupyter_brrr.diff): the span change with its noise verdict, the split,
  * the op categories and the ops side by side, each with the verdict the
- * noise rule gives it (jupyter_brrr/comparison.py), the earlier what-if
+ * noise rule gives it (jupyter_brrr/report/comparison.py), the earlier what-if
  * against the measurement, the target's plan, and the named cell's runs
  * over time.
  */

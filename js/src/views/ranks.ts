@@ -1,6 +1,6 @@
 /**
  * Ranks: the ranks of one torch.distributed job side by side (a job report,
- * jupyter_brrr/job.py). Each rank's span split with communication (its
+ * jupyter_brrr/report/job.py). Each rank's span split with communication (its
  * exposed part), sorted so that the straggler shows, the per-rank table, the
  * straggler named with its figures, the collectives with their bus bandwidth,
  * and a timeline with one lane per rank and the collectives outlined.
