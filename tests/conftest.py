@@ -109,3 +109,28 @@ def js_round_trip() -> Callable[[str], str]:
         return done.stdout
 
     return round_trip
+
+
+class FakeClock:
+    """A host clock that moves only when told: ``sleep`` advances it at once (after
+    pyinstrument's fake_time_util). A step that calls ``sleep(0.01)`` takes exactly 10 ms by
+    every budget, deadline and host-timed run of jupyter_brrr, on any machine, however loaded."""
+
+    def __init__(self) -> None:
+        self.time = 1000.0
+
+    def now(self) -> float:
+        return self.time
+
+    def sleep(self, seconds: float) -> None:
+        self.time += seconds
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """jupyter_brrr's host clock (``capture.clocks.now``) replaced by a ``FakeClock``."""
+    from jupyter_brrr.capture import clocks
+
+    clock = FakeClock()
+    monkeypatch.setattr(clocks, "now", clock.now)
+    return clock

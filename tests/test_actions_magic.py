@@ -437,15 +437,18 @@ def test_confirmation_says_what_cannot_be_undone(ip, tmp_path) -> None:
 
 
 def test_cancel_button_stops_the_worker(ip) -> None:
-    controls, report, handle = controls_for(ip, "x.cos() + 1", budget=60)
+    # 2 x 600 s of timing if nothing stopped it; the waits are generous for a loaded machine
+    # and still well short of that.
+    controls, report, handle = controls_for(ip, "x.cos() + 1", budget=600)
     controls.start(["graph"])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while (
         "timing" not in controls.status.value and controls.running and time.monotonic() < deadline
     ):
         time.sleep(0.02)
+    assert "timing" in controls.status.value
     controls.cancel_button.click()
-    result = controls.wait(30)
+    result = controls.wait(300)
     assert not controls.running
     assert result is not None and result.cancelled
     assert "Cancelled after" in controls.status.value
@@ -614,13 +617,13 @@ def test_controls_in_a_real_kernel(kernel_env) -> None:
         assert [v["name"] for v in ab["variants"]] == ["eager", "compile"]
         wait_for(lambda m: status_text(m).startswith("Done:"))
 
-        set_budget(120)
+        set_budget(600)  # the most the box takes: 2 x 600 s of timing, if nothing stopped it
         send(buttons["Try torch.compile"], {"method": "custom", "content": {"event": "click"}})
         wait_for(lambda m: status_text(m).startswith("timing variant"), 240)
         km.interrupt_kernel()
-        interrupted = time.monotonic()
-        wait_for(lambda m: status_text(m).startswith("Cancelled after"), 30)
-        assert time.monotonic() - interrupted < 10  # between runs, not after the 2 x 120 s
+        # Between runs, not after the budget: a wait generous for a loaded machine, and still
+        # well short of the 2 x 600 s.
+        wait_for(lambda m: status_text(m).startswith("Cancelled after"), 300)
         out = execute("print(6 * 7)")
         assert any(m["content"].get("text") == "42\n" for m in out if m["msg_type"] == "stream")
     finally:

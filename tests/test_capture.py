@@ -4,7 +4,6 @@ made to fall and settle, since only a GPU has one)."""
 
 from __future__ import annotations
 
-import time
 import weakref
 
 import pytest
@@ -114,15 +113,20 @@ def test_a_host_slower_than_its_best_is_said_in_the_report(monkeypatch) -> None:
     from jupyter_brrr.capture import clocks
     from jupyter_brrr.views.format import timed_runs
 
+    # The host's own speed read as the same 100 us after every timed run, and as its best.
+    monkeypatch.setattr(capture_module, "host_loop_s", lambda: 100e-6)
+    monkeypatch.setattr(clocks, "_fastest_host_loop_s", 100e-6)
     report = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
     timing = report.summary["timing"]
-    assert len(timing["host_loop_s"]) == 4 and 0.5 < timing["host_slowdown"] < 2.0
+    assert timing["host_loop_s"] == [100e-6] * 4 and timing["host_slowdown"] == pytest.approx(1.0)
+    assert "host_slow" not in [f["kind"] for f in timing["findings"]]
+    assert not any("The host CPU ran" in n for n in report.notes)
     # The host's best as read earlier in this process, ten times faster than now: every timed
     # run of the next report ran at a slower host level.
-    monkeypatch.setattr(clocks, "_fastest_host_loop_s", min(timing["host_loop_s"]) / 10)
+    monkeypatch.setattr(clocks, "_fastest_host_loop_s", 10e-6)
     slow = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
     timing = slow.summary["timing"]
-    assert timing["host_slowdown"] > 5
+    assert timing["host_slowdown"] == pytest.approx(10.0)
     assert [f["kind"] for f in timing["findings"]].count("host_slow") == 1
     assert any("The host CPU ran" in n and "slower during the timed runs" in n for n in slow.notes)
     line = timed_runs(slow.summary) or ""
@@ -146,33 +150,36 @@ def test_protocols() -> None:
 
 
 # --- the sustained warm-up, with a clock made to fall and settle --------------------------------
+# Each run advances the fake host clock (tests/conftest.py) by a known time and the SM clock
+# follows that host clock, so the warm-up's stops are exact on any machine.
 
 
 class FakeSensors:
-    """An SM clock that follows ``clock_at(seconds since made)``."""
+    """An SM clock that follows ``clock_at(seconds since made)`` by the fake host clock."""
 
     available = True
     unavailable = None
 
-    def __init__(self, clock_at) -> None:
-        self.start = time.perf_counter()
+    def __init__(self, host, clock_at) -> None:
+        self.host = host
+        self.start = host.now()
         self.clock_at = clock_at
 
     def sm_clock_mhz(self) -> float:
-        return self.clock_at(time.perf_counter() - self.start)
+        return self.clock_at(self.host.now() - self.start)
 
     def power_w(self) -> float:
         return 700.0
 
 
 @pytest.fixture
-def quick_warmup(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The warm-up's constants scaled down twenty-fold, so that each case takes a fraction of a
-    second."""
+def quick_warmup(monkeypatch: pytest.MonkeyPatch, fake_clock):
+    """The warm-up's constants scaled down twenty-fold, on the fake host clock."""
     monkeypatch.setattr(capture_module, "WARMUP_S", 0.05)
     monkeypatch.setattr(capture_module, "WARMUP_CAP_S", 0.5)
     monkeypatch.setattr(capture_module, "CLOCK_SETTLE_S", 0.05)
     monkeypatch.setattr(capture_module, "CLOCK_SAMPLE_S", 0.005)
+    return fake_clock
 
 
 def warm_up(fn, sensors, at_least: int = 0, sustained: bool = True):
@@ -186,30 +193,34 @@ def test_sustained_warm_up_waits_for_the_clock_to_settle(quick_warmup) -> None:
     def clock(t: float) -> float:  # boost, then a fall from 0.02 s to 0.2 s, then flat
         return 1980.0 if t < 0.02 else max(1750.0, 1980.0 - (t - 0.02) * 230.0 / 0.18)
 
-    warm = warm_up(lambda: time.sleep(0.002), FakeSensors(clock))
+    host = quick_warmup
+    warm = warm_up(lambda: host.sleep(0.002), FakeSensors(host, clock))
     assert warm.ended == "settled"
-    assert 0.2 <= warm.seconds < 0.45  # past the fall (within 1% of its floor), not at the cap
+    # Past the fall (within 1% of its floor) and the 50 ms it must then hold: not at the cap.
+    assert 0.2 <= warm.seconds <= 0.25
     assert warm.clock_start_mhz == 1980.0 and warm.clock_end_mhz == 1750.0
 
 
 def test_a_clock_that_keeps_falling_stops_at_the_cap(quick_warmup) -> None:
-    warm = warm_up(lambda: time.sleep(0.002), FakeSensors(lambda t: 1980.0 - 400.0 * t))
+    host = quick_warmup
+    warm = warm_up(lambda: host.sleep(0.002), FakeSensors(host, lambda t: 1980.0 - 400.0 * t))
     assert warm.ended == "cap"
-    # No run started that would end past the cap by the last run's time (a 2 ms sleep; a
-    # loaded machine wakes it a few ms late).
-    assert 0.45 <= warm.seconds < 0.6 + 0.03
+    # No run started that would end past the cap by the last run's time (2 ms).
+    assert 0.5 - 0.002 - 1e-9 <= warm.seconds <= 0.5 + 1e-9
 
 
 def test_a_slow_cell_warms_up_once(quick_warmup) -> None:
     # One run takes 0.3 s: a second would end past the 0.5 s cap.
-    warm = warm_up(lambda: time.sleep(0.3), FakeSensors(lambda t: 1980.0 - 400.0 * t))
+    host = quick_warmup
+    warm = warm_up(lambda: host.sleep(0.3), FakeSensors(host, lambda t: 1980.0 - 400.0 * t))
     assert warm.runs == 1 and warm.ended == "cap"
 
 
 def test_without_a_clock_the_warm_up_is_time_based(quick_warmup) -> None:
-    warm = warm_up(lambda: time.sleep(0.002), None)
-    assert warm.ended == "time" and 0.05 <= warm.seconds < 0.2
-    assert warm.runs >= 10
+    host = quick_warmup
+    warm = warm_up(lambda: host.sleep(0.002), None)
+    assert warm.ended == "time" and 0.05 - 1e-9 <= warm.seconds <= 0.052 + 1e-9
+    assert warm.runs in (25, 26)  # 50 ms of 2 ms runs
 
 
 def test_the_runs_asked_for_come_first_and_burst_stops_there(quick_warmup) -> None:
@@ -217,7 +228,8 @@ def test_the_runs_asked_for_come_first_and_burst_stops_there(quick_warmup) -> No
     warm = warm_up(lambda: calls.append(1), None, at_least=3, sustained=False)
     assert warm.runs == 3 == len(calls) and warm.ended == "runs"
     calls.clear()
-    warm = warm_up(lambda: time.sleep(0.03), None, at_least=4)  # 0.12 s: past the time
+    host = quick_warmup
+    warm = warm_up(lambda: host.sleep(0.03), None, at_least=4)  # 0.12 s: past the time
     assert warm.runs == 4 and warm.ended == "time"
 
 

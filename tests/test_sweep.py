@@ -1,11 +1,12 @@
-"""The size sweep (jupyter_brrr/actions/sweep.py), run for real on the CPU: torch steps and sleeps whose
-time is known, the CPU allocator's refusal as the out-of-memory stop."""
+"""The size sweep (jupyter_brrr/actions/sweep.py), run for real on the CPU: torch steps, steps
+whose time is known (they advance the fake host clock of tests/conftest.py, so no budget or
+timed run depends on how loaded the machine is), the CPU allocator's refusal as the
+out-of-memory stop."""
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 import torch
@@ -69,21 +70,25 @@ def test_largest_size_solves_the_fit() -> None:
     assert sweeps.largest_size([0.0, 100.0], 1000.0) is None  # no growth: no limit
 
 
-def test_fixed_time_is_overhead_and_time_per_item_is_saturated() -> None:
-    # Sleeps of known length: a fixed 20 ms per step, then 3 ms per item.
-    fixed = jupyter_brrr.sweep(lambda n: time.sleep(0.02), [1, 2, 4], warmup=0, repeat=3)
+def test_fixed_time_is_overhead_and_time_per_item_is_saturated(fake_clock) -> None:
+    # Steps of known length: a fixed 20 ms per step, then 3 ms per item.
+    fixed = jupyter_brrr.sweep(lambda n: fake_clock.sleep(0.02), [1, 2, 4], warmup=0, repeat=3)
+    assert list(fixed.table["span_s"]) == pytest.approx([0.02, 0.02, 0.02])
     assert set(fixed.doublings["verdict"]) == {"overhead"}
-    per_item = jupyter_brrr.sweep(lambda n: time.sleep(0.003 * n), [4, 8, 16], warmup=0, repeat=3)
-    assert list(per_item.doublings["per_doubling"]) == pytest.approx([2.0, 2.0], rel=0.2)
+    per_item = jupyter_brrr.sweep(
+        lambda n: fake_clock.sleep(0.003 * n), [4, 8, 16], warmup=0, repeat=3
+    )
+    assert list(per_item.doublings["per_doubling"]) == pytest.approx([2.0, 2.0])
     assert set(per_item.doublings["verdict"]) == {"saturated"}
     # Throughput grows until the fixed cost no longer matters: fixed cost has no knee past 4.
     assert fixed.best == 4 and fixed.knee == 4
 
 
-def test_a_torch_step_keeps_a_report_per_size_and_a_tidy_table() -> None:
+def test_a_torch_step_keeps_a_report_per_size_and_a_tidy_table(fake_clock) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
 
     def step(batch: int) -> torch.Tensor:
+        fake_clock.sleep(1e-3 * batch)  # by the host clock: all in the budget, however loaded
         return model(torch.randn(batch, 32))
 
     result = jupyter_brrr.sweep(step, [8, 16, 32], warmup=1, repeat=3, variable="batch")
@@ -125,13 +130,17 @@ def test_the_sweep_stops_cleanly_where_memory_runs_out() -> None:
     assert torch.ones(3).sum().item() == 3.0  # still usable
 
 
-def test_the_time_budget_stops_before_a_point_that_would_pass_it() -> None:
+def test_the_time_budget_stops_before_a_point_that_would_pass_it(fake_clock) -> None:
+    # 3 runs per size (2 timed, 1 profiled) of 10 ms per item: 0.12 s at 4, then 0.24 s at 8;
+    # 16 would take about 0.48 s more, past the 0.5 s budget.
     result = jupyter_brrr.sweep(
-        lambda n: time.sleep(0.01 * n), [4, 8, 16, 32], warmup=0, repeat=2, budget_s=0.5
+        lambda n: fake_clock.sleep(0.01 * n), [4, 8, 16, 32], warmup=0, repeat=2, budget_s=0.5
     )
     assert result.stopped == "budget"
-    assert len(result.points) < 4
-    assert any("budget" in note for note in result.notes)
+    assert [p.size for p in result.points] == [4, 8]
+    assert any("Stopped before size=16" in n and "took 0.24 s" in n for n in result.notes), (
+        result.notes
+    )
 
 
 def test_cancel_stops_between_points() -> None:
@@ -188,20 +197,20 @@ def test_bad_arguments_are_refused_before_running() -> None:
     assert ran == []
 
 
-def test_interleaved_rounds_cancel_a_drift_between_sizes() -> None:
+def test_interleaved_rounds_cancel_a_drift_between_sizes(fake_clock) -> None:
     # The machine gets twice slower after the first size's capture (4 calls): measured size by
     # size, doubling the size looks like 4x the time; timed again in interleaved rounds, 2x.
     calls = []
 
     def step(n: int) -> None:
         calls.append(n)
-        time.sleep(0.01 * n * (1 if len(calls) <= 4 else 2))
+        fake_clock.sleep(0.01 * n * (1 if len(calls) <= 4 else 2))
 
     drifted = jupyter_brrr.sweep(step, [1, 2], warmup=0, repeat=3, rounds=0)
-    assert drifted.doublings["per_doubling"].iloc[0] == pytest.approx(4.0, rel=0.25)
+    assert drifted.doublings["per_doubling"].iloc[0] == pytest.approx(4.0)
     calls.clear()
     fair = jupyter_brrr.sweep(step, [1, 2], warmup=0, repeat=3, rounds=2)
-    assert fair.doublings["per_doubling"].iloc[0] == pytest.approx(2.0, rel=0.2), (
+    assert fair.doublings["per_doubling"].iloc[0] == pytest.approx(2.0), (
         fair.table[["span_s", "q1_s", "q3_s"]],
         fair.notes,
         calls,
@@ -226,7 +235,7 @@ def test_cancel_during_the_interleaved_rounds_keeps_the_sizes_measured() -> None
     assert len(calls) < 6 + 3 * 2 * 2
 
 
-def test_the_rounds_at_the_hosts_best_speed_give_the_times(monkeypatch) -> None:
+def test_the_rounds_at_the_hosts_best_speed_give_the_times(monkeypatch, fake_clock) -> None:
     """The host slows down for the last four of seven rounds (its readings replayed as on the
     H200 machine: 90 us, then 170 us; the step takes 3x as long meanwhile, as launch-bound work
     did there): most runs are slow, yet the times are those of the rounds at the host's best,
@@ -242,11 +251,11 @@ def test_the_rounds_at_the_hosts_best_speed_give_the_times(monkeypatch) -> None:
         return value
 
     def step(n: int) -> None:
-        time.sleep(0.01 * n * (3 if slow["now"] else 1))
+        fake_clock.sleep(0.01 * n * (3 if slow["now"] else 1))
 
     monkeypatch.setattr(sweep_module, "host_loop_s", host_loop_s)
     result = jupyter_brrr.sweep(step, [1, 2], warmup=0, repeat=2, rounds=7)
     spans = result.table["span_s"].tolist()
-    assert spans[0] == pytest.approx(0.01, rel=0.3) and spans[1] == pytest.approx(0.02, rel=0.3)
+    assert spans == pytest.approx([0.01, 0.02])
     note = next(n for n in result.notes if "host CPU's own speed changed" in n)
     assert "the 2 of 7 rounds at its best speed" in note

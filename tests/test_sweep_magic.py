@@ -32,11 +32,12 @@ def run(ip, code: str, line: str = ""):
     return value, out
 
 
-def test_sweep_sets_the_variable_and_shows_the_best_size_s_report(ip) -> None:
+def test_sweep_sets_the_variable_and_shows_the_best_size_s_report(ip, fake_clock) -> None:
     ip.user_ns["seen"] = []
+    ip.user_ns["clock"] = fake_clock  # each size's time known: all in the budget, however loaded
     _, out = run(
         ip,
-        "seen.append(batch)\ny = model(torch.randn(batch, 64))",
+        "seen.append(batch)\nclock.sleep(1e-3 * batch)\ny = model(torch.randn(batch, 64))",
         "--sweep batch=4..16 --warmup 1 --repeat 2 --sweep-stateful keep",
     )
     assert sorted(set(ip.user_ns["seen"])) == [4, 8, 16]

@@ -44,7 +44,6 @@ import logging
 import math
 import os
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ from ..analysis.spread import (
     round_hosts,
     steady_rounds,
 )
+from ..capture import clocks
 from ..capture.clocks import fastest_host_loop_s, host_loop_s
 from ..report.report import json_safe
 from ..report.shown import Shown
@@ -411,7 +411,7 @@ def run(
     run_state = _Run(target, specs, gpu, warmup, check, rtol, atol, cancel, progress, reset)
     run_state.caps = caps
     run_state.report = report
-    started = time.perf_counter()
+    started = clocks.now()
     result: ABResult | None = None
     restored = None
     with _own_warnings() as caught:
@@ -426,7 +426,7 @@ def run(
                 except _Cancelled:
                     run_state.cancelled = True
             run_state.tell("done", None, 1.0, "done")
-            result = run_state.result(budget_s, time.perf_counter() - started)
+            result = run_state.result(budget_s, clocks.now() - started)
         finally:
             run_state.release()
             if snapshot is not None:

@@ -46,12 +46,12 @@ import itertools
 import math
 import statistics
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.spread import round_hosts, steady_rounds
+from ..capture import clocks
 from ..capture.clocks import host_loop_s
 from ..capture.memory import reachable_gpu_memory
 from ..report.report import json_safe
@@ -292,10 +292,10 @@ def sweep(
     device = torch.cuda.get_device_name() if gpu else "CPU"
     count = items or (lambda size: float(size))
     result = SweepResult(variable=variable, points=[], device=device, gpu=gpu)
-    started = time.perf_counter()
+    started = clocks.now()
     last_elapsed = 0.0
     for k, size in enumerate(sizes, start=1):
-        elapsed = time.perf_counter() - started
+        elapsed = clocks.now() - started
         if cancel is not None and cancel.is_set():
             result.stopped = "cancelled"
             break
@@ -311,7 +311,7 @@ def sweep(
             progress(SweepProgress(k, len(sizes), size, (k - 1) / len(sizes), f"{variable}={size}"))
         if reset is not None:
             reset()
-        point_started = time.perf_counter()
+        point_started = clocks.now()
         try:
             captured = capture(
                 lambda size=size: fn(size),
@@ -329,7 +329,7 @@ def sweep(
             result.stopped = "error"
             result.notes.append(f"Stopped at {variable}={size}: a profiler started meanwhile.")
             break
-        last_elapsed = time.perf_counter() - point_started
+        last_elapsed = clocks.now() - point_started
         captured.value = None  # the step's output: not held across points
         error = captured.error
         if error is not None:
@@ -368,12 +368,12 @@ def sweep(
             fn,
             rounds,
             repeat,
-            budget_s - (time.perf_counter() - started),
+            budget_s - (clocks.now() - started),
             gpu,
             reset,
             cancel,
         )
-    result.elapsed_s = time.perf_counter() - started
+    result.elapsed_s = clocks.now() - started
     _analyse(result)
     if confirm and gpu and result.oom_at is not None and result.fit is not None:
         _confirm(result, fn, reset, torch)

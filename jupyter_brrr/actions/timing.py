@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.spread import Stats, stats
+from ..capture import clocks
 
 # A difference below this fraction is noise even when the spread within one A/B is tighter:
 # repeating a whole A/B moves medians by a few percent (clocks, the other processes on the
@@ -185,19 +185,19 @@ class Timer:
             self._end.record()
             self._end.synchronize()
             return self._start.elapsed_time(self._end) * 1e-3 / n
-        start = time.perf_counter()
+        start = clocks.now()
         for _ in range(n):
             call()
         self._sync()
-        return (time.perf_counter() - start) / n
+        return (clocks.now() - start) / n
 
     def once(self, call: Callable[[], Any]) -> tuple[float, Any]:
         """One call, synchronised, and its value: for warm-up and first (compiling) calls."""
         self._sync()
-        start = time.perf_counter()
+        start = clocks.now()
         value = call()
         self._sync()
-        return time.perf_counter() - start, value
+        return clocks.now() - start, value
 
     def _sync(self) -> None:
         if self.gpu:

@@ -27,6 +27,14 @@ HOST_LOOP_REPEATS = 3
 _fastest_host_loop_s: float | None = None
 
 
+def now() -> float:
+    """The host clock, in seconds from an arbitrary start: what the budgets, deadlines and
+    warm-up of jupyter_brrr read, and the span of a run timed on the host. Read through this
+    module (``clocks.now()``), never imported by name, so that a test can put a fake clock in
+    its place (the fake_clock fixture of the tests, after pyinstrument's fake_time_util)."""
+    return time.perf_counter()
+
+
 class GpuSensors:
     """Reads the current device's SM clock (MHz) and power draw (W), or says why it cannot."""
 
@@ -95,6 +103,7 @@ def host_loop_s() -> float:
     Kept as the fastest reading of this process too (``fastest_host_loop_s``)."""
     global _fastest_host_loop_s
     best = float("inf")
+    # The real clock, not now(): this measures the CPU itself, which a fake clock cannot.
     for _ in range(HOST_LOOP_REPEATS):
         start = time.perf_counter()
         total = 0

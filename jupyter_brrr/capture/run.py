@@ -62,6 +62,7 @@ from ..costs import peaks
 from ..report.report import Report, steady_state_options
 from ..schema.report import Runs
 from ..trace.events import read_trace
+from . import clocks
 from .attribution import Attribution
 from .clocks import GpuSensors, fastest_host_loop_s, host_loop_s, settled
 
@@ -379,10 +380,10 @@ def _profiled_run(
     taken_over = False
     try:
         starts.install()
-        start_wall = time.perf_counter()
+        start_wall = clocks.now()
         with attribution.active() if attribution is not None else contextlib.nullcontext():
             profiled_span, value = _timed(fn, gpu)
-        wall = time.perf_counter() - start_wall
+        wall = clocks.now() - start_wall
     except BaseException as e:
         error = e
         if gpu:
@@ -468,14 +469,14 @@ def _warm_up(
     warm = WarmUp()
     read = sensors if sensors is not None and sensors.available else None
     samples: list[tuple[float, float]] = []
-    started = time.perf_counter()
+    started = clocks.now()
     if read is not None:
         warm.clock_start_mhz = read.sm_clock_mhz()
         if warm.clock_start_mhz is not None:
             samples.append((0.0, warm.clock_start_mhz))
     last_sample = last_run = 0.0
     while True:
-        now = time.perf_counter() - started
+        now = clocks.now() - started
         if warm.runs >= at_least:
             if not sustained:
                 break
@@ -491,7 +492,7 @@ def _warm_up(
         fn()
         warm.runs += 1
         runs["warmup"] += 1
-        done = time.perf_counter() - started
+        done = clocks.now() - started
         last_run = done - now
         if read is not None and done - last_sample >= CLOCK_SAMPLE_S:
             mhz = read.sm_clock_mhz()
@@ -502,7 +503,7 @@ def _warm_up(
         import torch
 
         torch.cuda.synchronize()
-    warm.seconds = time.perf_counter() - started
+    warm.seconds = clocks.now() - started
     if read is not None:
         warm.clock_end_mhz = read.sm_clock_mhz()
     return warm
@@ -812,9 +813,9 @@ def _timed(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
         end.record()
         end.synchronize()
         return start.elapsed_time(end) * 1e-3, value
-    start_time = time.perf_counter()
+    start_time = clocks.now()
     value = fn()
-    return time.perf_counter() - start_time, value
+    return clocks.now() - start_time, value
 
 
 def _quiet_synchronize() -> None:
