@@ -15,6 +15,8 @@ shrinks (a test fails on an entry that is no longer needed).
 from __future__ import annotations
 
 import ast
+import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -277,3 +279,101 @@ def test_importing_the_core_loads_no_ui_library() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- functions short enough to read --------------------------------------------------------------
+
+ROOT = PACKAGE.parent
+MAX_FUNCTION_LINES = 150
+
+# The functions still over the limit, with their length when listed: the list only shrinks (a
+# test fails on an entry that is no longer over the limit, or that grew).
+LONG_NOT_YET: dict[str, int] = {
+    "jupyter_brrr/analysis/step_graph.py:build": 407,
+    "jupyter_brrr/notebook/magic.py:brrr": 258,
+    "jupyter_brrr/analysis/analyze.py:analyze": 208,
+    "jupyter_brrr/views/pictures.py:_roofline_figure": 190,
+    "bench/gpu_check.py:check_coverage": 154,
+    "jupyter_brrr/analysis/replay.py:critical_path": 152,
+    "js/src/views/operators.ts:renderOperators": 323,
+    "js/src/views/ranks.ts:renderRanks": 280,
+    "js/src/views/overview.ts:renderOverview": 268,
+    "js/src/charts.ts:drawTimeline": 226,
+    "js/src/views/whatif.ts:renderWhatIf": 181,
+    "js/src/views/sweep.ts:renderSweep": 178,
+    "js/src/charts.ts:drawRoofline": 154,
+}
+
+
+def python_function_lengths(
+    root: Path = ROOT, folders: tuple[str, ...] = ("jupyter_brrr", "tests", "bench")
+) -> dict[str, int]:
+    """Every Python function of the package, the tests and the benchmarks (methods and nested
+    functions too), as "path:name" -> lines, its decorators included."""
+    found: dict[str, int] = {}
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            where = path.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                    lines = (node.end_lineno or node.lineno) - start + 1
+                    key = f"{where}:{node.name}"
+                    found[key] = max(found.get(key, 0), lines)
+    return found
+
+
+def typescript_function_lengths(root: Path = ROOT, folder: str = "js/src") -> dict[str, int]:
+    """Every function of the TypeScript sources (js/src, the specs included), read by the
+    TypeScript compiler's parser (js/function_lengths.js), as "path:name" -> lines."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no Node.js on the PATH")
+    sources = sorted(p.relative_to(root).as_posix() for p in (root / folder).rglob("*.ts"))
+    done = subprocess.run(
+        [node, str(ROOT / "js" / "function_lengths.js"), *sources],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found: dict[str, int] = {}
+    for line in done.stdout.splitlines():
+        row = json.loads(line)
+        key = f"{row['file']}:{row['name']}"
+        found[key] = max(found.get(key, 0), row["lines"])
+    return found
+
+
+@pytest.mark.parametrize("language", ["python", "typescript"])
+def test_no_function_is_over_150_lines(language: str) -> None:
+    lengths = python_function_lengths() if language == "python" else typescript_function_lengths()
+    assert len(lengths) > 100  # the scan found the sources
+    long = {
+        key: lines
+        for key, lines in lengths.items()
+        if lines > MAX_FUNCTION_LINES and key not in LONG_NOT_YET
+    }
+    assert not long, f"over {MAX_FUNCTION_LINES} lines: split them into named pieces: {long}"
+    suffix = ".py:" if language == "python" else ".ts:"
+    for key, listed in LONG_NOT_YET.items():
+        if suffix not in key:
+            continue
+        now = lengths.get(key, 0)
+        assert now > MAX_FUNCTION_LINES, f"{key} is {now} lines now: take it off LONG_NOT_YET"
+        assert now <= listed, f"{key} grew from {listed} to {now} lines"
+
+
+def test_the_length_scans_see_a_long_function(tmp_path: Path) -> None:
+    """Both scans count a function from its first line (decorators included) to its last, and
+    nested functions on their own too."""
+    body = "".join(f"    x{i} = {i}\n" for i in range(150))
+    (tmp_path / "long.py").write_text(
+        f"@staticmethod\ndef long():\n    def inner():\n        pass\n{body}"
+    )
+    assert python_function_lengths(tmp_path, (".",)) == {"long.py:long": 154, "long.py:inner": 2}
+    ts_body = "".join(f"  const x{i} = {i};\n" for i in range(150))
+    inner = "  function inner(): void {\n    return;\n  }\n"
+    (tmp_path / "long.ts").write_text(f"export const long = (): void => {{\n{inner}{ts_body}}};\n")
+    found = typescript_function_lengths(tmp_path, ".")
+    assert found == {"long.ts:long": 155, "long.ts:inner": 3}
