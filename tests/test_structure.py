@@ -291,7 +291,6 @@ MAX_FUNCTION_LINES = 150
 LONG_NOT_YET: dict[str, int] = {
     "jupyter_brrr/analysis/step_graph.py:build": 407,
     "jupyter_brrr/notebook/magic.py:brrr": 258,
-    "jupyter_brrr/analysis/analyze.py:analyze": 208,
     "jupyter_brrr/views/pictures.py:_roofline_figure": 190,
     "bench/gpu_check.py:check_coverage": 154,
     "jupyter_brrr/analysis/replay.py:critical_path": 152,

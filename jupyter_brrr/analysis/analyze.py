@@ -176,18 +176,103 @@ def analyze(
         # CUDA events bracket the launches, so they cannot see less than the kernels ran;
         # a smaller figure means the two clocks disagree by rounding: trust the busy time.
         span = active
-    # No rate where no op has a model: 0 FLOP/s would read as a measurement.
-    modelled = bool(ops["counted"].any())
-    busy = split["busy_s"]
-    flops = float(np.nansum(ops["flops"]))  # nansum: skips NaN (the ops without a model)
-    nbytes = float(np.nansum(ops["bytes"]))
     coverage = _coverage(trace, gpu, owner, ops, comm)
     math_mode_figures, roof_notes = roofs.math_mode_summary(ops, math_mode, peaks)
     if peak_memory_bytes is not None or (measured is not None and measured.cuda_memory):
         memory_peak = peak_memory_bytes  # the allocator's counters: None when not read
     else:
         memory_peak = _trace_peak_memory(trace)
-    summary: Summary = {
+    summary = _summary(
+        trace,
+        ops,
+        kernels,
+        split,
+        comm,
+        coverage,
+        span=span,
+        trace_span=trace_span,
+        span_source=span_source if span_s is not None else "trace",
+        device=device or device_name(trace),
+        gpu_work=gpu_work,
+        peaks=peaks,
+        runs=runs,
+        steps=steps,
+        measured=measured,
+        memory_peak=memory_peak,
+        memory_capacity_bytes=memory_capacity_bytes,
+        math_mode_figures=math_mode_figures,
+    )
+
+    op_table, call_row, op_columns = _op_table(ops, owner, peaks)
+    notes += _traffic_notes(op_table)
+    notes += roof_notes
+    notes += _analysis_notes(op_table, summary, trace, gpu, peaks, n_ops)
+    result = Analysis(
+        summary=summary,
+        ops=op_table,
+        kernels=frame(kernels),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+        cpu_ops=_cpu_lane(trace.ops, ops, origin),
+        notes=notes,
+        modules=modules.module_tree(ops, owner),
+    )
+
+    def advise_now() -> None:
+        row_facts = _limits(trace, gpu, owner, ops, op_table, op_columns, call_row, peaks)
+        result.recommendations = advice.recommend(
+            advice.Evidence(
+                summary=summary,
+                ops=op_columns,
+                facts=row_facts,
+                peaks=peaks,
+                gpu={**gpu, "row": _row_of(owner, call_row), "bytes": _event_bytes(trace)},
+                calls={
+                    **ops,
+                    "pid": trace.ops["pid"].to_numpy(),
+                    "tid": trace.ops["tid"].to_numpy(),
+                    "row": call_row,
+                },
+                runtime=trace.runtime,
+                span_given=span_s is not None,
+            )
+        )
+
+    result.pending = advise_now
+    if advise:
+        result.complete()
+    if measured is not None and measured.host_span_s is not None:
+        # After the advice, which reads the profiled run's own figures.
+        _use_host_span(summary, measured.host_span_s, span_source)
+    return result
+
+
+def _summary(
+    trace: Trace,
+    ops: dict[str, np.ndarray],
+    kernels: dict[str, np.ndarray],
+    split: dict,
+    comm: _Communication,
+    coverage: dict,
+    *,
+    span: float,
+    trace_span: float,
+    span_source: str,
+    device: str,
+    gpu_work: bool,
+    peaks: Peaks | None,
+    runs: Runs | None,
+    steps: dict | None,
+    measured: Measured | None,
+    memory_peak: float | None,
+    memory_capacity_bytes: float | None,
+    math_mode_figures: dict,
+) -> Summary:
+    """The summary of :func:`analyze`, whole (``schema.Summary``)."""
+    busy = split["busy_s"]
+    flops = float(np.nansum(ops["flops"]))  # nansum: skips NaN (the ops without a model)
+    nbytes = float(np.nansum(ops["bytes"]))
+    # No rate where no op has a model: 0 FLOP/s would read as a measurement.
+    modelled = bool(ops["counted"].any())
+    return {
         "span_s": span,
         "busy_s": busy,
         "compute_s": split["compute_s"],
@@ -201,8 +286,8 @@ def analyze(
         "communication_hidden_s": split["communication_hidden_s"],
         "host_communication_s": split["host_communication_s"],
         "trace_span_s": trace_span,
-        "span_source": span_source if span_s is not None else "trace",
-        "device": device or device_name(trace),
+        "span_source": span_source,
+        "device": device,
         "gpu": gpu_work,
         "peaks": peaks.to_dict() if peaks is not None else None,
         "runs": runs or {"warmup": 0, "timed": 0, "profiled": 1, "total": 1},
@@ -238,27 +323,22 @@ def analyze(
         "timing": measured.timing if measured is not None else None,
     }
 
-    op_table, call_row, op_columns = _op_table(ops, owner, peaks)
-    notes += _traffic_notes(op_table)
-    notes += roof_notes
-    flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
-    if len(flagged):
-        many = len(flagged) > 1
-        # The largest three, grouped by reason (the flag after its "N% of its X roof: ").
-        by_reason: dict[str, list[str]] = {}
-        for row in flagged.nlargest(3, "gpu_time_s").itertuples():
-            share, _, reason = str(row.roof_flag).partition(": ")
-            by_reason.setdefault(reason.rstrip("."), []).append(
-                f"{row.name} {row.shapes} ({share})"
-            )
-        largest = "; ".join(f"{', '.join(ops)}: {reason}" for reason, ops in by_reason.items())
-        notes.append(
-            f"{len(flagged)} op{'s' if many else ''} read above "
-            f"{roofs.ROOF_TOLERANCE:.0%} of {'their' if many else 'its'} roof, which no kernel "
-            "can reach: a model or peak mismatch, not an achievement, so advice does not quote "
-            f"{'their' if many else 'its'} share of peak (the op table's roof_flag says why"
-            f"{' for each' if many else ''}). {'Largest' if many else 'It'}: {largest}."
-        )
+
+def _analysis_notes(
+    op_table: pd.DataFrame,
+    summary: Summary,
+    trace: Trace,
+    gpu: dict[str, np.ndarray],
+    peaks: Peaks | None,
+    n_ops: int,
+) -> list[str]:
+    """The notes of :func:`analyze` on what its figures cannot say: roofs passed, no shapes,
+    several GPUs, coverage, no peaks, no GPU work."""
+    notes: list[str] = []
+    gpu_work = summary["gpu"]
+    roof_flags = _roof_flag_note(op_table)
+    if roof_flags is not None:
+        notes.append(roof_flags)
     if gpu_work and not summary["shapes_recorded"]:
         notes.append(
             "The trace holds no input shapes (it was recorded without "
@@ -286,48 +366,37 @@ def analyze(
             if n_ops
             else "No PyTorch ops were recorded: the code ran no torch operations."
         )
-    result = Analysis(
-        summary=summary,
-        ops=op_table,
-        kernels=frame(kernels),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
-        cpu_ops=_cpu_lane(trace.ops, ops, origin),
-        notes=notes,
-        modules=modules.module_tree(ops, owner),
+    return notes
+
+
+def _roof_flag_note(op_table: pd.DataFrame) -> str | None:
+    """The note on the ops that read above their roof, or None where none does."""
+    flagged = op_table[op_table["roof_flag"].to_numpy() != ""]
+    if not len(flagged):
+        return None
+    many = len(flagged) > 1
+    # The largest three, grouped by reason (the flag after its "N% of its X roof: ").
+    by_reason: dict[str, list[str]] = {}
+    for row in flagged.nlargest(3, "gpu_time_s").itertuples():
+        share, _, reason = str(row.roof_flag).partition(": ")
+        by_reason.setdefault(reason.rstrip("."), []).append(f"{row.name} {row.shapes} ({share})")
+    largest = "; ".join(f"{', '.join(ops)}: {reason}" for reason, ops in by_reason.items())
+    return (
+        f"{len(flagged)} op{'s' if many else ''} read above "
+        f"{roofs.ROOF_TOLERANCE:.0%} of {'their' if many else 'its'} roof, which no kernel "
+        "can reach: a model or peak mismatch, not an achievement, so advice does not quote "
+        f"{'their' if many else 'its'} share of peak (the op table's roof_flag says why"
+        f"{' for each' if many else ''}). {'Largest' if many else 'It'}: {largest}."
     )
 
-    def advise_now() -> None:
-        row_facts = _limits(trace, gpu, owner, ops, op_table, op_columns, call_row, peaks)
-        result.recommendations = advice.recommend(
-            advice.Evidence(
-                summary=summary,
-                ops=op_columns,
-                facts=row_facts,
-                peaks=peaks,
-                gpu={**gpu, "row": _row_of(owner, call_row), "bytes": _event_bytes(trace)},
-                calls={
-                    **ops,
-                    "pid": trace.ops["pid"].to_numpy(),
-                    "tid": trace.ops["tid"].to_numpy(),
-                    "row": call_row,
-                },
-                runtime=trace.runtime,
-                span_given=span_s is not None,
-            )
-        )
 
-    result.pending = advise_now
-    if advise:
-        result.complete()
-    if measured is not None and measured.host_span_s is not None:
-        # Timed runs without GPU work: their unprofiled median is the span, and the profiled
-        # run's CPU op time (slower, under the profiler) is capped by it. After the advice,
-        # which reads the profiled run's own figures.
-        host_span = measured.host_span_s
-        summary["span_s"] = host_span
-        summary["span_source"] = span_source
-        summary["busy_s"] = summary["other_s"] = min(summary["busy_s"], host_span)
-        summary["idle_s"] = host_span - summary["busy_s"]
-    return result
+def _use_host_span(summary: Summary, host_span: float, span_source: str) -> None:
+    """Timed runs without GPU work: their unprofiled median is the span, and the profiled run's
+    CPU op time (slower, under the profiler) is capped by it."""
+    summary["span_s"] = host_span
+    summary["span_source"] = span_source
+    summary["busy_s"] = summary["other_s"] = min(summary["busy_s"], host_span)
+    summary["idle_s"] = host_span - summary["busy_s"]
 
 
 # Runtime calls that launch GPU work (CUDA and HIP names contain these).
