@@ -468,8 +468,32 @@ export async function renderOperators(
   const cpuOnly = data.cpuOnly || data.noGpuWork;
   const time = (o: IOpRow) => opTime(o, cpuOnly);
   const totalTime = ops.reduce((a, o) => a + time(o), 0);
+  const drawChart = opsChart(panel, ctx, cpuOnly, time, totalTime);
+  if (data.modules.length) {
+    const treeSec = h('section', { class: 'jp-brrr-section' });
+    treeSec.appendChild(heading('By module'));
+    const total = cpuOnly ? totalTime : (data.span ?? totalTime);
+    treeSec.appendChild(moduleTree(data.modules, cpuOnly, total));
+    panel.appendChild(treeSec);
+  }
+  panel.appendChild(
+    opsTable(ops, cpuOnly, o => data.kernelsByOp.get(o.name) ?? [])
+  );
+  await drawChart();
+}
 
-  // --- chart ---
+/**
+ * The top-ops chart's section, added to the panel; the function that draws
+ * the chart (again when the grouping changes).
+ */
+function opsChart(
+  panel: HTMLElement,
+  ctx: IViewContext,
+  cpuOnly: boolean,
+  time: (o: IOpRow) => number,
+  totalTime: number
+): () => Promise<void> {
+  const ops = ctx.data.ops;
   const chartSec = h('section', { class: 'jp-brrr-section' });
   const groupSel = h(
     'select',
@@ -538,17 +562,137 @@ export async function renderOperators(
     ctx.track(chart);
   };
   groupSel.addEventListener('change', () => void drawChart());
+  return drawChart;
+}
 
-  // --- the module tree ---
-  if (data.modules.length) {
-    const treeSec = h('section', { class: 'jp-brrr-section' });
-    treeSec.appendChild(heading('By module'));
-    const total = cpuOnly ? totalTime : (data.span ?? totalTime);
-    treeSec.appendChild(moduleTree(data.modules, cpuOnly, total));
-    panel.appendChild(treeSec);
+/** The ops whose fields contain ``filter`` (any case), sorted by a column. */
+function filterAndSort(
+  ops: IOpRow[],
+  filter: string,
+  col: IColumn,
+  descending: boolean
+): IOpRow[] {
+  const f = filter.trim().toLowerCase();
+  const list = f
+    ? ops.filter(
+        o =>
+          o.name.toLowerCase().includes(f) ||
+          o.shapes.toLowerCase().includes(f) ||
+          o.category.toLowerCase().includes(f) ||
+          o.module.toLowerCase().includes(f) ||
+          o.line.toLowerCase().includes(f) ||
+          o.reason.toLowerCase().includes(f) ||
+          o.bound.toLowerCase().includes(f)
+      )
+    : ops.slice();
+  const dir = descending ? -1 : 1;
+  return list.sort((a, b) => {
+    const va = col.value(a);
+    const vb = col.value(b);
+    if (va === null || va === '') {
+      return vb === null || vb === '' ? 0 : 1;
+    }
+    if (vb === null || vb === '') {
+      return -1;
+    }
+    if (typeof va === 'number' && typeof vb === 'number') {
+      return (va - vb) * dir;
+    }
+    return String(va).localeCompare(String(vb)) * dir;
+  });
+}
+
+/**
+ * The header row of the ops table: a sortable header cell per column, each
+ * calling ``onSort`` with its key on a click, Enter or space.
+ */
+function sortableHead(
+  cols: IColumn[],
+  onSort: (c: IColumn) => void
+): { thead: HTMLElement; ths: Map<string, HTMLElement> } {
+  const thead = h('thead');
+  const headRow = h('tr');
+  const ths = new Map<string, HTMLElement>();
+  for (const c of cols) {
+    const th = h(
+      'th',
+      {
+        class: `jp-brrr-sortable${c.num ? ' jp-brrr-num' : ''}`,
+        title: `${c.title} (click to sort)`,
+        data: { key: c.key },
+        attrs: { tabindex: '0', role: 'columnheader' }
+      },
+      c.label
+    );
+    th.addEventListener('click', () => onSort(c));
+    th.addEventListener('keydown', ev => {
+      if (ev.key === 'Enter' || ev.key === ' ') {
+        ev.preventDefault();
+        onSort(c);
+      }
+    });
+    ths.set(c.key, th);
+    headRow.appendChild(th);
   }
+  thead.appendChild(headRow);
+  return { thead, ths };
+}
 
-  // --- table ---
+/** One op's table row; a click or Enter calls ``toggle``. */
+function opTableRow(
+  o: IOpRow,
+  cols: IColumn[],
+  expanded: boolean,
+  toggle: () => void
+): HTMLElement {
+  const tr = h('tr', {
+    class: 'jp-brrr-op-row',
+    data: { testid: 'brrr-op-row' },
+    attrs: { tabindex: '0', 'aria-expanded': String(expanded) }
+  });
+  for (const c of cols) {
+    const td = h(
+      'td',
+      {
+        class: c.num ? 'jp-brrr-num' : `jp-brrr-col-${c.key}`
+      },
+      c.cell(o)
+    );
+    if (c.key === 'name') {
+      td.title = [
+        o.name,
+        o.module ? `module: ${o.module}` : '',
+        o.line ? `line: ${o.line}` : ''
+      ]
+        .filter(x => x)
+        .join('\n');
+      td.insertBefore(
+        h('span', { class: 'jp-brrr-caret' }, expanded ? '\u25be' : '\u25b8'),
+        td.firstChild
+      );
+    } else if (c.key === 'shapes') {
+      td.title = `${o.shapes}${o.dtypes ? `\n${o.dtypes}` : ''}`;
+    }
+    tr.appendChild(td);
+  }
+  tr.addEventListener('click', toggle);
+  tr.addEventListener('keydown', ev => {
+    if (ev.key === 'Enter') {
+      toggle();
+    }
+  });
+  return tr;
+}
+
+/**
+ * The ops table's section: sortable columns, a filter, a page of rows at a
+ * time, and a row's kernels under it when it is opened.
+ */
+function opsTable(
+  ops: IOpRow[],
+  cpuOnly: boolean,
+  kernelsFor: (o: IOpRow) => IKernelRow[]
+): HTMLElement {
   const cols = columns(cpuOnly);
   let sortKey = cpuOnly ? 'self_cpu_time_s' : 'gpu_time_s';
   let sortDesc = true;
@@ -584,41 +728,16 @@ export async function renderOperators(
     class: 'jp-brrr-table jp-brrr-ops',
     data: { testid: 'brrr-ops-table' }
   });
-  const thead = h('thead');
-  const headRow = h('tr');
-  const ths = new Map<string, HTMLElement>();
-  for (const c of cols) {
-    const th = h(
-      'th',
-      {
-        class: `jp-brrr-sortable${c.num ? ' jp-brrr-num' : ''}`,
-        title: `${c.title} (click to sort)`,
-        data: { key: c.key },
-        attrs: { tabindex: '0', role: 'columnheader' }
-      },
-      c.label
-    );
-    const activate = () => {
-      if (sortKey === c.key) {
-        sortDesc = !sortDesc;
-      } else {
-        sortKey = c.key;
-        sortDesc = c.num;
-      }
-      shown = PAGE_ROWS;
-      update();
-    };
-    th.addEventListener('click', activate);
-    th.addEventListener('keydown', ev => {
-      if (ev.key === 'Enter' || ev.key === ' ') {
-        ev.preventDefault();
-        activate();
-      }
-    });
-    ths.set(c.key, th);
-    headRow.appendChild(th);
-  }
-  thead.appendChild(headRow);
+  const { thead, ths } = sortableHead(cols, c => {
+    if (sortKey === c.key) {
+      sortDesc = !sortDesc;
+    } else {
+      sortKey = c.key;
+      sortDesc = c.num;
+    }
+    shown = PAGE_ROWS;
+    update();
+  });
   table.appendChild(thead);
   const tbody = h('tbody');
   table.appendChild(tbody);
@@ -630,42 +749,6 @@ export async function renderOperators(
     ''
   );
   tableSec.appendChild(moreBtn);
-  panel.appendChild(tableSec);
-
-  const kernelsFor = (o: IOpRow) => data.kernelsByOp.get(o.name) ?? [];
-
-  function rows(): IOpRow[] {
-    const f = filter.trim().toLowerCase();
-    let list = f
-      ? ops.filter(
-          o =>
-            o.name.toLowerCase().includes(f) ||
-            o.shapes.toLowerCase().includes(f) ||
-            o.category.toLowerCase().includes(f) ||
-            o.module.toLowerCase().includes(f) ||
-            o.line.toLowerCase().includes(f) ||
-            o.reason.toLowerCase().includes(f) ||
-            o.bound.toLowerCase().includes(f)
-        )
-      : ops.slice();
-    const col = cols.find(c => c.key === sortKey) ?? cols[0];
-    const dir = sortDesc ? -1 : 1;
-    list = list.sort((a, b) => {
-      const va = col.value(a);
-      const vb = col.value(b);
-      if (va === null || va === '') {
-        return vb === null || vb === '' ? 0 : 1;
-      }
-      if (vb === null || vb === '') {
-        return -1;
-      }
-      if (typeof va === 'number' && typeof vb === 'number') {
-        return (va - vb) * dir;
-      }
-      return String(va).localeCompare(String(vb)) * dir;
-    });
-    return list;
-  }
 
   function update(): void {
     for (const [key, th] of ths) {
@@ -676,46 +759,13 @@ export async function renderOperators(
         key === sortKey ? (sortDesc ? 'descending' : 'ascending') : 'none'
       );
     }
-    const list = rows();
+    const col = cols.find(c => c.key === sortKey) ?? cols[0];
+    const list = filterAndSort(ops, filter, col, sortDesc);
     clear(tbody);
     const n = Math.min(shown, list.length);
     const frag = document.createDocumentFragment();
     for (let i = 0; i < n; i++) {
       const o = list[i];
-      const tr = h('tr', {
-        class: 'jp-brrr-op-row',
-        data: { testid: 'brrr-op-row' },
-        attrs: { tabindex: '0', 'aria-expanded': String(expanded.has(o)) }
-      });
-      for (const c of cols) {
-        const td = h(
-          'td',
-          {
-            class: c.num ? 'jp-brrr-num' : `jp-brrr-col-${c.key}`
-          },
-          c.cell(o)
-        );
-        if (c.key === 'name') {
-          td.title = [
-            o.name,
-            o.module ? `module: ${o.module}` : '',
-            o.line ? `line: ${o.line}` : ''
-          ]
-            .filter(x => x)
-            .join('\n');
-          td.insertBefore(
-            h(
-              'span',
-              { class: 'jp-brrr-caret' },
-              expanded.has(o) ? '\u25be' : '\u25b8'
-            ),
-            td.firstChild
-          );
-        } else if (c.key === 'shapes') {
-          td.title = `${o.shapes}${o.dtypes ? `\n${o.dtypes}` : ''}`;
-        }
-        tr.appendChild(td);
-      }
       const toggle = () => {
         if (expanded.has(o)) {
           expanded.delete(o);
@@ -724,13 +774,7 @@ export async function renderOperators(
         }
         update();
       };
-      tr.addEventListener('click', toggle);
-      tr.addEventListener('keydown', ev => {
-        if (ev.key === 'Enter') {
-          toggle();
-        }
-      });
-      frag.appendChild(tr);
+      frag.appendChild(opTableRow(o, cols, expanded.has(o), toggle));
       if (expanded.has(o)) {
         const td = h(
           'td',
@@ -771,5 +815,5 @@ export async function renderOperators(
   });
 
   update();
-  await drawChart();
+  return tableSec;
 }
