@@ -115,7 +115,6 @@ function busy(r: IJobRankRow): number | null {
 /** Render the Ranks view of a job into a panel. */
 export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
   const { job } = ctx;
-  const s = job.summary;
   const ranks = jobRankRows(job);
   if (!ranks.length) {
     panel.appendChild(
@@ -126,20 +125,45 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
     );
     return;
   }
-  const straggler = s.straggler.rank;
-  panel.appendChild(
-    h(
-      'div',
-      {
-        class: straggler !== null ? 'jp-brrr-banner' : 'jp-brrr-caption',
-        data: {
-          testid: 'brrr-straggler',
-          rank: straggler === null ? '' : String(straggler)
-        }
-      },
-      stragglerLine(job)
-    )
+  const straggler = job.summary.straggler.rank;
+  panel.appendChild(stragglerBanner(job));
+  panel.appendChild(jobCards(job.summary));
+  panel.appendChild(rankBars(ranks, straggler));
+  if (job.recommendations.length) {
+    panel.appendChild(adviceSection(job));
+  }
+  panel.appendChild(rankTable(ranks, straggler));
+  const collectives = jobCollectiveRows(job);
+  if (collectives.length) {
+    panel.appendChild(collectivesSection(collectives));
+  }
+  const steps = jobStepRows(job);
+  if (steps.length) {
+    panel.appendChild(stepsSection(steps));
+  }
+  if (job.notes.length) {
+    panel.appendChild(notesSection(job.notes));
+  }
+}
+
+/** Who holds the others back, as a banner (a caption where nobody does). */
+function stragglerBanner(job: IJob): HTMLElement {
+  const straggler = job.summary.straggler.rank;
+  return h(
+    'div',
+    {
+      class: straggler !== null ? 'jp-brrr-banner' : 'jp-brrr-caption',
+      data: {
+        testid: 'brrr-straggler',
+        rank: straggler === null ? '' : String(straggler)
+      }
+    },
+    stragglerLine(job)
   );
+}
+
+/** The job's figures as cards: ranks, span, communication, imbalance. */
+function jobCards(s: IJob['summary']): HTMLElement {
   const cards = h('div', { class: 'jp-brrr-cards' });
   cards.appendChild(
     card(
@@ -185,9 +209,14 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
       )
     );
   }
-  panel.appendChild(cards);
+  return cards;
+}
 
-  // Each rank's span split, on one scale; the latest rank at collectives on top.
+/**
+ * Each rank's span split, on one scale, with its communication under it; the
+ * latest rank at collectives on top.
+ */
+function rankBars(ranks: IJobRankRow[], straggler: number | null): HTMLElement {
   const bars = h('section', {
     class: 'jp-brrr-section',
     data: { testid: 'brrr-rank-bars' }
@@ -262,32 +291,38 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
       )
     )
   );
-  panel.appendChild(bars);
+  return bars;
+}
 
-  if (job.recommendations.length) {
-    const recs = h('section', {
-      class: 'jp-brrr-section',
-      data: { testid: 'brrr-job-advice' }
-    });
-    recs.appendChild(heading('What to try first'));
-    recs.appendChild(
-      h(
-        'ul',
-        { class: 'jp-brrr-notes' },
-        ...job.recommendations.map(r =>
-          h(
-            'li',
-            { data: { kind: r.kind } },
-            h('b', null, r.title),
-            `: ${r.detail}`
-          )
+/** The job's recommendations. */
+function adviceSection(job: IJob): HTMLElement {
+  const recs = h('section', {
+    class: 'jp-brrr-section',
+    data: { testid: 'brrr-job-advice' }
+  });
+  recs.appendChild(heading('What to try first'));
+  recs.appendChild(
+    h(
+      'ul',
+      { class: 'jp-brrr-notes' },
+      ...job.recommendations.map(r =>
+        h(
+          'li',
+          { data: { kind: r.kind } },
+          h('b', null, r.title),
+          `: ${r.detail}`
         )
       )
-    );
-    panel.appendChild(recs);
-  }
+    )
+  );
+  return recs;
+}
 
-  // The per-rank table.
+/** The per-rank table. */
+function rankTable(
+  ranks: IJobRankRow[],
+  straggler: number | null
+): HTMLElement {
   const sec = h('section', { class: 'jp-brrr-section' });
   sec.appendChild(heading('Ranks'));
   const table = dataTable(
@@ -340,58 +375,53 @@ export function renderRanks(panel: HTMLElement, ctx: IJobContext): void {
       "busy: the span less idle time; communication: all of it, comm. exposed: the part with none of the rank's own work beside it; last at: collectives the rank arrived last at, beyond the clocks' noise; late: how long it held the others back; waited: how long it waited for the last rank."
     )
   );
-  panel.appendChild(sec);
+  return sec;
+}
 
-  const collectives = jobCollectiveRows(job);
-  if (collectives.length) {
-    const csec = h('section', { class: 'jp-brrr-section' });
-    csec.appendChild(
-      heading("Collectives (time: from the last rank's arrival to the end)")
-    );
-    const ct = dataTable(
-      [
-        ['group'],
-        ['op'],
-        ['size', true],
-        ['dtype'],
-        ['where'],
-        ['calls', true],
-        ['time', true],
-        ['median', true],
-        ['algbw', true],
-        ['busbw', true],
-        ['of link', true],
-        ['algorithm']
-      ],
-      collectives.map(c => ({
-        props: { data: { testid: 'brrr-collective-row', op: c.op } },
-        cells: [
-          c.group,
-          { content: c.op, class: 'jp-brrr-name' },
-          fmtBytes(c.bytes),
-          c.dtype,
-          c.where,
-          fmtInt(c.calls),
-          fmtTime(c.time_s),
-          fmtTime(c.median_s),
-          fmtSI(c.algbw, 'B/s'),
-          fmtSI(c.busbw, 'B/s'),
-          fmtPct(c.link_fraction, 0),
-          c.algorithm || '\u2014'
-        ]
-      })),
-      { testid: 'brrr-collective-table', compact: true }
-    );
-    csec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, ct));
-    panel.appendChild(csec);
-  }
-  const steps = jobStepRows(job);
-  if (steps.length) {
-    panel.appendChild(stepsSection(steps));
-  }
-  if (job.notes.length) {
-    panel.appendChild(notesSection(job.notes));
-  }
+/** The collectives with their bus bandwidth. */
+function collectivesSection(
+  collectives: ReturnType<typeof jobCollectiveRows>
+): HTMLElement {
+  const csec = h('section', { class: 'jp-brrr-section' });
+  csec.appendChild(
+    heading("Collectives (time: from the last rank's arrival to the end)")
+  );
+  const ct = dataTable(
+    [
+      ['group'],
+      ['op'],
+      ['size', true],
+      ['dtype'],
+      ['where'],
+      ['calls', true],
+      ['time', true],
+      ['median', true],
+      ['algbw', true],
+      ['busbw', true],
+      ['of link', true],
+      ['algorithm']
+    ],
+    collectives.map(c => ({
+      props: { data: { testid: 'brrr-collective-row', op: c.op } },
+      cells: [
+        c.group,
+        { content: c.op, class: 'jp-brrr-name' },
+        fmtBytes(c.bytes),
+        c.dtype,
+        c.where,
+        fmtInt(c.calls),
+        fmtTime(c.time_s),
+        fmtTime(c.median_s),
+        fmtSI(c.algbw, 'B/s'),
+        fmtSI(c.busbw, 'B/s'),
+        fmtPct(c.link_fraction, 0),
+        c.algorithm || '\u2014'
+      ]
+    })),
+    { testid: 'brrr-collective-table', compact: true }
+  );
+  csec.appendChild(h('div', { class: 'jp-brrr-table-wrap' }, ct));
+  return csec;
 }
 
 /** The profiler steps of every rank: a table, folded when long. */
