@@ -4,7 +4,7 @@
 
 import { h } from '../dom';
 import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, ellipsize } from '../format';
-import { opTime, SPLIT_KEYS } from '../model';
+import { opTime, ReportData, SPLIT_KEYS } from '../model';
 import { stepRows } from '../schema';
 import type { IRecommendation, IRuns, ISummary } from '../schema';
 import {
@@ -164,142 +164,17 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   const { data } = ctx;
   const r = data.report;
   const s = r.summary;
-
-  if (data.cpuOnly && !data.empty) {
-    panel.appendChild(
-      h(
-        'div',
-        { class: 'jp-brrr-banner', data: { testid: 'brrr-cpu-only' } },
-        data.noGpuFound
-          ? 'No GPU was found: this report shows CPU op times only.'
-          : 'No GPU work was recorded: this report shows CPU op times only.'
-      )
-    );
+  for (const state of emptyStates(data)) {
+    panel.appendChild(state);
   }
-
-  if (data.empty) {
-    panel.appendChild(
-      emptyState(
-        'No GPU work was recorded in this cell.',
-        "The profiled code launched no kernels and ran no PyTorch ops, so there is no time to break down: profile code that calls PyTorch (a model's forward, tensor maths)."
-      )
-    );
-  } else if (!data.cpuOnly && data.noGpuWork) {
-    panel.appendChild(
-      emptyState(
-        'No GPU work was recorded in this cell.',
-        'The code ran PyTorch ops, but none launched a GPU kernel: move the model and its inputs to the GPU (.to("cuda")) and profile again.'
-      )
-    );
-  }
-
-  // Span split.
   if (!data.cpuOnly && !data.noGpuWork) {
-    const span = data.span;
-    // Communication only where there was some (reports of one GPU have none).
-    const parts: ISplitPart[] = SPLIT_KEYS.filter(
-      k => k !== 'communication' || (data.splitTime(k) ?? 0) > 0
-    ).map(k => ({
-      key: k,
-      seconds: data.splitTime(k)
-    }));
-    const sec = h('section', { class: 'jp-brrr-section' });
-    sec.appendChild(heading('Where the span went'));
-    sec.appendChild(splitBar(parts, span));
-    sec.appendChild(splitLegend(parts, span));
-    panel.appendChild(sec);
+    panel.appendChild(spanSplit(data));
   }
 
   // Key figures.
   const cards = h('div', { class: 'jp-brrr-cards' });
-  const span = data.span;
   if (!data.cpuOnly) {
-    const [spanTitle, spanDetail] = spanScope(s);
-    cards.appendChild(
-      card(
-        spanTitle,
-        fmtTime(span),
-        timingDetail(s) ?? spanDetail,
-        'brrr-card-span'
-      )
-    );
-    cards.appendChild(
-      card(
-        'GPU busy',
-        fmtPct(data.busyShare),
-        s.busy_s !== null ? `${fmtTime(s.busy_s)} with a kernel running` : null,
-        'brrr-card-busy',
-        data.busyShare
-      )
-    );
-    const peaks = s.peaks;
-    const dtype = data.mainDtype;
-    const peakF = dtype && peaks ? peaks.flops[dtype] : null;
-    const flopsPerS = s.achieved_flops_per_s;
-    const bytesPerS = s.achieved_bytes_per_s;
-    const src = peaks?.source
-      ? ` (${peaks.measured ? 'measured' : peaks.source})`
-      : '';
-    cards.appendChild(
-      card(
-        'Achieved compute',
-        fmtSI(flopsPerS, 'FLOP/s'),
-        peakF
-          ? `${fmtPct(flopsPerS !== null ? flopsPerS / peakF : null)} of ${dtype} peak ${fmtSI(peakF, 'FLOP/s')}${src}, while busy`
-          : peaks && data.olderVersion
-            ? 'saved by an older jupyter_brrr: upgrade the notebook to see its share of the peak'
-            : peaks
-              ? 'no op with a FLOP model ran on the GPU'
-              : 'no peak known for this device',
-        'brrr-card-flops',
-        peakF && flopsPerS !== null ? flopsPerS / peakF : null
-      )
-    );
-    const bw = peaks?.bandwidth ?? null;
-    cards.appendChild(
-      card(
-        'Achieved bandwidth',
-        fmtSI(bytesPerS, 'B/s'),
-        bw
-          ? `${fmtPct(bytesPerS !== null ? bytesPerS / bw : null)} of peak ${fmtSI(bw, 'B/s')}${src}, while busy`
-          : 'no peak known for this device',
-        'brrr-card-bw',
-        bw && bytesPerS !== null ? bytesPerS / bw : null
-      )
-    );
-    const modelled = s.modelled_share;
-    if (modelled !== null) {
-      const estimated =
-        typeof s.estimated_share === 'number' ? s.estimated_share : 0;
-      const missing = Array.isArray(s.unmodelled_ops) ? s.unmodelled_ops : [];
-      const names = missing
-        .slice(0, 3)
-        .map(o => (o && typeof o.name === 'string' ? o.name : ''))
-        .filter(n => n)
-        .join(', ');
-      cards.appendChild(
-        card(
-          'Cost model',
-          fmtPct(modelled),
-          modelled < 0.97 && names
-            ? `of the GPU time has FLOP and byte counts; without: ${names}`
-            : `of the GPU time has FLOP and byte counts${estimated >= 0.01 ? ` (${fmtPct(estimated)} estimated)` : ''}`,
-          'brrr-card-modelled',
-          modelled
-        )
-      );
-    }
-    const cap = s.memory_capacity_bytes;
-    const pm = s.peak_memory_bytes;
-    cards.appendChild(
-      card(
-        'Peak memory',
-        fmtBytes(pm),
-        memoryDetail(s),
-        'brrr-card-mem',
-        cap && pm !== null ? pm / cap : null
-      )
-    );
+    gpuCards(cards, data);
   } else if (!data.empty) {
     cards.appendChild(
       card(
@@ -323,110 +198,256 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   if (stepsTable) {
     panel.appendChild(stepsTable);
   }
-
-  // CPU-only: the top ops by CPU time.
   if (data.cpuOnly && data.ops.length) {
-    const sec = h('section', { class: 'jp-brrr-section' });
-    sec.appendChild(heading('Top ops by CPU time'));
-    const total = data.opCpuTime;
-    const top = [...data.ops]
-      .sort((a, b) => opTime(b, true) - opTime(a, true))
-      .slice(0, 10);
-    const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
-    table.appendChild(
-      tableHead([
-        ['op'],
-        ['shapes'],
-        ['calls', true],
-        ['self CPU', true],
-        ['share', true]
-      ])
-    );
-    const tb = h('tbody');
-    for (const o of top) {
-      const t = o.self_cpu_time_s ?? o.cpu_time_s;
-      tb.appendChild(
-        h(
-          'tr',
-          null,
-          h('td', { class: 'jp-brrr-name', title: o.name }, o.name),
-          h(
-            'td',
-            { class: 'jp-brrr-shapes', title: o.shapes },
-            ellipsize(o.shapes, 60)
-          ),
-          h('td', { class: 'jp-brrr-num' }, fmtInt(o.calls)),
-          h('td', { class: 'jp-brrr-num' }, fmtTime(t)),
-          h(
-            'td',
-            { class: 'jp-brrr-num' },
-            fmtPct(total > 0 && t !== null ? t / total : null)
-          )
-        )
-      );
-    }
-    table.appendChild(tb);
-    sec.appendChild(table);
-    panel.appendChild(sec);
+    panel.appendChild(topCpuOps(data));
   }
-
-  // Recommendations.
   if (r.recommendations.length) {
-    const sec = h('section', {
-      class: 'jp-brrr-section',
-      data: { testid: 'brrr-recommendations' }
-    });
-    sec.appendChild(heading('What to try first'));
-    const list = h('ol', { class: 'jp-brrr-recs' });
-    const SHOWN = 3;
-    r.recommendations.forEach((rec, i) => {
-      const li = h(
-        'li',
-        { class: 'jp-brrr-rec', data: { cause: rec.cause } },
-        h(
-          'div',
-          { class: 'jp-brrr-rec-head' },
-          badge(rec.bottleneck),
-          rec.cause
-            ? h('span', { class: 'jp-brrr-rec-cause' }, rec.cause)
-            : null,
-          h('span', { class: 'jp-brrr-rec-title' }, rec.title),
-          rec.share !== null
-            ? h(
-                'span',
-                { class: 'jp-brrr-rec-share' },
-                rec.cause
-                  ? `saves up to ${fmtPct(rec.share, 0)}`
-                  : `${fmtPct(rec.share, 0)} of the span`
-              )
-            : null
-        ),
-        ...recommendationBody(rec)
-      );
-      if (i >= SHOWN) {
-        li.hidden = true;
-      }
-      list.appendChild(li);
-    });
-    sec.appendChild(list);
-    if (r.recommendations.length > SHOWN) {
-      const more = h(
-        'button',
-        { class: 'jp-brrr-link' },
-        `Show ${r.recommendations.length - SHOWN} more`
-      );
-      more.addEventListener('click', () => {
-        list.querySelectorAll('li').forEach(li => (li.hidden = false));
-        more.remove();
-      });
-      sec.appendChild(more);
-    }
-    panel.appendChild(sec);
+    panel.appendChild(recommendations(r.recommendations));
   }
-
   if (r.notes.length) {
     panel.appendChild(notesSection(r.notes, 'brrr-notes'));
   }
+}
+
+/** The banners of a report with no GPU, no GPU work or no work at all. */
+function emptyStates(data: ReportData): HTMLElement[] {
+  const shown: HTMLElement[] = [];
+  if (data.cpuOnly && !data.empty) {
+    shown.push(
+      h(
+        'div',
+        { class: 'jp-brrr-banner', data: { testid: 'brrr-cpu-only' } },
+        data.noGpuFound
+          ? 'No GPU was found: this report shows CPU op times only.'
+          : 'No GPU work was recorded: this report shows CPU op times only.'
+      )
+    );
+  }
+
+  if (data.empty) {
+    shown.push(
+      emptyState(
+        'No GPU work was recorded in this cell.',
+        "The profiled code launched no kernels and ran no PyTorch ops, so there is no time to break down: profile code that calls PyTorch (a model's forward, tensor maths)."
+      )
+    );
+  } else if (!data.cpuOnly && data.noGpuWork) {
+    shown.push(
+      emptyState(
+        'No GPU work was recorded in this cell.',
+        'The code ran PyTorch ops, but none launched a GPU kernel: move the model and its inputs to the GPU (.to("cuda")) and profile again.'
+      )
+    );
+  }
+
+  return shown;
+}
+
+/** Where the span went: the split bar and its legend. */
+function spanSplit(data: ReportData): HTMLElement {
+  const span = data.span;
+  // Communication only where there was some (reports of one GPU have none).
+  const parts: ISplitPart[] = SPLIT_KEYS.filter(
+    k => k !== 'communication' || (data.splitTime(k) ?? 0) > 0
+  ).map(k => ({
+    key: k,
+    seconds: data.splitTime(k)
+  }));
+  const sec = h('section', { class: 'jp-brrr-section' });
+  sec.appendChild(heading('Where the span went'));
+  sec.appendChild(splitBar(parts, span));
+  sec.appendChild(splitLegend(parts, span));
+  return sec;
+}
+
+/** The key figures of a report with GPU work: span, busy, compute, bandwidth, cost model, memory. */
+function gpuCards(cards: HTMLElement, data: ReportData): void {
+  const s = data.report.summary;
+  const span = data.span;
+  const [spanTitle, spanDetail] = spanScope(s);
+  cards.appendChild(
+    card(
+      spanTitle,
+      fmtTime(span),
+      timingDetail(s) ?? spanDetail,
+      'brrr-card-span'
+    )
+  );
+  cards.appendChild(
+    card(
+      'GPU busy',
+      fmtPct(data.busyShare),
+      s.busy_s !== null ? `${fmtTime(s.busy_s)} with a kernel running` : null,
+      'brrr-card-busy',
+      data.busyShare
+    )
+  );
+  const peaks = s.peaks;
+  const dtype = data.mainDtype;
+  const peakF = dtype && peaks ? peaks.flops[dtype] : null;
+  const flopsPerS = s.achieved_flops_per_s;
+  const bytesPerS = s.achieved_bytes_per_s;
+  const src = peaks?.source
+    ? ` (${peaks.measured ? 'measured' : peaks.source})`
+    : '';
+  cards.appendChild(
+    card(
+      'Achieved compute',
+      fmtSI(flopsPerS, 'FLOP/s'),
+      peakF
+        ? `${fmtPct(flopsPerS !== null ? flopsPerS / peakF : null)} of ${dtype} peak ${fmtSI(peakF, 'FLOP/s')}${src}, while busy`
+        : peaks && data.olderVersion
+          ? 'saved by an older jupyter_brrr: upgrade the notebook to see its share of the peak'
+          : peaks
+            ? 'no op with a FLOP model ran on the GPU'
+            : 'no peak known for this device',
+      'brrr-card-flops',
+      peakF && flopsPerS !== null ? flopsPerS / peakF : null
+    )
+  );
+  const bw = peaks?.bandwidth ?? null;
+  cards.appendChild(
+    card(
+      'Achieved bandwidth',
+      fmtSI(bytesPerS, 'B/s'),
+      bw
+        ? `${fmtPct(bytesPerS !== null ? bytesPerS / bw : null)} of peak ${fmtSI(bw, 'B/s')}${src}, while busy`
+        : 'no peak known for this device',
+      'brrr-card-bw',
+      bw && bytesPerS !== null ? bytesPerS / bw : null
+    )
+  );
+  const modelled = s.modelled_share;
+  if (modelled !== null) {
+    const estimated =
+      typeof s.estimated_share === 'number' ? s.estimated_share : 0;
+    const missing = Array.isArray(s.unmodelled_ops) ? s.unmodelled_ops : [];
+    const names = missing
+      .slice(0, 3)
+      .map(o => (o && typeof o.name === 'string' ? o.name : ''))
+      .filter(n => n)
+      .join(', ');
+    cards.appendChild(
+      card(
+        'Cost model',
+        fmtPct(modelled),
+        modelled < 0.97 && names
+          ? `of the GPU time has FLOP and byte counts; without: ${names}`
+          : `of the GPU time has FLOP and byte counts${estimated >= 0.01 ? ` (${fmtPct(estimated)} estimated)` : ''}`,
+        'brrr-card-modelled',
+        modelled
+      )
+    );
+  }
+  const cap = s.memory_capacity_bytes;
+  const pm = s.peak_memory_bytes;
+  cards.appendChild(
+    card(
+      'Peak memory',
+      fmtBytes(pm),
+      memoryDetail(s),
+      'brrr-card-mem',
+      cap && pm !== null ? pm / cap : null
+    )
+  );
+}
+
+/** A CPU-only report's top ops by CPU time. */
+function topCpuOps(data: ReportData): HTMLElement {
+  const sec = h('section', { class: 'jp-brrr-section' });
+  sec.appendChild(heading('Top ops by CPU time'));
+  const total = data.opCpuTime;
+  const top = [...data.ops]
+    .sort((a, b) => opTime(b, true) - opTime(a, true))
+    .slice(0, 10);
+  const table = h('table', { class: 'jp-brrr-table jp-brrr-compact' });
+  table.appendChild(
+    tableHead([
+      ['op'],
+      ['shapes'],
+      ['calls', true],
+      ['self CPU', true],
+      ['share', true]
+    ])
+  );
+  const tb = h('tbody');
+  for (const o of top) {
+    const t = o.self_cpu_time_s ?? o.cpu_time_s;
+    tb.appendChild(
+      h(
+        'tr',
+        null,
+        h('td', { class: 'jp-brrr-name', title: o.name }, o.name),
+        h(
+          'td',
+          { class: 'jp-brrr-shapes', title: o.shapes },
+          ellipsize(o.shapes, 60)
+        ),
+        h('td', { class: 'jp-brrr-num' }, fmtInt(o.calls)),
+        h('td', { class: 'jp-brrr-num' }, fmtTime(t)),
+        h(
+          'td',
+          { class: 'jp-brrr-num' },
+          fmtPct(total > 0 && t !== null ? t / total : null)
+        )
+      )
+    );
+  }
+  table.appendChild(tb);
+  sec.appendChild(table);
+  return sec;
+}
+
+/** What to try first: the first three recommendations, the rest behind a button. */
+function recommendations(recs: IRecommendation[]): HTMLElement {
+  const sec = h('section', {
+    class: 'jp-brrr-section',
+    data: { testid: 'brrr-recommendations' }
+  });
+  sec.appendChild(heading('What to try first'));
+  const list = h('ol', { class: 'jp-brrr-recs' });
+  const SHOWN = 3;
+  recs.forEach((rec, i) => {
+    const li = h(
+      'li',
+      { class: 'jp-brrr-rec', data: { cause: rec.cause } },
+      h(
+        'div',
+        { class: 'jp-brrr-rec-head' },
+        badge(rec.bottleneck),
+        rec.cause ? h('span', { class: 'jp-brrr-rec-cause' }, rec.cause) : null,
+        h('span', { class: 'jp-brrr-rec-title' }, rec.title),
+        rec.share !== null
+          ? h(
+              'span',
+              { class: 'jp-brrr-rec-share' },
+              rec.cause
+                ? `saves up to ${fmtPct(rec.share, 0)}`
+                : `${fmtPct(rec.share, 0)} of the span`
+            )
+          : null
+      ),
+      ...recommendationBody(rec)
+    );
+    if (i >= SHOWN) {
+      li.hidden = true;
+    }
+    list.appendChild(li);
+  });
+  sec.appendChild(list);
+  if (recs.length > SHOWN) {
+    const more = h(
+      'button',
+      { class: 'jp-brrr-link' },
+      `Show ${recs.length - SHOWN} more`
+    );
+    more.addEventListener('click', () => {
+      list.querySelectorAll('li').forEach(li => (li.hidden = false));
+      more.remove();
+    });
+    sec.appendChild(more);
+  }
+  return sec;
 }
 
 /** A recommendation's evidence, fix, ops and saving; the one sentence of an older report. */
