@@ -492,37 +492,35 @@ export function idleGaps(
   return gaps;
 }
 
-/** Draw kernels per stream, idle gaps and CPU ops over time. */
-export async function drawTimeline(
-  target: HTMLElement,
-  data: ITimelineData,
-  t: IChartTheme
-): Promise<IChartHandle> {
-  const { kernels, cpuOps } = data;
-  let end = data.span ?? 0;
-  for (const k of kernels) {
-    end = Math.max(end, k.start_s! + (k.dur_s ?? 0));
-  }
-  for (const c of cpuOps) {
-    end = Math.max(end, c.start_s! + (c.dur_s ?? 0));
-  }
-  let start = 0;
-  for (const c of cpuOps) {
-    start = Math.min(start, c.start_s!);
-  }
-  const unit = timeUnit(Math.max(end - start, 1e-9));
-  const sc = unit.scale;
+/** A lane of the timeline: its label and its extent down the y axis. */
+interface ILane {
+  label: string;
+  y0: number;
+  y1: number;
+}
 
-  // Lanes from the top: CPU threads (with nesting depth), GPU idle, streams.
-  interface ILane {
-    label: string;
-    y0: number;
-    y1: number;
-  }
-  const lanes: ILane[] = [];
+/** The space between two lanes of the timeline. */
+const TIMELINE_LANE_GAP = 0.25;
+
+/**
+ * The CPU ops' boxes, one lane per thread with its ops nested (at most 4
+ * deep), from the top of the timeline: their lanes are added to ``lanes``;
+ * ``y`` is where the next lane starts.
+ */
+function cpuLanes(
+  cpuOps: ICpuOpRow[],
+  sc: number,
+  lanes: ILane[]
+): {
+  left: number[];
+  right: number[];
+  top: number[];
+  bottom: number[];
+  rows: ICpuOpRow[];
+  y: number;
+} {
+  const laneGap = TIMELINE_LANE_GAP;
   let y = 0;
-  const laneGap = 0.25;
-
   const byTid = new Map<string, ICpuOpRow[]>();
   for (const c of cpuOps) {
     const list = byTid.get(c.tid) ?? [];
@@ -569,14 +567,19 @@ export async function drawTimeline(
     y += h0 + laneGap;
   }
 
-  const gaps = kernels.length ? idleGaps(kernels, end) : [];
-  let gapLane: ILane | null = null;
-  if (kernels.length) {
-    gapLane = { label: 'GPU idle', y0: y, y1: y + 0.5 };
-    lanes.push(gapLane);
-    y += 0.5 + laneGap;
-  }
+  return { ...cpu, y };
+}
 
+/**
+ * One lane per CUDA stream, from ``y`` down, added to ``lanes``: each with
+ * its kernels; ``y`` is where the next lane would start.
+ */
+function kernelLanes(
+  kernels: IKernelRow[],
+  lanes: ILane[],
+  y: number
+): { lanes: [ILane, IKernelRow[]][]; y: number } {
+  const laneGap = TIMELINE_LANE_GAP;
   const streams = new Map<string, IKernelRow[]>();
   for (const k of kernels) {
     const list = streams.get(k.stream) ?? [];
@@ -593,6 +596,69 @@ export async function drawTimeline(
     streamLanes.push([lane, streams.get(s)!]);
     y += 1 + laneGap;
   }
+
+  return { lanes: streamLanes, y };
+}
+
+/** A kernel's tooltip on the timeline. */
+function kernelTip(k: IKernelRow): HTMLElement {
+  const rows: [string, string][] = [
+    ['op', k.op || '\u2014'],
+    ...(k.module ? [['module', k.module] as [string, string]] : []),
+    ['stream', k.stream],
+    ['start', fmtTime(k.start_s)],
+    ['duration', fmtTime(k.dur_s)],
+    ['bound', k.bound]
+  ];
+  if (k.count !== null && k.count !== 1) {
+    rows.push(['launches', String(k.count)]);
+  }
+  if (k.flops) {
+    rows.push(['FLOPs', fmtSI(k.flops, 'FLOP')]);
+  }
+  if (k.bytes) {
+    rows.push(['bytes', fmtSI(k.bytes, 'B')]);
+  }
+  return tip(ellipsize(k.name, 160), rows);
+}
+
+/** Draw kernels per stream, idle gaps and CPU ops over time. */
+export async function drawTimeline(
+  target: HTMLElement,
+  data: ITimelineData,
+  t: IChartTheme
+): Promise<IChartHandle> {
+  const { kernels, cpuOps } = data;
+  let end = data.span ?? 0;
+  for (const k of kernels) {
+    end = Math.max(end, k.start_s! + (k.dur_s ?? 0));
+  }
+  for (const c of cpuOps) {
+    end = Math.max(end, c.start_s! + (c.dur_s ?? 0));
+  }
+  let start = 0;
+  for (const c of cpuOps) {
+    start = Math.min(start, c.start_s!);
+  }
+  const unit = timeUnit(Math.max(end - start, 1e-9));
+  const sc = unit.scale;
+
+  // Lanes from the top: CPU threads (with nesting depth), GPU idle, streams.
+  const lanes: ILane[] = [];
+  const laneGap = TIMELINE_LANE_GAP;
+  const cpu = cpuLanes(cpuOps, sc, lanes);
+  let y = cpu.y;
+
+  const gaps = kernels.length ? idleGaps(kernels, end) : [];
+  let gapLane: ILane | null = null;
+  if (kernels.length) {
+    gapLane = { label: 'GPU idle', y0: y, y1: y + 0.5 };
+    lanes.push(gapLane);
+    y += 0.5 + laneGap;
+  }
+
+  const streamLanes = kernelLanes(kernels, lanes, y);
+  y = streamLanes.y;
 
   const fig = Bokeh.Plotting.figure({
     height: Math.min(640, Math.max(180, 60 + y * 48)),
@@ -651,7 +717,7 @@ export async function drawTimeline(
         ])
     ]);
   }
-  for (const [lane, list] of streamLanes) {
+  for (const [lane, list] of streamLanes.lanes) {
     const n = list.length;
     const left: number[] = new Array(n);
     const right: number[] = new Array(n);
@@ -675,30 +741,7 @@ export async function drawTimeline(
       fill_alpha: 0.9,
       hover_fill_alpha: 1
     });
-    renderers.push([
-      r,
-      i => {
-        const k = list[i];
-        const rows: [string, string][] = [
-          ['op', k.op || '\u2014'],
-          ...(k.module ? [['module', k.module] as [string, string]] : []),
-          ['stream', k.stream],
-          ['start', fmtTime(k.start_s)],
-          ['duration', fmtTime(k.dur_s)],
-          ['bound', k.bound]
-        ];
-        if (k.count !== null && k.count !== 1) {
-          rows.push(['launches', String(k.count)]);
-        }
-        if (k.flops) {
-          rows.push(['FLOPs', fmtSI(k.flops, 'FLOP')]);
-        }
-        if (k.bytes) {
-          rows.push(['bytes', fmtSI(k.bytes, 'B')]);
-        }
-        return tip(ellipsize(k.name, 160), rows);
-      }
-    ]);
+    renderers.push([r, i => kernelTip(list[i])]);
   }
   for (const [r, render] of renderers) {
     fig.add_tools(
@@ -709,7 +752,12 @@ export async function drawTimeline(
     );
   }
   style(fig, t);
-  // Lane labels as y ticks (labels are built from numbers and constants).
+  laneLabels(fig, lanes);
+  return showIn(fig, target);
+}
+
+/** Lane labels as y ticks (labels are built from numbers and constants). */
+function laneLabels(fig: any, lanes: ILane[]): void {
   const ticks = lanes.map(l => -(l.y0 + l.y1) / 2);
   const overrides = new Map<number, string>();
   lanes.forEach((l, i) => overrides.set(ticks[i], l.label));
@@ -717,7 +765,6 @@ export async function drawTimeline(
   fig.yaxis.major_label_overrides = overrides;
   fig.yaxis.major_tick_line_color = null;
   fig.ygrid.grid_line_alpha = 0;
-  return showIn(fig, target);
 }
 
 /** Labels that Bokeh parses for TeX delimiters: keep only safe characters. */
