@@ -296,7 +296,6 @@ LONG_NOT_YET: dict[str, int] = {
     "jupyter_brrr/analysis/replay.py:critical_path": 152,
     "js/src/views/whatif.ts:renderWhatIf": 181,
     "js/src/views/sweep.ts:renderSweep": 178,
-    "js/src/charts.ts:drawRoofline": 154,
 }
 
 

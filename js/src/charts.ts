@@ -286,32 +286,14 @@ function exposePoints(el: HTMLElement, view: any, points: IPlotPoint[]) {
 }
 
 /**
- * Draw the roofline: the ceilings and axis ranges of `spec` (computed in
- * Python, display.roofline) and one point per op row. `pts` are
- * ReportData.roofOps: FLOPs, bytes and GPU time all positive.
+ * The roofline's ceilings, drawn on ``fig``: the bandwidth slope up to the
+ * highest ridge, and one flat roof per peak; their legend items.
  */
-export async function drawRoofline(
-  target: HTMLElement,
-  pts: IOpRow[],
+function rooflineCeilings(
+  fig: any,
   spec: IRooflineSpec,
   t: IChartTheme
-): Promise<IChartHandle> {
-  const intensity = (o: IOpRow) => o.flops! / o.bytes!;
-  const rate = (o: IOpRow) => o.flops! / o.gpu_time_s!;
-
-  const fig = Bokeh.Plotting.figure({
-    x_axis_type: 'log',
-    y_axis_type: 'log',
-    x_range: spec.x_range,
-    y_range: spec.y_range,
-    height: 420,
-    sizing_mode: 'stretch_width',
-    x_axis_label: 'Arithmetic intensity (FLOP / byte)',
-    y_axis_label: 'Achieved FLOP/s',
-    tools: 'pan,wheel_zoom,box_zoom,reset,save',
-    toolbar_location: 'right'
-  });
-
+): any[] {
   // Ceilings: the bandwidth slope up to the highest ridge, and one flat roof
   // per peak (dtypes with the same peak share a roof: "bf16, fp16"); those
   // the ops were held against are drawn strong. They are named in a legend
@@ -361,6 +343,64 @@ export async function drawRoofline(
     );
   });
 
+  return ceilingItems;
+}
+
+/** An op's tooltip on the roofline. */
+function rooflineTip(o: IOpRow): HTMLElement {
+  const intensity = o.flops! / o.bytes!;
+  const rate = o.flops! / o.gpu_time_s!;
+  return tip(o.name, [
+    ['shapes', o.shapes || '\u2014'],
+    ['dtype', o.dtype || '\u2014'],
+    ['GPU time', fmtTime(o.gpu_time_s)],
+    ['calls', o.calls === null ? '\u2014' : String(o.calls)],
+    ['FLOP/s', fmtSI(rate, 'FLOP/s')],
+    ['bytes/s', fmtSI(o.bytes_per_s ?? o.bytes! / o.gpu_time_s!, 'B/s')],
+    ['intensity', `${sig(intensity)} FLOP/B`],
+    [
+      'roof',
+      o.roof
+        ? `${o.roof}${o.roof_basis === 'assumed' ? ' (assumed)' : ''}`
+        : '\u2014'
+    ],
+    [
+      '% of roof',
+      o.roof_flag ? `above its roof: ${o.roof_flag}` : fmtPct(o.roof_fraction)
+    ],
+    ['bound', o.bound]
+  ]);
+}
+
+/**
+ * Draw the roofline: the ceilings and axis ranges of `spec` (computed in
+ * Python, display.roofline) and one point per op row. `pts` are
+ * ReportData.roofOps: FLOPs, bytes and GPU time all positive.
+ */
+export async function drawRoofline(
+  target: HTMLElement,
+  pts: IOpRow[],
+  spec: IRooflineSpec,
+  t: IChartTheme
+): Promise<IChartHandle> {
+  const intensity = (o: IOpRow) => o.flops! / o.bytes!;
+  const rate = (o: IOpRow) => o.flops! / o.gpu_time_s!;
+
+  const fig = Bokeh.Plotting.figure({
+    x_axis_type: 'log',
+    y_axis_type: 'log',
+    x_range: spec.x_range,
+    y_range: spec.y_range,
+    height: 420,
+    sizing_mode: 'stretch_width',
+    x_axis_label: 'Arithmetic intensity (FLOP / byte)',
+    y_axis_label: 'Achieved FLOP/s',
+    tools: 'pan,wheel_zoom,box_zoom,reset,save',
+    toolbar_location: 'right'
+  });
+
+  const ceilingItems = rooflineCeilings(fig, spec, t);
+
   // Points: one renderer per bound so the legend names the colours.
   const tmax = Math.max(...pts.map(o => o.gpu_time_s!), 0);
   const groups = new Map<string, IOpRow[]>();
@@ -391,29 +431,7 @@ export async function drawRoofline(
   renderers.forEach((r, k) => {
     fig.add_tools(
       hoverTool([r], i => {
-        const o = rows[k][i];
-        return tip(o.name, [
-          ['shapes', o.shapes || '\u2014'],
-          ['dtype', o.dtype || '\u2014'],
-          ['GPU time', fmtTime(o.gpu_time_s)],
-          ['calls', o.calls === null ? '\u2014' : String(o.calls)],
-          ['FLOP/s', fmtSI(rate(o), 'FLOP/s')],
-          ['bytes/s', fmtSI(o.bytes_per_s ?? o.bytes! / o.gpu_time_s!, 'B/s')],
-          ['intensity', `${sig(intensity(o))} FLOP/B`],
-          [
-            'roof',
-            o.roof
-              ? `${o.roof}${o.roof_basis === 'assumed' ? ' (assumed)' : ''}`
-              : '\u2014'
-          ],
-          [
-            '% of roof',
-            o.roof_flag
-              ? `above its roof: ${o.roof_flag}`
-              : fmtPct(o.roof_fraction)
-          ],
-          ['bound', o.bound]
-        ]);
+        return rooflineTip(rows[k][i]);
       })
     );
   });
