@@ -7,6 +7,7 @@ import { COLORS, LABELS } from '../colors';
 import { h } from '../dom';
 import { ellipsize, fmtPct, fmtTime, fmtX } from '../format';
 import { opTime, SPLIT_KEYS } from '../model';
+import type { ReportData } from '../model';
 import type { IOpRow } from '../schema';
 import { card, emptyState, IViewContext } from './common';
 
@@ -32,20 +33,14 @@ interface ITarget {
   color: string;
 }
 
-/** Render the what-if view into a panel. */
-export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
-  const { data } = ctx;
-  const span =
-    data.span ?? (data.cpuOnly && data.opCpuTime > 0 ? data.opCpuTime : null);
-  if (span === null || !(span > 0)) {
-    panel.appendChild(
-      emptyState(
-        'Nothing to project.',
-        'This report has no span and no op times. Profile code that runs PyTorch ops to see what speeding up a part of it would gain.'
-      )
-    );
-    return;
-  }
+/**
+ * What the view can speed up: the parts of the span (a GPU report) and the
+ * 50 ops of most self time, each with its share of the span.
+ */
+function whatIfTargets(
+  data: ReportData,
+  span: number
+): { targets: ITarget[]; opTargets: ITarget[] } {
   const targets: ITarget[] = [];
   if (!data.cpuOnly) {
     for (const k of SPLIT_KEYS) {
@@ -78,16 +73,15 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
       };
     });
 
-  if (!targets.length && !opTargets.length) {
-    panel.appendChild(
-      emptyState(
-        'Nothing to project.',
-        'No part of the span and no op has a recorded time: profile the cell again to get one.'
-      )
-    );
-    return;
-  }
+  return { targets, opTargets };
+}
 
+/** The menu of what to speed up, starting on the largest part of the span. */
+function targetSelect(
+  targets: ITarget[],
+  opTargets: ITarget[],
+  cpuOnly: boolean
+): { select: HTMLSelectElement; all: Map<string, ITarget>; first: ITarget } {
   const select = h('select', {
     class: 'jp-brrr-select',
     data: { testid: 'brrr-whatif-target' },
@@ -104,7 +98,7 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
   }
   if (opTargets.length) {
     const g = h('optgroup', {
-      attrs: { label: data.cpuOnly ? 'Op (CPU time)' : 'Op (self GPU time)' }
+      attrs: { label: cpuOnly ? 'Op (CPU time)' : 'Op (self GPU time)' }
     });
     for (const t of opTargets) {
       g.appendChild(h('option', { attrs: { value: t.id } }, t.label));
@@ -116,6 +110,36 @@ export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
   const first =
     [...targets].sort((a, b) => b.share - a.share)[0] ?? opTargets[0];
   select.value = first.id;
+
+  return { select, all, first };
+}
+
+/** Render the what-if view into a panel. */
+export function renderWhatIf(panel: HTMLElement, ctx: IViewContext): void {
+  const { data } = ctx;
+  const span =
+    data.span ?? (data.cpuOnly && data.opCpuTime > 0 ? data.opCpuTime : null);
+  if (span === null || !(span > 0)) {
+    panel.appendChild(
+      emptyState(
+        'Nothing to project.',
+        'This report has no span and no op times. Profile code that runs PyTorch ops to see what speeding up a part of it would gain.'
+      )
+    );
+    return;
+  }
+  const { targets, opTargets } = whatIfTargets(data, span);
+  if (!targets.length && !opTargets.length) {
+    panel.appendChild(
+      emptyState(
+        'Nothing to project.',
+        'No part of the span and no op has a recorded time: profile the cell again to get one.'
+      )
+    );
+    return;
+  }
+
+  const { select, all, first } = targetSelect(targets, opTargets, data.cpuOnly);
 
   const slider = h('input', {
     class: 'jp-brrr-slider',
