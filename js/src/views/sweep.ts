@@ -11,6 +11,7 @@ import { h } from '../dom';
 import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, fmtX } from '../format';
 import { SPLIT_KEYS } from '../model';
 import { tableRows } from '../schema';
+import type { ISweep } from '../schema';
 import {
   colorLegend,
   dataTable,
@@ -55,26 +56,9 @@ const VERDICT_COLORS: { [key: string]: string } = {
   superlinear: '#c62828'
 };
 
-/** Render the Sweep view into a panel. */
-export async function renderSweep(
-  panel: HTMLElement,
-  ctx: IViewContext
-): Promise<void> {
-  const sweep = ctx.data.report.sweep;
-  if (!sweep) {
-    panel.appendChild(
-      emptyState(
-        'No sweep in this report.',
-        'Run one with %%brrr --sweep batch=8..512 or jupyter_brrr.sweep(step, sizes).'
-      )
-    );
-    return;
-  }
+/** The sweep in one sentence: sizes measured, why it stopped, knee and best. */
+function sweepSummary(sweep: ISweep, measured: number): HTMLElement {
   const v = sweep.variable;
-  const points = tableRows<IPoint>(sweep.points);
-  const ok = points.filter(p => p.status === 'ok' && (p.span_s ?? 0) > 0);
-  const doublings = tableRows<IDoubling>(sweep.doublings);
-
   const head = h('section', { class: 'jp-brrr-section' });
   const stop: { [key: string]: string } = {
     oom: `stopped by OOM at ${v}=${sweep.oom_at}`,
@@ -86,7 +70,7 @@ export async function renderSweep(
     h(
       'div',
       { data: { testid: 'brrr-sweep-summary' } },
-      `Sweep of ${v} on ${sweep.device}: ${ok.length} sizes measured` +
+      `Sweep of ${v} on ${sweep.device}: ${measured} sizes measured` +
         (sweep.elapsed_s !== null
           ? ` in ${sweep.elapsed_s.toFixed(1)} s`
           : '') +
@@ -96,26 +80,17 @@ export async function renderSweep(
         '.'
     )
   );
-  panel.appendChild(head);
+  return head;
+}
 
-  // The charts (BokehJS) are drawn once the tables are in place.
-  const chartBox = (testid: string) =>
-    h('div', { class: 'jp-brrr-chart', data: { testid } });
-  const timeEl = chartBox('brrr-sweep-time');
-  const throughputEl = chartBox('brrr-sweep-throughput');
-  const splitEl = chartBox('brrr-sweep-split');
-  panel.appendChild(
-    h('div', { class: 'jp-brrr-sweep-charts' }, timeEl, throughputEl, splitEl)
-  );
-  panel.appendChild(colorLegend(SPLIT_KEYS.filter(k => LABELS[k])));
-  panel.appendChild(
-    h(
-      'div',
-      { class: 'jp-brrr-muted jp-brrr-caption' },
-      'Dashed: the flat guide (overhead: the time does not grow with the size) and the slope-1 guide (saturated: the time doubles with the size). Each marker is filled in the colour of the verdict of the doubling that reached its size (the table below); hover it for the numbers.'
-    )
-  );
-
+/** The sweep's tables: per doubling, the sizes, and the largest size that fits. */
+function sweepTables(
+  sweep: ISweep,
+  points: IPoint[],
+  doublings: IDoubling[]
+): HTMLElement[] {
+  const v = sweep.variable;
+  const tables: HTMLElement[] = [];
   if (doublings.length) {
     const sec = h('section', { class: 'jp-brrr-section' });
     sec.appendChild(heading('Per doubling'));
@@ -141,7 +116,7 @@ export async function renderSweep(
         { testid: 'brrr-sweep-doublings' }
       )
     );
-    panel.appendChild(sec);
+    tables.push(sec);
   }
 
   const sizes = h('section', { class: 'jp-brrr-section' });
@@ -170,7 +145,7 @@ export async function renderSweep(
       { testid: 'brrr-sweep-points' }
     )
   );
-  panel.appendChild(sizes);
+  tables.push(sizes);
 
   const capacity = tableRows<ICapacityRow>(sweep.capacity);
   if (capacity.length) {
@@ -195,7 +170,53 @@ export async function renderSweep(
         { testid: 'brrr-sweep-capacity' }
       )
     );
-    panel.appendChild(sec);
+    tables.push(sec);
+  }
+  return tables;
+}
+
+/** Render the Sweep view into a panel. */
+export async function renderSweep(
+  panel: HTMLElement,
+  ctx: IViewContext
+): Promise<void> {
+  const sweep = ctx.data.report.sweep;
+  if (!sweep) {
+    panel.appendChild(
+      emptyState(
+        'No sweep in this report.',
+        'Run one with %%brrr --sweep batch=8..512 or jupyter_brrr.sweep(step, sizes).'
+      )
+    );
+    return;
+  }
+  const v = sweep.variable;
+  const points = tableRows<IPoint>(sweep.points);
+  const ok = points.filter(p => p.status === 'ok' && (p.span_s ?? 0) > 0);
+  const doublings = tableRows<IDoubling>(sweep.doublings);
+
+  panel.appendChild(sweepSummary(sweep, ok.length));
+
+  // The charts (BokehJS) are drawn once the tables are in place.
+  const chartBox = (testid: string) =>
+    h('div', { class: 'jp-brrr-chart', data: { testid } });
+  const timeEl = chartBox('brrr-sweep-time');
+  const throughputEl = chartBox('brrr-sweep-throughput');
+  const splitEl = chartBox('brrr-sweep-split');
+  panel.appendChild(
+    h('div', { class: 'jp-brrr-sweep-charts' }, timeEl, throughputEl, splitEl)
+  );
+  panel.appendChild(colorLegend(SPLIT_KEYS.filter(k => LABELS[k])));
+  panel.appendChild(
+    h(
+      'div',
+      { class: 'jp-brrr-muted jp-brrr-caption' },
+      'Dashed: the flat guide (overhead: the time does not grow with the size) and the slope-1 guide (saturated: the time doubles with the size). Each marker is filled in the colour of the verdict of the doubling that reached its size (the table below); hover it for the numbers.'
+    )
+  );
+
+  for (const table of sweepTables(sweep, points, doublings)) {
+    panel.appendChild(table);
   }
   if (sweep.notes.length) {
     panel.appendChild(notesSection(sweep.notes, 'brrr-sweep-notes'));
