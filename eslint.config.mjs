@@ -17,7 +17,6 @@ export default defineConfig([
       '**/*.mjs',
       '**/*.d.ts',
       'tests',
-      '**/__tests__',
       'ui-tests'
     ]
   },
@@ -36,7 +35,8 @@ export default defineConfig([
         ...globals.node
       },
       parserOptions: {
-        project: 'tsconfig.json',
+        // The build's tsconfig.json and the vitest specs (js/src/__tests__).
+        project: 'tsconfig.test.json',
         sourceType: 'module'
       }
     },

@@ -24,9 +24,16 @@ for (const file of process.argv.slice(2)) {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = node => {
     if (ts.isFunctionLike(node) && node.body) {
-      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const first = source.getLineAndCharacterOfPosition(
+        node.getStart(source)
+      ).line;
       const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
-      const row = { file, name: nameOf(node, source), line: first + 1, lines: last - first + 1 };
+      const row = {
+        file,
+        name: nameOf(node, source),
+        line: first + 1,
+        lines: last - first + 1
+      };
       process.stdout.write(JSON.stringify(row) + '\n');
     }
     ts.forEachChild(node, visit);
