@@ -140,7 +140,7 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from .report.loading import load
-    from .report.report import Report, SchemaError, _same_file
+    from .report.report import Report, SchemaError, same_file
     from .report.target import TargetError, parse_goal
     from .views import text
 
@@ -153,7 +153,7 @@ def _report(argv: list[str]) -> int:
         except TargetError as error:
             return _fail(error)
     out = Path(args.json) if args.json else None
-    if out is not None and any(_same_file(out, Path(p)) for p in args.trace):
+    if out is not None and any(same_file(out, Path(p)) for p in args.trace):
         return _fail(
             f"--json {out} names an input file: writing the report there would replace it. "
             "Give another name for the report."
@@ -236,11 +236,11 @@ def _diff(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from .report.comparison import diff
-    from .report.report import SchemaError, _same_file
+    from .report.report import SchemaError, same_file
     from .views import change
 
     out = Path(args.json) if args.json else None
-    if out is not None and any(_same_file(out, Path(p)) for p in (args.before, args.after)):
+    if out is not None and any(same_file(out, Path(p)) for p in (args.before, args.after)):
         return _fail(f"--json {out} names an input file: give another name for the comparison.")
     try:
         comparison = diff(args.before, args.after)

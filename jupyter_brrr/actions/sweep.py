@@ -398,7 +398,7 @@ def _interleave(
     rather than the sizes measured late; each size's time per step becomes the median of its
     runs in the rounds, and its idle time what the span leaves besides the profiled run's busy
     parts. Rounds that would pass the budget are not started."""
-    from ..capture.run import _timed
+    from ..capture.run import timed_run
 
     ok = [p for p in result.points if p.status == "ok" and p.row["span_s"]]
     if len(ok) < 2:
@@ -425,7 +425,7 @@ def _interleave(
                     reset()
                 times[point.size].append([])
                 for _ in range(repeat):
-                    times[point.size][r].append(_timed(lambda p=point: fn(p.size), gpu)[0])
+                    times[point.size][r].append(timed_run(lambda p=point: fn(p.size), gpu)[0])
                     result.runs_total += 1
             done += 1
             hosts.append(host_loop_s())

@@ -33,14 +33,14 @@ def main(argv: list[str]) -> None:
 
     profiler = record.job_profiler(os.environ[DIR_ENV], wait=wait, warmup=warmup, active=active)
     with profiler:
-        hook = register_optimizer_step_post_hook(lambda *_: record._optimizer_stepped())
+        hook = register_optimizer_step_post_hook(lambda *_: record.optimizer_stepped())
         sys.argv = [script, *args]
         sys.path.insert(0, str(Path(script).resolve().parent))
         try:
             runpy.run_path(script, run_name="__main__")
         finally:
             hook.remove()
-    record._report_progress(state="done")
+    record.report_progress(state="done")
 
 
 if __name__ == "__main__":

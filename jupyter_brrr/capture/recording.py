@@ -79,7 +79,7 @@ def trace_handler(folder: str | PathLike) -> Callable[[Any], None]:
         folder.mkdir(parents=True, exist_ok=True)
         path = trace_path(folder, rank, world, step_number)
         _export_labelled(prof, path, label)
-        _report_progress(state="written", step=step_number, trace=path.name)
+        report_progress(state="written", step=step_number, trace=path.name)
 
     return write
 
@@ -152,7 +152,7 @@ class _Counted:
         global _ACTIVE
         self.profiler.__enter__()
         _ACTIVE = self
-        _report_progress(state="running", step=0, steps=self.steps)
+        report_progress(state="running", step=0, steps=self.steps)
         return self
 
     def __exit__(self, *exc: Any) -> Any:
@@ -164,7 +164,7 @@ class _Counted:
         """End one training step (call it once per step, after the optimizer's)."""
         self.profiler.step()
         self.done += 1
-        _report_progress(state="running", step=self.done, steps=self.steps)
+        report_progress(state="running", step=self.done, steps=self.steps)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.profiler, name)
@@ -186,13 +186,13 @@ def step() -> None:
         _ACTIVE.step()
 
 
-def _optimizer_stepped() -> None:
+def optimizer_stepped() -> None:
     """``run_job``'s optimizer post-hook: one step, unless the script steps by itself."""
     if _ACTIVE is not None and not _MANUAL:
         _ACTIVE.step()
 
 
-def _report_progress(**fields: Any) -> None:
+def report_progress(**fields: Any) -> None:
     """Write this rank's progress where ``run_job`` reads it (nothing outside ``run_job``)."""
     folder = os.environ.get(PROGRESS_ENV)
     if not folder:

@@ -152,7 +152,7 @@ def check_can_profile() -> None:
 
 
 @contextlib.contextmanager
-def _profiler_turn() -> Iterator[None]:
+def profiler_turn() -> Iterator[None]:
     with _PROFILER_LOCK:
         _profiler_owner.append(threading.get_ident())
         try:
@@ -299,7 +299,7 @@ def _capture(
         if steady:
             warm = _warm_up(fn, warmup, protocol == "sustained", gpu, sensors, runs)
             for _ in range(repeat):
-                spans.append(_timed(fn, gpu)[0])  # the value is dropped as the run ends
+                spans.append(timed_run(fn, gpu)[0])  # the value is dropped as the run ends
                 runs["timed"] += 1
                 if sensors is not None:
                     readings.append((sensors.sm_clock_mhz(), sensors.power_w()))
@@ -310,7 +310,7 @@ def _capture(
         return Capture(None, error=error)
     runs["total"] = runs["warmup"] + runs["timed"]
     try:
-        with _profiler_turn():
+        with profiler_turn():
             if bindings is not None and namespace is not None:
                 _set_back(namespace, bindings)
             del bindings
@@ -382,7 +382,7 @@ def _profiled_run(
         starts.install()
         start_wall = clocks.now()
         with attribution.active() if attribution is not None else contextlib.nullcontext():
-            profiled_span, value = _timed(fn, gpu)
+            profiled_span, value = timed_run(fn, gpu)
         wall = clocks.now() - start_wall
     except BaseException as e:
         error = e
@@ -799,7 +799,7 @@ def _quiet_native_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _timed(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
+def timed_run(fn: Callable[[], Any], gpu: bool) -> tuple[float, Any]:
     """One run's span: CUDA events on a GPU (kernels finish after the host returns), else the
     host clock."""
     __tracebackhide__ = True

@@ -347,7 +347,7 @@ class Report(ShownAsPage):
         """
         path = Path(path)
         source = Path(self.trace_path) if self.trace_path else None
-        if source is not None and _same_file(path, source):
+        if source is not None and same_file(path, source):
             raise ValueError(
                 f"{path} is the trace this report was read from: saving the report there would "
                 f"replace it. Save it under another name, such as {_report_name(path)}."
@@ -358,7 +358,7 @@ class Report(ShownAsPage):
         if source is not None and source.exists():
             stem = path.name.removesuffix(".json")
             trace_out = path.with_name(f"{stem}.trace.json.gz")
-            if _same_file(trace_out, source):
+            if same_file(trace_out, source):
                 pass  # a loaded trace saved beside itself: it is already there
             elif source.suffix == ".gz":
                 write_whole(trace_out, lambda out: _copy(source, out))
@@ -373,7 +373,7 @@ class Report(ShownAsPage):
     mime_type = MIME_TYPE
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """Whether two paths name one existing file (through links too)."""
     try:
         return a.exists() and b.exists() and a.samefile(b)

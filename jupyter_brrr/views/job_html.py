@@ -76,7 +76,7 @@ def _bars(job: JobReport) -> str:
 def _frame_table(frame: Any, columns: list[tuple[str, str, str, int]]) -> str:
     head = [_e(heading) for _c, heading, _k, _w in columns]
     body: list[list[str] | str] = [
-        [_e(job_text._cell(row.get(column), kind)) for column, _h, kind, _w in columns]
+        [_e(job_text.cell_text(row.get(column), kind)) for column, _h, kind, _w in columns]
         for row in frame.to_dict("records")
     ]
     right = {i for i, (_c, _h, kind, _w) in enumerate(columns) if kind}

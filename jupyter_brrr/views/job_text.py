@@ -73,7 +73,7 @@ def communication_line(job: JobReport) -> str:
     )
 
 
-def _cell(value: Any, kind: str) -> str:
+def cell_text(value: Any, kind: str) -> str:
     number = fmt.number(value)
     if kind == "s":
         return fmt.seconds(number)
@@ -89,13 +89,13 @@ def _cell(value: Any, kind: str) -> str:
 
 
 def table_lines(frame: Any, columns: list[tuple[str, str, str, int]]) -> list[str]:
-    """A fixed-width table: (column, heading, kind, width) per column, kinds as ``_cell``."""
+    """A fixed-width table: (column, heading, kind, width) per column, kinds as ``cell_text``."""
     head = " ".join(f"{heading:>{width}}" for _c, heading, _k, width in columns)
     lines = [head, "-" * len(head)]
     for row in frame.to_dict("records"):
         lines.append(
             " ".join(
-                f"{fmt.short(_cell(row.get(column), kind), width):>{width}}"
+                f"{fmt.short(cell_text(row.get(column), kind), width):>{width}}"
                 for column, _h, kind, width in columns
             )
         )
