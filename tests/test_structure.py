@@ -293,7 +293,6 @@ LONG_NOT_YET: dict[str, int] = {
     "jupyter_brrr/notebook/magic.py:brrr": 258,
     "jupyter_brrr/views/pictures.py:_roofline_figure": 190,
     "bench/gpu_check.py:check_coverage": 154,
-    "jupyter_brrr/analysis/replay.py:critical_path": 152,
 }
 
 

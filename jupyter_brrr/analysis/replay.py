@@ -651,6 +651,43 @@ _GAP_WORDS = (
 )
 
 
+def _walk_start(graph: StepGraph, timeline: Timeline) -> tuple[str, int]:
+    """Where the critical path's walk starts: what ended last (``("h", host node)`` or
+    ``("g", GPU node)``)."""
+    plan, h_e, g_e = timeline.plan, timeline.h_e, timeline.g_e
+    if graph.mode == "period":
+        in_last = plan.copy_of_gpu == plan.copies - 1
+        g_end_last = g_e[in_last].max() if in_last.any() else -np.inf
+        return (
+            ("h", int(plan.main_end[-1]))
+            if h_e[plan.main_end[-1]] >= g_end_last or not in_last.any()
+            else ("g", int(np.flatnonzero(in_last)[np.argmax(g_e[in_last])]))
+        )
+    if plan.n_gpu:
+        return ("g", int(np.argmax(g_e)))
+    return ("h", int(np.argmax(h_e)))
+
+
+def _walk_edges(
+    timeline: Timeline,
+) -> tuple[dict[int, tuple[int, float]], dict[int, list[tuple[int, float]]], dict[int, list[int]]]:
+    """The edges the walk follows back besides a node's chain: the host hand-offs (host node ->
+    its source and lag), the GPU waits (GPU node -> sources and lags) and the host's waits for
+    the GPU (host node -> the GPU nodes it awaited)."""
+    plan, eff = timeline.plan, timeline.effective
+    handoff = {
+        int(h): (int(f), float(lag))
+        for h, f, lag in zip(plan.handoff_host, plan.handoff_from, plan.handoff_lag, strict=True)
+    }
+    waits: dict[int, list[tuple[int, float]]] = {}
+    for gpu_node, source, lag in zip(plan.wait_gpu, plan.wait_from, plan.wait_lag, strict=True):
+        waits.setdefault(int(gpu_node), []).append((int(source), float(lag)))
+    awaits: dict[int, list[int]] = {}
+    for host_node, gpu_node in zip(eff["await_host"], eff["await_gpu"], strict=True):
+        awaits.setdefault(int(host_node), []).append(int(gpu_node))
+    return handoff, waits, awaits
+
+
 def critical_path(graph: StepGraph, timeline: Timeline) -> pd.DataFrame:
     """The segments that set the span, last first walked back and returned in time order: one
     row per segment with its ``resource`` (host op, python, data loader, profiler, launch,
@@ -663,29 +700,8 @@ def critical_path(graph: StepGraph, timeline: Timeline) -> pd.DataFrame:
     gp = plan.gpu_perm % max(ng, 1)
     rows: list[tuple[str, Any, Any, str, str]] = []
     lo, hi = timeline.start, timeline.end
-    # Where the walk starts: what ended last.
-    if graph.mode == "period":
-        in_last = plan.copy_of_gpu == plan.copies - 1
-        g_end_last = g_e[in_last].max() if in_last.any() else -np.inf
-        node = (
-            ("h", int(plan.main_end[-1]))
-            if h_e[plan.main_end[-1]] >= g_end_last or not in_last.any()
-            else ("g", int(np.flatnonzero(in_last)[np.argmax(g_e[in_last])]))
-        )
-    elif plan.n_gpu:
-        node = ("g", int(np.argmax(g_e)))
-    else:
-        node = ("h", int(np.argmax(h_e)))
-    handoff = {
-        int(h): (int(f), float(lag))
-        for h, f, lag in zip(plan.handoff_host, plan.handoff_from, plan.handoff_lag, strict=True)
-    }
-    waits: dict[int, list[tuple[int, float]]] = {}
-    for gpu_node, source, lag in zip(plan.wait_gpu, plan.wait_from, plan.wait_lag, strict=True):
-        waits.setdefault(int(gpu_node), []).append((int(source), float(lag)))
-    awaits: dict[int, list[int]] = {}
-    for host_node, gpu_node in zip(eff["await_host"], eff["await_gpu"], strict=True):
-        awaits.setdefault(int(host_node), []).append(int(gpu_node))
+    node = _walk_start(graph, timeline)
+    handoff, waits, awaits = _walk_edges(timeline)
     eps = 1e-10
     steps = 0
     while node is not None and steps < 4 * (plan.n_host + plan.n_gpu) + 10:
