@@ -1367,8 +1367,15 @@ def _covered(check: str, report: jupyter_brrr.Report, goal: float = 0.97) -> Non
 
 def check_coverage() -> None:
     """The cost model in a live capture: hand counts and FlopCounterMode as references."""
-    from torch.utils.flop_counter import FlopCounterMode
+    _coverage_embedding_bag()
+    _coverage_lstm()
+    _coverage_optimizers()
+    _coverage_training_steps()
+    _coverage_compiled()
 
+
+def _coverage_embedding_bag() -> None:
+    """An embedding bag's bytes against a hand count."""
     print("coverage: embedding bag", flush=True)
     rows_, dim, bags, per_bag = 4_000_000, 128, 65536, 32
     bag = nn.EmbeddingBag(rows_, dim, mode="sum").cuda()
@@ -1385,6 +1392,11 @@ def check_coverage() -> None:
     lookup = ops[ops["name"].str.startswith("aten::_embedding_bag") & (ops["gpu_time_s"] > 0)]
     _exact("embedding bag: modelled bytes vs hand count", lookup["bytes"].sum(), hand, "B")
     _covered("embedding bag: modelled share", report)
+
+
+def _coverage_lstm() -> None:
+    """A cuDNN LSTM's GEMM FLOPs against FlopCounterMode on the meta device."""
+    from torch.utils.flop_counter import FlopCounterMode
 
     print("coverage: LSTM (cuDNN)", flush=True)
     lstm = nn.LSTM(256, 512, num_layers=2, batch_first=True).cuda()
@@ -1404,6 +1416,9 @@ def check_coverage() -> None:
     )
     _covered("LSTM: modelled share", report)
 
+
+def _coverage_optimizers() -> None:
+    """Fused and foreach AdamW steps over 40 parameters (shapes not recorded)."""
     print("coverage: optimizers over 40 parameters (shapes not recorded)", flush=True)
     net = nn.Sequential(*[nn.Linear(512, 512) for _ in range(20)]).cuda()
     elements = sum(p.numel() for p in net.parameters())
@@ -1438,6 +1453,9 @@ def check_coverage() -> None:
             )
         _covered(f"AdamW ({'fused' if fused else 'foreach'}) step: modelled share", report)
 
+
+def _coverage_training_steps() -> None:
+    """The modelled share of an attention and a conv + batch norm training step."""
     print("coverage: attention training step, conv + batch norm training step", flush=True)
     q, k, v = (
         torch.randn(8, 16, 2048, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -1486,6 +1504,9 @@ def check_coverage() -> None:
         jupyter_brrr.profile(conv_step, warmup=1, repeat=3),
     )
 
+
+def _coverage_compiled() -> None:
+    """torch.compile's Triton kernels labelled, and a CUDA graph replay's note."""
     print("coverage: torch.compile and a CUDA graph replay", flush=True)
     mlp = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda().eval()
     compiled = torch.compile(mlp)

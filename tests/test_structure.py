@@ -292,7 +292,6 @@ LONG_NOT_YET: dict[str, int] = {
     "jupyter_brrr/analysis/step_graph.py:build": 407,
     "jupyter_brrr/notebook/magic.py:brrr": 258,
     "jupyter_brrr/views/pictures.py:_roofline_figure": 190,
-    "bench/gpu_check.py:check_coverage": 154,
 }
 
 
