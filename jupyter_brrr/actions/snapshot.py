@@ -171,6 +171,18 @@ class Restored:
         """Whether everything is as the copy holds it: nothing failed, differs or still runs."""
         return not (self.failed or self.differ or self.threads)
 
+    def lines(self, how: str = "as the first run left it") -> list[str]:
+        """What the restore did and what it could not make true, one sentence each (no full
+        stops): ``put back as the first run left it: seen (list: 4,203 -> 1 items)`` only where
+        the check after it found everything as the copy holds it."""
+        lines = []
+        if self.changed or self.random_state:
+            if self.exact:
+                lines.append(f"put back {how}: {self.describe()}")
+            else:
+                lines.append(f"put back, but not all of it holds: {self.describe()}")
+        return lines + self.problems()
+
     def problems(self) -> list[str]:
         """What the restore could not make true, one sentence each (empty when ``exact``)."""
         lines = [f"could not put back {failure}" for failure in self.failed[:5]]
@@ -540,22 +552,22 @@ class _Walker:
         return module is not None and _is_user_module(module)
 
     def _function(self, fn: types.FunctionType, path: str) -> list[tuple[Any, ...]]:
-        """A function of the notebook or of the user's modules can hold state in its defaults
-        and closure (``def f(acc=[])``), and changes the globals it names (a forward hook that
-        appends to a list of the notebook): those globals are names to put back too. A
-        library's function is not walked."""
-        children: list[tuple[Any, ...]] = []
-        if fn.__globals__ is self.namespace:
-            for name in sorted(_global_names(fn.__code__)):
-                if name not in self.names and not name.startswith("__") and name in fn.__globals__:
-                    self.names.append(name)
-                    self._push_name(name)
-        else:
+        """A function of the notebook can hold state in its defaults and closure (``def
+        f(acc=[])``), and changes the globals it names (a forward hook that appends to a list
+        of the notebook): those globals are names to put back too. A function of the user's
+        own modules leads to its module's globals. A library's function is not walked."""
+        if fn.__globals__ is not self.namespace:
             module = sys.modules.get(fn.__globals__.get("__name__") or "")
             if module is None or vars(module) is not fn.__globals__ or not _is_user_module(module):
                 return []
-            children.append((module, f"{module.__name__}"))
-        children += [(d, f"{path}.__defaults__") for d in fn.__defaults__ or ()]
+            return [(module, f"{module.__name__}")]
+        for name in sorted(_global_names(fn.__code__)):
+            if name not in self.names and not name.startswith("__") and name in fn.__globals__:
+                self.names.append(name)
+                self._push_name(name)
+        children: list[tuple[Any, ...]] = [
+            (d, f"{path}.__defaults__") for d in fn.__defaults__ or ()
+        ]
         children += [(d, f"{path}.__kwdefaults__") for d in (fn.__kwdefaults__ or {}).values()]
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
             with contextlib.suppress(ValueError):  # an empty cell
@@ -1019,7 +1031,8 @@ class Snapshot:
 
     def new_threads(self) -> list[str]:
         """The threads started since the copy, still running, that run the notebook's code or
-        the user's modules' (``worker (fill())``): they can change state after a restore."""
+        the user's modules' (``thread worker (fill())``, ``12 threads ...``): they can change
+        state after a restore."""
         notebook = self.namespace.get("__name__", "__main__")
         found = []
         for thread in threading.enumerate():
@@ -1031,8 +1044,11 @@ class Snapshot:
                 module in sys.modules and _is_user_module(sys.modules[module])
             )
             if user:
-                found.append(f"thread {thread.name} ({getattr(target, '__qualname__', '?')}())")
-        return found
+                found.append(f"{thread.name} ({getattr(target, '__qualname__', '?')}())")
+        counts = collections.Counter(found)
+        return [
+            f"{n:,} threads {what}" if n > 1 else f"thread {what}" for what, n in counts.items()
+        ]
 
     def release(self) -> None:
         """Drop the copies (their host memory)."""
