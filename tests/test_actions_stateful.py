@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_brrr.actions.stateful import stateful_findings, uses_random
+from jupyter_brrr.actions.stateful import cannot_undo, stateful_findings, uses_random
 
 
 def kinds(source: str) -> dict[int, str]:
@@ -86,3 +86,22 @@ def test_uses_random() -> None:
     assert uses_random("x = torch.randn(3)")
     assert uses_random("y = F.dropout(x, 0.1)")
     assert not uses_random("y = x.cos()")
+
+
+def test_threads_and_queues_are_found() -> None:
+    """A thread the cell starts runs on after a restore: found, and among what no copy puts
+    back and what keeps changing; a queue's put and get_nowait change it."""
+    from jupyter_brrr.actions.stateful import keeps_changing
+
+    source = (
+        "threading.Thread(target=work).start()\n"
+        "pool.submit(work)\n"
+        "q.put(1)\n"
+        "q.get_nowait()\n"
+        "t = threading.Timer(1.0, work)\n"
+    )
+    findings = stateful_findings(source)
+    assert kinds(source) == {1: "thread", 2: "thread", 3: "mutation", 4: "mutation", 5: "thread"}
+    assert [f.line for f in keeps_changing(findings)] == [1, 2, 5]
+    assert [f.line for f in cannot_undo(findings)] == [1, 2, 5]
+    assert "starts a thread or process" in str(findings[0])

@@ -489,18 +489,24 @@ def _state_notes(restored: Any, snapshot: Snapshot | None, reset: bool, runs: in
             "from the state the first run left, so that the outputs of code that changes state "
             "can be compared."
         )
-    if restored.changed or restored.random_state:
+    if (restored.changed or restored.random_state) and restored.exact:
         notes.append(
             f"State: the A/B's {runs:,} runs changed {restored.describe()}; all of it was put "
-            "back as the first run left it (the same objects, so other references see it too)."
+            "back as the first run left it (the same objects, so other references see it too), "
+            "and checked against the copy after."
         )
-    else:
+    elif restored.changed or restored.random_state:
+        notes.append(
+            f"State: the A/B's {runs:,} runs changed {restored.describe()}; it was put back as "
+            "the first run left it, but not all of it holds:"
+        )
+    elif restored.exact:
         notes.append(
             f"State: none of {snapshot.survey.describe()} had changed after the A/B's "
             f"{runs:,} runs."
         )
-    if restored.failed:
-        notes.append("Could not be put back: " + "; ".join(restored.failed[:5]) + ".")
+    for problem in restored.problems():
+        notes.append(f"{problem[0].upper()}{problem[1:]}.")
     return notes
 
 

@@ -4,24 +4,40 @@ An A/B runs a cell hundreds of times; a cell that trains, appends or updates ten
 changes state each time. A ``Snapshot`` is taken after the cell's first (plain) run, before the
 A/B, and restored after it, so that the namespace is as the first run left it. What it holds:
 
-- the bindings of every name the cell (or a function of this notebook that it calls) reads or
-  writes: a name rebound or deleted by the A/B's runs gets its object back;
+- the bindings of every name the cell (or a function of this notebook that it calls, or a hook or
+  callback of this notebook that an object it uses holds) reads or writes: a name rebound or
+  deleted by the A/B's runs gets its object back; the same for the module attributes the cell
+  assigns (``torch.backends.cudnn.benchmark = True``) and for every global of the user's own
+  modules (a ``helpers.py`` beside the notebook, not an installed package) that it reaches;
 - for every object reachable from those names (attributes, items, keys, closures of the
-  notebook's functions), as the object itself, so that the user's other references see the
-  restored state:
+  notebook's functions, class attributes of the notebook's classes), as the object itself, so
+  that the user's other references see the restored state:
   - tensors (parameters, buffers, optimizer state, ``.grad``): a copy of their values (in host
     memory, so the A/B's GPU memory is not halved), and their shape, strides, storage, dtype and
     ``requires_grad``; restored with ``copy_`` into the same tensor (``.data`` first where the
     shape or storage changed);
-  - lists, dicts, sets, deques, bytearrays: their items; objects: their ``__dict__`` and slots
-    (modules, optimizers, schedulers, user classes, all of their attributes): restored with
-    ``lst[:] = ...``, ``clear`` + ``update``, and only where something changed;
+  - containers, each put back by its own type's semantics, through the base type's methods so
+    that a subclass's overrides (``Counter.update`` counts) do not change what is put back:
+    lists, dicts (``Counter``, ``OrderedDict`` with its order, ``defaultdict`` with its
+    factory), sets, deques, bytearrays, ``array.array``, ``queue.Queue`` (under its lock, with
+    its count of unfinished tasks), pandas DataFrames and Series (a deep copy); objects: their
+    ``__dict__`` and slots (modules, optimizers, schedulers, user classes, all of their
+    attributes); classes of the notebook and the user's modules: their attributes; only where
+    something changed;
   - numpy arrays (values), random generators (torch, numpy, ``random.Random``: their state);
-- the global random states (torch's CPU and CUDA generators, ``random``, ``numpy.random``).
+- the global random states (torch's CPU and CUDA generators, ``random``, ``numpy.random``) and
+  ``os.environ``.
+
+After a restore, every copy is compared with what is there (``Restored.differ``): a finalizer, a
+hook or a thread that changed something again is named rather than "put back" being claimed;
+threads that the runs started and that still run are named too (``Restored.threads``).
 
 What cannot be undone is said, not hidden: files written, iterators advanced (``next(it)``),
-open files and other resources outside Python (``irreversible``). Tensors without plain storage
-(sparse, nested, subclasses) are listed as not copied (``skipped``).
+open files and other resources outside Python (``irreversible``). What no copy can put back and
+what keeps changing after a restore (a ``queue.SimpleQueue`` or a multiprocessing queue, whose
+items cannot be read) is ``cannot_restore``: the A/B and the sweep refuse it unless told to keep
+what the runs do. Tensors without plain storage (sparse, nested, subclasses) are listed as not
+copied (``skipped``).
 
 The snapshot's size is known before any copy (``survey``), and bounded: past ``max_bytes`` (by
 default half the host memory available) it is incomplete, and the caller decides (the A/B
@@ -30,6 +46,7 @@ refuses a stateful cell whose state does not fit).
 
 from __future__ import annotations
 
+import array
 import ast
 import collections
 import contextlib
@@ -37,8 +54,11 @@ import dis
 import functools
 import io
 import os
+import queue
 import random
+import site
 import sys
+import threading
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -109,6 +129,7 @@ class Survey:
     containers: int = 0
     objects: int = 0
     irreversible: list[str] = field(default_factory=list)
+    cannot_restore: list[str] = field(default_factory=list)  # no copy can put these back
     skipped: list[str] = field(default_factory=list)
     complete: bool = True
     limit: str = ""  # why the walk stopped early, when it did
@@ -136,10 +157,47 @@ class Restored:
     changed: dict[str, list[str]] = field(default_factory=dict)
     random_state: bool = False  # the global random generators had moved on
     failed: list[str] = field(default_factory=list)
+    # After the restore, what still differs from the copy (``model.weight (tensor)``), and the
+    # threads that the runs started and that still run: the restore is not the whole truth.
+    differ: list[str] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
         return list(self.changed)
+
+    @property
+    def exact(self) -> bool:
+        """Whether everything is as the copy holds it: nothing failed, differs or still runs."""
+        return not (self.failed or self.differ or self.threads)
+
+    def lines(self, how: str = "as the first run left it") -> list[str]:
+        """What the restore did and what it could not make true, one sentence each (no full
+        stops): ``put back as the first run left it: seen (list: 4,203 -> 1 items)`` only where
+        the check after it found everything as the copy holds it."""
+        lines = []
+        if self.changed or self.random_state:
+            if self.exact:
+                lines.append(f"put back {how}: {self.describe()}")
+            else:
+                lines.append(f"put back, but not all of it holds: {self.describe()}")
+        return lines + self.problems()
+
+    def problems(self) -> list[str]:
+        """What the restore could not make true, one sentence each (empty when ``exact``)."""
+        lines = [f"could not put back {failure}" for failure in self.failed[:5]]
+        if self.differ:
+            shown = ", ".join(self.differ[:8]) + (", ..." if len(self.differ) > 8 else "")
+            lines.append(
+                f"not put back: {shown} differ from the copy after the restore (changed again "
+                "during or after it: by a thread, a finalizer or a hook)"
+            )
+        if self.threads:
+            lines.append(
+                f"still running: {', '.join(self.threads[:5])}, started by the runs: what "
+                "they change after the restore stays"
+            )
+        return lines
 
     def describe(self) -> str:
         """``model (2 tensors), seen (list: 4,203 -> 1 items)``, or ``nothing had changed``."""
@@ -189,7 +247,7 @@ def names_used(namespace: dict, source: str, *, hidden: Iterable[str] = ()) -> t
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             pending.add(node.name)
     skip = set(hidden)
-    found: set[str] = set()
+    found: set[str] = _module_attributes_assigned(tree, namespace)
     seen_code: set[int] = set()
     while pending:
         name = pending.pop()
@@ -202,6 +260,35 @@ def names_used(namespace: dict, source: str, *, hidden: Iterable[str] = ()) -> t
                     seen_code.add(id(code))
                     pending.update(_global_names(code))
     return tuple(sorted(name for name in found if not name.startswith("__")))
+
+
+def _module_attributes_assigned(tree: ast.AST, namespace: dict) -> set[str]:
+    """``torch.backends.cudnn.benchmark`` for ``torch.backends.cudnn.benchmark = True`` (or
+    ``+=``, ``del``) in the code: an attribute of a module that the code rebinds, to be put
+    back like a name of the notebook."""
+    targets: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets += node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets.append(node.target)
+        elif isinstance(node, ast.Delete):
+            targets += node.targets
+    found = set()
+    for target in targets:
+        for node in ast.walk(target):
+            if not isinstance(node, ast.Attribute):
+                continue
+            parts = [node.attr]
+            value = node.value
+            while isinstance(value, ast.Attribute):
+                parts.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                name = ".".join([value.id, *reversed(parts)])
+                if _binding_scope(namespace, name) is not None:
+                    found.add(name)
+    return found
 
 
 def notebook_functions(namespace: dict, source: str) -> list[types.FunctionType]:
@@ -287,11 +374,11 @@ def default_max_bytes() -> int:
 
 
 class _Walker:
-    """Visits every object reachable from some names once, and hands each to ``record``."""
+    """Visits every object reachable from some names once, and records what there is to copy."""
 
     def __init__(self, namespace: dict, names: tuple[str, ...], max_bytes: int) -> None:
         self.namespace = namespace
-        self.names = names
+        self.names = list(names)  # grows: the globals of the notebook's hooks and callbacks
         self.max_bytes = max_bytes
         self.seen: set[int] = set()
         self.survey = Survey(names=names)
@@ -300,20 +387,24 @@ class _Walker:
         self.arrays: list[tuple[Any, str, str]] = []
         self.containers: list[tuple[Any, str, str, str]] = []  # + kind
         self.generators: list[tuple[Any, str, str]] = []
+        # (the globals of a module, a name in them, the name as said: ``helpers.seen``).
+        self.module_bindings: list[tuple[dict, str, str]] = []
         self._torch = sys.modules.get("torch")
         self._numpy = sys.modules.get("numpy")
+        self._pandas = sys.modules.get("pandas")
+        self._notebook = namespace.get("__name__", "__main__")
         # The namespace itself is never walked as a dict (an object holding ``globals()``
         # would make the whole notebook "state"): its names are, through the bindings.
         self.seen.add(id(namespace))
         builtins = namespace.get("__builtins__")
         if builtins is not None:
             self.seen.add(id(builtins))
+        self._stack: list[tuple[Any, str, str, int]] = []
 
     def walk(self) -> None:
-        stack: list[tuple[Any, str, str, int]] = []
         for name in reversed(self.names):
-            if name in self.namespace:
-                stack.append((self.namespace[name], name, name, 0))
+            self._push_name(name)
+        stack = self._stack
         while stack:
             obj, root, path, depth = stack.pop()
             if id(obj) in self.seen or isinstance(obj, _ATOMIC):
@@ -329,22 +420,44 @@ class _Walker:
             children = self._visit(obj, root, path, depth)
             if self._recorded() != recorded and root not in self.survey.roots:
                 self.survey.roots.append(root)
-            for child, child_path in reversed(children):
+            for child, child_path, *own_root in reversed(children):
                 if id(child) not in self.seen and not isinstance(child, _ATOMIC):
-                    stack.append((child, root, child_path, depth + 1))
+                    stack.append((child, own_root[0] if own_root else root, child_path, depth + 1))
+        self.survey.names = tuple(self.names)
+
+    def _push_name(self, name: str) -> None:
+        scope = _binding_scope(self.namespace, name)
+        if scope is not None:
+            mapping, key = scope
+            if mapping is not self.namespace:
+                self.module_bindings.append((mapping, key, name))
+            if key in mapping:
+                self._stack.append((mapping[key], name, name, 0))
 
     def _recorded(self) -> int:
-        return len(self.tensors) + len(self.arrays) + len(self.containers) + len(self.generators)
+        return (
+            len(self.tensors)
+            + len(self.arrays)
+            + len(self.containers)
+            + len(self.generators)
+            + len(self.module_bindings)
+        )
 
-    def _visit(self, obj: Any, root: str, path: str, depth: int) -> list[tuple[Any, str]]:
-        """Record ``obj`` and return its children (with their paths)."""
+    def _visit(self, obj: Any, root: str, path: str, depth: int) -> list[tuple[Any, ...]]:
+        """Record ``obj`` and return its children: (child, path) or (child, path, root)."""
         torch, numpy = self._torch, self._numpy
         if torch is not None and isinstance(obj, torch.Tensor):
             return self._tensor(obj, root, path)
-        if isinstance(obj, (types.ModuleType, type, types.BuiltinFunctionType, types.CodeType)):
+        if isinstance(obj, types.ModuleType):
+            return self._module(obj)
+        if isinstance(obj, type):
+            return self._class(obj, root, path)
+        if isinstance(obj, (types.BuiltinFunctionType, types.CodeType)):
             return []
         if isinstance(obj, types.MethodType):
-            return [(obj.__self__, f"{path}.__self__")]
+            return [(obj.__self__, f"{path}.__self__"), (obj.__func__, path)]
+        if isinstance(obj, (staticmethod, classmethod)):
+            return [(obj.__func__, path)]
         if isinstance(obj, types.FunctionType):
             return self._function(obj, path)
         if isinstance(obj, functools.partial):
@@ -353,6 +466,19 @@ class _Walker:
                 *((a, f"{path}.args") for a in obj.args),
                 *((v, f"{path}.keywords") for v in obj.keywords.values()),
             ]
+        if isinstance(obj, queue.Queue):
+            # The queue's lock and conditions are the threads' business: its items are state.
+            self.containers.append((obj, root, path, "queue"))
+            self.survey.containers += 1
+            with obj.mutex:
+                return [(item, f"{path} item") for item in list(obj.queue)]
+        unreadable = _unreadable_queue(obj)
+        if unreadable:
+            self.survey.cannot_restore.append(
+                f"{path}: a {unreadable}, whose items cannot be copied: what the runs put into "
+                "it or take from it stays"
+            )
+            return []
         if _is_infrastructure(type(obj)) and not _is_module_like(torch, obj):
             return []
         if torch is not None and isinstance(obj, torch.Generator):
@@ -374,6 +500,13 @@ class _Walker:
                 return []
             if isinstance(obj, numpy.generic):
                 return []
+        pandas = self._pandas
+        if pandas is not None and isinstance(obj, (pandas.DataFrame, pandas.Series)):
+            # Its values live in blocks that Python cannot walk: a deep copy, put back whole.
+            self.containers.append((obj, root, path, "pandas"))
+            self.survey.containers += 1
+            self._add_bytes(_pandas_bytes(obj), path)
+            return []
         if isinstance(obj, _RESOURCES):
             if depth == 0:
                 self.survey.irreversible.append(
@@ -391,7 +524,7 @@ class _Walker:
             return []
         return self._container(obj, root, path)
 
-    def _tensor(self, tensor: Any, root: str, path: str) -> list[tuple[Any, str]]:
+    def _tensor(self, tensor: Any, root: str, path: str) -> list[tuple[Any, ...]]:
         torch: Any = self._torch  # set: a tensor reached here, so torch is imported
         plain = type(tensor) in (torch.Tensor, torch.nn.Parameter)
         if (
@@ -409,12 +542,30 @@ class _Walker:
             return [(tensor.grad, f"{path}.grad")]
         return []
 
-    def _function(self, fn: types.FunctionType, path: str) -> list[tuple[Any, str]]:
-        """A notebook function's defaults and closure can hold state (``def f(acc=[])``); a
-        library's function is not walked."""
+    def _user_code(self, module_name: str | None) -> bool:
+        """Code of the notebook or of the user's own modules (not a library's)."""
+        if not module_name:
+            return False
+        if module_name == self._notebook:
+            return True
+        module = sys.modules.get(module_name)
+        return module is not None and _is_user_module(module)
+
+    def _function(self, fn: types.FunctionType, path: str) -> list[tuple[Any, ...]]:
+        """A function of the notebook can hold state in its defaults and closure (``def
+        f(acc=[])``), and changes the globals it names (a forward hook that appends to a list
+        of the notebook): those globals are names to put back too. A function of the user's
+        own modules leads to its module's globals. A library's function is not walked."""
         if fn.__globals__ is not self.namespace:
-            return []
-        children: list[tuple[Any, str]] = [
+            module = sys.modules.get(fn.__globals__.get("__name__") or "")
+            if module is None or vars(module) is not fn.__globals__ or not _is_user_module(module):
+                return []
+            return [(module, f"{module.__name__}")]
+        for name in sorted(_global_names(fn.__code__)):
+            if name not in self.names and not name.startswith("__") and name in fn.__globals__:
+                self.names.append(name)
+                self._push_name(name)
+        children: list[tuple[Any, ...]] = [
             (d, f"{path}.__defaults__") for d in fn.__defaults__ or ()
         ]
         children += [(d, f"{path}.__kwdefaults__") for d in (fn.__kwdefaults__ or {}).values()]
@@ -423,22 +574,55 @@ class _Walker:
                 children.append((cell.cell_contents, f"{path}.<{name}>"))
         return children
 
-    def _container(self, obj: Any, root: str, path: str) -> list[tuple[Any, str]]:
-        children: list[tuple[Any, str]] = []
+    def _module(self, module: types.ModuleType) -> list[tuple[Any, ...]]:
+        """A module of the user's own (not the notebook, not an installed package): every
+        global is a binding to put back, and its value is walked, under its own name."""
+        scope = vars(module)
+        if scope is self.namespace or not _is_user_module(module):
+            return []
+        children: list[tuple[Any, ...]] = []
+        for key in list(scope):
+            if key.startswith("__"):
+                continue
+            name = f"{module.__name__}.{key}"
+            self.module_bindings.append((scope, key, name))
+            children.append((scope[key], name, name))
+        return children
+
+    def _class(self, cls: type, root: str, path: str) -> list[tuple[Any, ...]]:
+        """A class of the notebook or of the user's modules: its attributes (a counter, a
+        registry) are state; its methods are walked as functions."""
+        if not self._user_code(getattr(cls, "__module__", None)):
+            return []
+        self.containers.append((cls, root, path, "class"))
+        self.survey.containers += 1
+        children: list[tuple[Any, ...]] = [
+            (value, f"{path}.{key}") for key, value in vars(cls).items() if key not in _CLASS_FIXED
+        ]
+        children += [(base, path) for base in cls.__mro__[1:]]
+        return children
+
+    def _container(self, obj: Any, root: str, path: str) -> list[tuple[Any, ...]]:
+        children: list[tuple[Any, ...]] = []
         kind = None
         if isinstance(obj, list):
             kind = "list"
-            children = [(item, f"{path}[{i}]") for i, item in enumerate(obj)]
+            children = [(item, f"{path}[{i}]") for i, item in enumerate(list.copy(obj))]
         elif isinstance(obj, dict):
             kind = "dict"
-            for key, value in obj.items():
+            for key, value in _dict_items(obj):
                 children.append((key, f"{path} key"))
                 children.append((value, f"{path}[{_key_text(key)}]"))
+            if isinstance(obj, collections.defaultdict):
+                children.append((obj.default_factory, f"{path}.default_factory"))
         elif isinstance(obj, (set, collections.deque)):
-            kind = type(obj).__name__ if isinstance(obj, collections.deque) else "set"
-            children = [(item, f"{path} item") for item in obj]
+            kind = "deque" if isinstance(obj, collections.deque) else "set"
+            children = [(item, f"{path} item") for item in _items(obj, kind)]
         elif isinstance(obj, bytearray):
             kind = "bytearray"
+        elif isinstance(obj, array.array):
+            kind = "array.array"
+            self._add_bytes(len(obj) * obj.itemsize, path)
         elif isinstance(obj, (tuple, frozenset)):
             children = [(item, f"{path}[{i}]") for i, item in enumerate(obj)]
         if kind is not None:
@@ -459,6 +643,8 @@ class _Walker:
             for name in slots:
                 with contextlib.suppress(AttributeError):
                     children.append((getattr(obj, name), f"{path}.{name}"))
+        if self._user_code(type(obj).__module__):
+            children.append((type(obj), f"{path}.__class__"))  # its class attributes
         self.survey.objects += 1
         return children
 
@@ -473,14 +659,86 @@ class _Walker:
             )
 
 
+# A class's attributes that are its machinery, not state: never compared or put back.
+_CLASS_FIXED = frozenset(("__dict__", "__weakref__"))
+
+
+def _binding_scope(namespace: dict, name: str) -> tuple[dict, str] | None:
+    """Where a name of ``names_used`` is bound: ``x`` in the namespace, ``torch.backends.
+    cudnn.benchmark`` in that module's globals; None where a dotted name's owner is not a
+    module (an object's attribute is put back with the object)."""
+    if "." not in name:
+        return namespace, name
+    first, *middle, last = name.split(".")
+    owner = namespace.get(first)
+    for part in middle:
+        owner = getattr(owner, part, None)
+    if not isinstance(owner, types.ModuleType):
+        return None
+    return vars(owner), last
+
+
+def _unreadable_queue(obj: Any) -> str:
+    """``queue.SimpleQueue`` where ``obj`` is a queue whose items cannot be read (without
+    taking them), else ""."""
+    if isinstance(obj, queue.SimpleQueue):
+        return "queue.SimpleQueue"
+    queues = sys.modules.get("multiprocessing.queues")
+    if queues is not None and isinstance(obj, (queues.Queue, queues.SimpleQueue)):
+        return f"multiprocessing {type(obj).__name__} (its items are in a pipe)"
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None and isinstance(obj, asyncio.Queue):
+        return "asyncio.Queue (its waiters belong to an event loop)"
+    return ""
+
+
+@functools.cache
+def _library_folders() -> tuple[str, ...]:
+    """Where installed packages and the standard library live: their modules are not the
+    user's state."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    with contextlib.suppress(Exception):
+        folders.update(site.getsitepackages())
+    with contextlib.suppress(Exception):
+        folders.add(site.getusersitepackages())
+    return tuple(sorted({os.path.realpath(f) for f in folders if f}))
+
+
+def _is_user_module(module: types.ModuleType) -> bool:
+    """A module of the user's own: from a file outside the Python installation and its
+    packages (a ``helpers.py`` beside the notebook), not this tool or the kernel."""
+    name = getattr(module, "__name__", None)
+    file = getattr(module, "__file__", None)
+    return isinstance(name, str) and isinstance(file, str) and _is_user_file(name, file)
+
+
+@functools.cache
+def _is_user_file(name: str, file: str) -> bool:
+    if _is_infrastructure_name(name) or name.split(".")[0] in sys.stdlib_module_names:
+        return False
+    path = os.path.realpath(file)
+    return not any(path == f or path.startswith(f + os.sep) for f in _library_folders())
+
+
+def _is_infrastructure_name(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in _INFRASTRUCTURE)
+
+
 @functools.cache
 def _is_infrastructure(cls: type) -> bool:
-    module = getattr(cls, "__module__", None) or ""
-    return any(module == name or module.startswith(name + ".") for name in _INFRASTRUCTURE)
+    return _is_infrastructure_name(getattr(cls, "__module__", None) or "")
 
 
 def _is_module_like(torch: Any, obj: Any) -> bool:
     return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def _pandas_bytes(obj: Any) -> int:
+    try:
+        usage = obj.memory_usage(index=True, deep=False)
+        return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
+    except Exception:  # a frame that cannot say: counted as nothing, still copied
+        return 0
 
 
 def _module_path(path: str, name: str, value: Any) -> str:
@@ -549,18 +807,21 @@ class _TensorCopy:
 class Snapshot:
     """Copies of the state reachable from some names, to put back in place (see the module
     docstring). ``take`` makes one; ``reset()`` puts the objects and bindings back (between
-    runs: the random state goes on), ``restore()`` puts everything back and says what had
-    changed."""
+    runs: the random state goes on), ``restore()`` puts everything back, says what had
+    changed, and checks that what it put back is what the copy holds."""
 
     def __init__(self, namespace: dict, survey: Survey) -> None:
         self.namespace = namespace
         self.survey = survey
         self.bindings: dict[str, Any] = {}
+        self._module_bindings: list[tuple[dict, str, str, Any]] = []
         self._tensors: list[_TensorCopy] = []
         self._arrays: list[tuple[Any, str, str, Any]] = []
         self._containers: list[tuple[Any, str, str, str, Any]] = []
         self._generators: list[tuple[Any, str, str, Any]] = []
         self._random_state: dict[str, Any] = {}
+        self._environ: dict[str, str] | None = None
+        self._threads: set[int] = {id(t) for t in threading.enumerate()}
 
     @property
     def complete(self) -> bool:
@@ -572,11 +833,18 @@ class Snapshot:
     ) -> Snapshot:
         """Copy the state reachable from ``names`` of ``namespace``. Check ``complete``: past
         ``max_bytes`` of tensors nothing is copied, and ``survey.limit`` says why."""
-        names = tuple(names)
-        walker = _Walker(namespace, names, max_bytes or default_max_bytes())
+        walker = _Walker(namespace, tuple(names), max_bytes or default_max_bytes())
         walker.walk()
         snapshot = cls(namespace, walker.survey)
-        snapshot.bindings = {name: namespace.get(name, UNSET) for name in names}
+        # The walk adds the globals of the notebook's hooks and callbacks to the names.
+        snapshot.bindings = {
+            name: namespace.get(name, UNSET) for name in walker.names if "." not in name
+        }
+        seen_bindings: set[tuple[int, str]] = set()
+        for scope, key, name in walker.module_bindings:
+            if (id(scope), key) not in seen_bindings:
+                seen_bindings.add((id(scope), key))
+                snapshot._module_bindings.append((scope, key, name, scope.get(key, UNSET)))
         if not walker.survey.complete:
             return snapshot  # bindings only: the caller says why and decides
         snapshot._copy(walker)
@@ -604,12 +872,13 @@ class Snapshot:
                         )
                     )
         if numpy is not None:
-            for array, root, path in walker.arrays:
-                self._arrays.append((array, root, path, array.copy()))
+            for array_, root, path in walker.arrays:
+                self._arrays.append((array_, root, path, array_.copy()))
         for generator, root, path in walker.generators:
             with contextlib.suppress(Exception):  # a generator whose state cannot be read
                 self._generators.append((generator, root, path, _generator_state(generator)))
         self._random_state = _global_random_state()
+        self._environ = dict(os.environ)
 
     # --- putting it back ---
 
@@ -619,17 +888,24 @@ class Snapshot:
         torch = sys.modules.get("torch")
         for obj, root, path, kind, state in self._containers:
             try:
-                size = _size(obj, kind)
-                if _put_back(obj, kind, state):
-                    restored._add(root, _container_change(kind, size, state))
+                if _differs(obj, kind, state):
+                    size = _length(obj, kind)
+                    _put_back(obj, kind, state)
+                    restored._add(root, _container_change(obj, kind, size, state))
             except Exception as error:  # an object that refuses: say so, go on
                 restored.failed.append(f"{path}: {type(error).__name__}: {error}")
         if torch is not None and self._tensors:
             self._reset_tensors(torch, restored)
-        for array, root, path, values in self._arrays:
+        for array_, root, path, values in self._arrays:
             try:
-                if array.shape == values.shape and not _arrays_equal(array, values):
-                    array[...] = values
+                if array_.shape != values.shape or array_.dtype != values.dtype:
+                    raise ValueError(
+                        f"the array is now {array_.dtype} of shape {array_.shape}, was "
+                        f"{values.dtype} of shape {values.shape}: a numpy array cannot take "
+                        "another shape in place"
+                    )
+                if not _arrays_equal(array_, values):
+                    array_[...] = values
                     restored._add(root, "array")
             except Exception as error:
                 restored.failed.append(f"{path}: {type(error).__name__}: {error}")
@@ -648,6 +924,24 @@ class Snapshot:
             elif ns.get(name, UNSET) is not obj:
                 ns[name] = obj
                 restored._add(name, "name rebound")
+        for scope, key, name, obj in self._module_bindings:
+            try:
+                if obj is UNSET:
+                    if key in scope:
+                        del scope[key]
+                        restored._add(name, "name bound by the runs, removed")
+                elif scope.get(key, UNSET) is not obj:
+                    scope[key] = obj
+                    restored._add(name, "name rebound")
+            except Exception as error:
+                restored.failed.append(f"{name}: {type(error).__name__}: {error}")
+        if self._environ is not None:
+            try:
+                changed = _put_environ_back(self._environ)
+                if changed:
+                    restored._add("os.environ", f"{changed} variable{'s' if changed > 1 else ''}")
+            except Exception as error:
+                restored.failed.append(f"os.environ: {type(error).__name__}: {error}")
         return restored
 
     def _reset_tensors(self, torch: Any, restored: Restored) -> None:
@@ -676,13 +970,85 @@ class Snapshot:
                     restored.failed.append(f"{saved.path}: {type(error).__name__}: {error}")
 
     def restore(self) -> Restored:
-        """Put everything back, the global random state too; what had changed, by name."""
+        """Put everything back, the global random state too; what had changed, by name. Then
+        every copy is compared with what is there: what differs (changed again while it was
+        put back: a finalizer of an object the restore let go, a thread) is put back once
+        more, and what still differs is in ``differ``; threads the runs started that still
+        run are in ``threads``."""
         restored = self.reset()
         try:
             restored.random_state = _set_global_random_state(self._random_state)
         except Exception as error:
             restored.failed.append(f"random state: {type(error).__name__}: {error}")
+        if self.complete and self.differences():
+            again = self.reset()
+            restored.failed += [f for f in again.failed if f not in restored.failed]
+        restored.differ = self.differences() if self.complete else []
+        restored.threads = self.new_threads()
         return restored
+
+    def differences(self) -> list[str]:
+        """What differs now from the copy, by name and kind (``seen (list)``): empty right
+        after a restore that holds."""
+        found: list[str] = []
+
+        def add(root: str, what: str) -> None:
+            text = f"{root} ({what})"
+            if text not in found:
+                found.append(text)
+
+        for obj, root, _, kind, state in self._containers:
+            with contextlib.suppress(Exception):
+                if _differs(obj, kind, state):
+                    add(root, _container_change(obj, kind, None, state))
+        for saved in self._tensors:
+            with contextlib.suppress(Exception):
+                tensor = saved.tensor
+                if (
+                    not _same_layout(tensor, saved.alias)
+                    or (tensor.is_leaf and tensor.requires_grad != saved.requires_grad)
+                    or not _tensors_equal(saved.alias, saved.values.to(tensor.device))
+                ):
+                    add(saved.root, "tensor")
+        for array_, root, _, values in self._arrays:
+            with contextlib.suppress(Exception):
+                if array_.shape != values.shape or not _arrays_equal(array_, values):
+                    add(root, "array")
+        for generator, root, _, state in self._generators:
+            with contextlib.suppress(Exception):
+                if not _states_equal(_generator_state(generator), state):
+                    add(root, "random generator")
+        ns = self.namespace
+        for name, obj in self.bindings.items():
+            if ns.get(name, UNSET) is not obj:
+                add(name, "name")
+        for scope, key, name, obj in self._module_bindings:
+            if scope.get(key, UNSET) is not obj:
+                add(name, "name")
+        if self._environ is not None and dict(os.environ) != self._environ:
+            add("os.environ", "variables")
+        return found
+
+    def new_threads(self) -> list[str]:
+        """The threads started since the copy, still running, that run the notebook's code or
+        the user's modules' (``thread worker (fill())``, ``12 threads ...``): they can change
+        state after a restore."""
+        notebook = self.namespace.get("__name__", "__main__")
+        found = []
+        for thread in threading.enumerate():
+            if id(thread) in self._threads or not thread.is_alive():
+                continue
+            target = getattr(thread, "_target", None) or type(thread).run
+            module = getattr(target, "__module__", None) or ""
+            user = module == notebook or (
+                module in sys.modules and _is_user_module(sys.modules[module])
+            )
+            if user:
+                found.append(f"{thread.name} ({getattr(target, '__qualname__', '?')}())")
+        counts = collections.Counter(found)
+        return [
+            f"{n:,} threads {what}" if n > 1 else f"thread {what}" for what, n in counts.items()
+        ]
 
     def release(self) -> None:
         """Drop the copies (their host memory)."""
@@ -700,15 +1066,43 @@ def take(namespace: dict, names: Iterable[str], *, max_bytes: int | None = None)
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def _shallow_state(obj: Any, kind: str) -> Any:
+def _dict_items(obj: dict) -> list[tuple[Any, Any]]:
+    """A dict's items as stored, in its order (an ``OrderedDict``'s own), past any override of
+    ``items`` by a subclass."""
+    if isinstance(obj, collections.OrderedDict):
+        return list(collections.OrderedDict.items(obj))
+    return list(dict.items(obj))
+
+
+def _items(obj: Any, kind: str) -> list[Any]:
+    """A container's items as stored (the base type's iteration, not a subclass's)."""
     if kind == "list":
-        return list(obj)
+        return list.copy(obj)
+    if kind == "deque":
+        return list(collections.deque.__iter__(obj))
+    if kind == "set":
+        return list(set.__iter__(obj)) if isinstance(obj, set) else list(obj)
+    raise ValueError(kind)
+
+
+def _shallow_state(obj: Any, kind: str) -> Any:
+    """What putting ``obj`` back takes: its items (not copies of them: those are walked)."""
+    if kind in ("list", "set", "deque"):
+        return _items(obj, kind)
     if kind == "dict":
-        return list(obj.items())
-    if kind in ("set", "deque"):
-        return list(obj)
+        factory = obj.default_factory if isinstance(obj, collections.defaultdict) else None
+        return _dict_items(obj), factory
     if kind == "bytearray":
         return bytes(obj)
+    if kind == "array.array":
+        return array.array.tobytes(obj)
+    if kind == "queue":
+        with obj.mutex:
+            return list(obj.queue), obj.unfinished_tasks
+    if kind == "pandas":
+        return obj.copy(deep=True)
+    if kind == "class":
+        return {k: v for k, v in vars(obj).items() if k not in _CLASS_FIXED}
     if kind == "__dict__":
         return dict(object.__getattribute__(obj, "__dict__"))
     if kind == "__slots__":
@@ -724,42 +1118,113 @@ def _same_items(current: list, saved: list) -> bool:
     return len(current) == len(saved) and all(a is b for a, b in zip(current, saved, strict=True))
 
 
-def _put_back(obj: Any, kind: str, state: Any) -> bool:
-    """Put one container's items back where they differ; True when something changed."""
+def _same_pairs(current: list, saved: list) -> bool:
+    return len(current) == len(saved) and all(
+        a[0] is b[0] and a[1] is b[1] for a, b in zip(current, saved, strict=True)
+    )
+
+
+def _same_mapping(current: dict, saved: dict) -> bool:
+    return current.keys() == saved.keys() and all(current[k] is v for k, v in saved.items())
+
+
+def _differs(obj: Any, kind: str, state: Any) -> bool:
+    """Whether a container holds other than its copy: the same objects, in the same order
+    where its type keeps one."""
+    if kind in ("list", "deque"):
+        return not _same_items(_items(obj, kind), state)
+    if kind == "set":
+        return len(obj) != len(state) or {id(x) for x in _items(obj, kind)} != {
+            id(x) for x in state
+        }
+    if kind == "dict":
+        items, factory = state
+        if isinstance(obj, collections.defaultdict) and obj.default_factory is not factory:
+            return True
+        return not _same_pairs(_dict_items(obj), items)
+    if kind == "bytearray":
+        return bytes(obj) != state
+    if kind == "array.array":
+        return array.array.tobytes(obj) != state
+    if kind == "queue":
+        items, unfinished = state
+        with obj.mutex:
+            return obj.unfinished_tasks != unfinished or not _same_items(list(obj.queue), items)
+    if kind == "pandas":
+        return not _pandas_equal(obj, state)
+    if kind == "class":
+        current = {k: v for k, v in vars(obj).items() if k not in _CLASS_FIXED}
+        return not _same_mapping(current, state)
+    if kind == "__dict__":
+        return not _same_mapping(object.__getattribute__(obj, "__dict__"), state)
+    if kind == "__slots__":
+        for name in _slot_names(type(obj)):
+            try:
+                current = object.__getattribute__(obj, name)
+            except AttributeError:
+                current = UNSET
+            if current is not state.get(name, UNSET):
+                return True
+        return False
+    raise ValueError(kind)
+
+
+def _put_back(obj: Any, kind: str, state: Any) -> None:
+    """Put one container's items back, by its own type's semantics, through the base type's
+    methods: ``Counter.update`` would count the items rather than set them, a subclass's
+    ``__setitem__`` could transform them."""
     if kind == "list":
-        if _same_items(list(obj), state):
-            return False
-        obj[:] = state
+        list.__setitem__(obj, slice(None), state)
     elif kind == "dict":
-        current = list(obj.items())
-        if len(current) == len(state) and all(
-            a[0] is b[0] and a[1] is b[1] for a, b in zip(current, state, strict=True)
-        ):
-            return False
-        obj.clear()
-        obj.update(state)
+        items, factory = state
+        if isinstance(obj, collections.OrderedDict):
+            collections.OrderedDict.clear(obj)
+            for key, value in items:
+                collections.OrderedDict.__setitem__(obj, key, value)
+        else:
+            dict.clear(obj)
+            dict.update(obj, items)
+        if isinstance(obj, collections.defaultdict):
+            obj.default_factory = factory
     elif kind == "set":
-        if len(obj) == len(state) and all(item in obj for item in state):
-            return False
-        obj.clear()
-        obj.update(state)
+        set.clear(obj)
+        set.update(obj, state)
     elif kind == "deque":
-        if _same_items(list(obj), state):
-            return False
-        obj.clear()
-        obj.extend(state)
+        collections.deque.clear(obj)
+        collections.deque.extend(obj, state)
     elif kind == "bytearray":
-        if bytes(obj) == state:
-            return False
-        obj[:] = state
+        bytearray.__setitem__(obj, slice(None), state)
+    elif kind == "array.array":
+        values = array.array(obj.typecode)
+        values.frombytes(state)
+        array.array.__setitem__(obj, slice(None), values)
+    elif kind == "queue":
+        items, unfinished = state
+        with obj.mutex:  # its conditions share the lock: waiters see the items at once
+            if isinstance(obj.queue, list):  # LifoQueue, PriorityQueue (a heap, as it was)
+                obj.queue[:] = items
+            else:
+                obj.queue.clear()
+                obj.queue.extend(items)
+            obj.unfinished_tasks = unfinished
+            obj.not_empty.notify_all()
+            obj.not_full.notify_all()
+            if unfinished == 0:
+                obj.all_tasks_done.notify_all()
+    elif kind == "pandas":
+        _put_pandas_back(obj, state)
+    elif kind == "class":
+        current = {k: v for k, v in vars(obj).items() if k not in _CLASS_FIXED}
+        for key in current.keys() - state.keys():
+            type.__delattr__(obj, key)
+        for key, value in state.items():
+            if current.get(key, UNSET) is not value:
+                type.__setattr__(obj, key, value)
     elif kind == "__dict__":
         attributes = object.__getattribute__(obj, "__dict__")
-        if attributes.keys() == state.keys() and all(attributes[k] is v for k, v in state.items()):
-            return False
         attributes.clear()
         attributes.update(state)
     elif kind == "__slots__":
-        changed = False
         for name in _slot_names(type(obj)):
             try:
                 current = object.__getattribute__(obj, name)
@@ -767,25 +1232,90 @@ def _put_back(obj: Any, kind: str, state: Any) -> bool:
                 current = UNSET
             if name in state and current is not state[name]:
                 object.__setattr__(obj, name, state[name])
-                changed = True
             elif name not in state and current is not UNSET:
                 object.__delattr__(obj, name)
-                changed = True
-        return changed
-    return True
+    else:
+        raise ValueError(kind)
 
 
-def _size(obj: Any, kind: str) -> int | None:
-    return len(obj) if kind in ("list", "dict", "set", "deque", "bytearray") else None
+def _pandas_equal(obj: Any, saved: Any) -> bool:
+    """The same values, dtypes, labels (of the same dtype), name and ``attrs``."""
+    if type(obj) is not type(saved) or obj.shape != saved.shape:
+        return False
+    axes = [(obj.index, saved.index)]
+    if hasattr(obj, "columns"):
+        axes.append((obj.columns, saved.columns))
+        if not obj.dtypes.equals(saved.dtypes):
+            return False
+    elif obj.dtype != saved.dtype or obj.name != saved.name:
+        return False
+    for mine, theirs in axes:
+        if mine.dtype != theirs.dtype or mine.names != theirs.names or not mine.equals(theirs):
+            return False
+    try:
+        same_attrs = bool(obj.attrs == saved.attrs)
+    except Exception:  # attrs that cannot be compared (arrays): take them as changed
+        same_attrs = False
+    return same_attrs and bool(obj.equals(saved))
 
 
-def _container_change(kind: str, size: int | None, state: Any) -> str:
-    """``list: 4,203 -> 1 items`` where the length changed, else the kind."""
+def _put_pandas_back(obj: Any, saved: Any) -> None:
+    """A fresh deep copy of the saved frame becomes ``obj``'s data (what pandas' own
+    ``inplace=True`` does), so that later runs change the copy, never the saved one."""
+    import copy
+
+    fresh = saved.copy(deep=True)
+    obj._mgr = fresh._mgr
+    obj.attrs = copy.deepcopy(saved.attrs)
+    obj.flags.allows_duplicate_labels = saved.flags.allows_duplicate_labels
+    if hasattr(saved, "name") and not hasattr(saved, "columns"):
+        obj.name = saved.name
+
+
+def _put_environ_back(saved: dict[str, str]) -> int:
+    """``os.environ`` as saved, through ``os.environ`` (so that the process's own environment,
+    which child processes get, follows); how many variables were changed."""
+    changed = 0
+    for key in [k for k in os.environ if k not in saved]:
+        del os.environ[key]
+        changed += 1
+    for key, value in saved.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+            changed += 1
+    return changed
+
+
+def _length(obj: Any, kind: str) -> int | None:
+    if kind in ("list", "dict", "set", "deque", "bytearray", "array.array", "pandas"):
+        return len(obj)
+    if kind == "queue":
+        return obj.qsize()
+    return None
+
+
+def _saved_length(obj: Any, kind: str, state: Any) -> int | None:
+    if kind == "array.array":
+        return len(state) // obj.itemsize
+    if kind in ("list", "set", "deque", "bytearray", "pandas"):
+        return len(state)
+    if kind in ("dict", "queue"):
+        return len(state[0])
+    return None
+
+
+def _container_change(obj: Any, kind: str, size: int | None, state: Any) -> str:
+    """``list: 4,203 -> 1 items`` where the length changed, else the kind (its type's name:
+    ``Counter``, ``DataFrame``)."""
     if kind in ("__dict__", "__slots__"):
         return "object"
-    if size is not None and size != len(state):
-        return f"{kind}: {size:,} -> {len(state):,} items"
-    return kind
+    if kind == "class":
+        return "class attributes"
+    label = kind if kind in ("array.array", "queue") else type(obj).__name__
+    saved = _saved_length(obj, kind, state)
+    if size is not None and saved is not None and size != saved:
+        return f"{label}: {size:,} -> {saved:,} items"
+    return label
 
 
 def _same_layout(tensor: Any, alias: Any) -> bool:

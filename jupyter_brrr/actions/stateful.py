@@ -9,7 +9,9 @@ inputs. What is created inside the cell and then changed is fine (it is made afr
 ``notebook_findings`` also reads the functions of the notebook that the cell calls
 (``train_step()``, a method of a class defined there): their parameters and globals are objects
 from outside, their locals are not. ``cannot_undo`` picks the findings that a snapshot cannot
-put back (files, iterators).
+put back (files, iterators, threads); ``keeps_changing`` those that go on changing state after
+a restore (a thread the cell starts), which only a run that keeps the runs' changes can honestly
+do.
 """
 
 from __future__ import annotations
@@ -32,7 +34,22 @@ _MUTATING_METHODS = {
     "popitem": "pops from",
     "remove": "removes from",
     "clear": "clears",
+    "put": "puts into",
+    "put_nowait": "puts into",
+    "get_nowait": "takes from",
 }
+# Calls that start a thread or a process: it runs on after the cell, so what it changes after a
+# restore stays; no copy can put that back.
+_THREAD_FUNCTIONS = {
+    "Thread",
+    "Timer",
+    "start_new_thread",
+    "Process",
+    "Pool",
+    "ThreadPoolExecutor",
+    "ProcessPoolExecutor",
+}
+_THREAD_METHODS = {"submit", "apply_async", "map_async", "run_in_executor"}
 _TRAINING_METHODS = {
     "step": "an optimizer or scheduler step changes parameters (or the learning rate) each run",
     "backward": "backward() accumulates gradients into .grad each run",
@@ -101,7 +118,8 @@ class Finding:
 
     line: int
     kind: (
-        str  # "training", "in-place", "rebind", "mutation", "file", "global", "iterator", "delete"
+        str  # "training", "in-place", "rebind", "mutation", "file", "global", "iterator",
+        # "delete", "thread"
     )
     code: str  # the source line
     why: str
@@ -113,12 +131,21 @@ class Finding:
 
 
 # Findings whose effect a snapshot cannot put back.
-IRREVERSIBLE_KINDS = frozenset(("file", "iterator"))
+IRREVERSIBLE_KINDS = frozenset(("file", "iterator", "thread"))
+# Of those, what goes on changing state after a restore: a restore would not hold.
+KEEPS_CHANGING_KINDS = frozenset(("thread",))
 
 
 def cannot_undo(findings: list[Finding]) -> list[Finding]:
-    """The findings that restoring objects cannot undo: files written, iterators advanced."""
+    """The findings that restoring objects cannot undo: files written, iterators advanced,
+    threads started."""
     return [f for f in findings if f.kind in IRREVERSIBLE_KINDS]
+
+
+def keeps_changing(findings: list[Finding]) -> list[Finding]:
+    """The findings whose effect goes on after the cell (a thread it starts): no restore can
+    hold against them, so only running with the runs' changes kept is honest."""
+    return [f for f in findings if f.kind in KEEPS_CHANGING_KINDS]
 
 
 def stateful_findings(source: str) -> list[Finding]:
@@ -408,6 +435,16 @@ class _Visitor(ast.NodeVisitor):
             and _module_path(func.value).split(".")[0] in _FILESYSTEM_MODULES
         ):
             self._add(node, "file", "changes the file system")
+            return
+        if name in _THREAD_FUNCTIONS or (
+            isinstance(func, ast.Attribute) and name in _THREAD_METHODS
+        ):
+            self._add(
+                node,
+                "thread",
+                "starts a thread or process: it runs on after the cell, and what it changes "
+                "after a restore stays",
+            )
             return
         if isinstance(func, ast.Name) and name == "next":
             self._add(node, "iterator", "next() advances an iterator: each run gets the next item")

@@ -7,7 +7,10 @@ at once; the buttons (``controls.py``) run it on a click, in a worker thread. Ei
 - a cell that looks stateful (``actions.stateful``) is found once; the front end asks before
   re-running it (a flag, or a confirmation click);
 - the state the cell can change is copied (``actions.snapshot``) and put back when the A/B ends,
-  or, with ``keep``, only the names the cell binds are put back;
+  or, with ``keep``, only the names the cell binds are put back; what no copy can put back (a
+  thread the cell starts, a queue whose items cannot be read) is named before anything runs,
+  and only ``keep`` runs such a cell; after the restore, what still differs from the copy is
+  said rather than "put back";
 - the result goes into the report (``report.ab``), the user's namespace (``_brrr_ab``) and the
   report's output, updated in place through its display handle.
 """
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..actions import ab
 from ..actions.cell_function import CellTarget
 from ..actions.snapshot import Snapshot, StateNotCopied, Survey, names_used, survey
-from ..actions.stateful import Finding, cannot_undo, notebook_findings
+from ..actions.stateful import Finding, cannot_undo, keeps_changing, notebook_findings
 from ..actions.variants import VariantSpec
 from .cell_output import hidden_output
 from .notebook_cell import NotebookCell
@@ -65,6 +68,7 @@ class CellAB:
         self.per_call_s = per_call_s(report)
         self.findings: list[Finding] = notebook_findings(cell.namespace, cell.source)
         self.undoable: list[Finding] = cannot_undo(self.findings)
+        self.keeps_changing: list[Finding] = keeps_changing(self.findings)
 
     def estimate_runs(self, variants: Sequence[str | VariantSpec], budget_s: float) -> int:
         """The most runs an A/B of ``variants`` makes with ``budget_s`` of timing each."""
@@ -77,6 +81,11 @@ class CellAB:
     def survey(self) -> Survey:
         """What a copy of the state the cell can change would hold."""
         return survey(self.cell.namespace, self.names())
+
+    def cannot_put_back(self, plan: Survey) -> list[str]:
+        """What no copy can put back, found before running: the threads the cell starts and,
+        of what the copy would hold (``plan``), the queues whose items cannot be read."""
+        return [str(f) for f in self.keeps_changing] + plan.cannot_restore
 
     def run(
         self,
@@ -97,7 +106,8 @@ class CellAB:
         report's output. ``target``: the cell's function form, when the caller built it already
         (by default it is built now, over the namespace as it is).
 
-        Raises ``StateNotCopied`` when the state of a stateful cell cannot be copied,
+        Raises ``StateNotCopied`` when the state of a stateful cell cannot be copied or, without
+        ``keep``, when no copy can put it back (``cannot_put_back``),
         ``CellNotSupported`` or ``SyntaxError`` for a cell that cannot become a function, and
         ``ProfilerInUseError`` under another profiler; nothing has run then.
         """
@@ -115,6 +125,14 @@ class CellAB:
             bindings = target.snapshot()
         else:
             snapshot = Snapshot.take(namespace, self.names())
+            blocked = self.cannot_put_back(snapshot.survey)
+            if blocked:
+                raise StateNotCopied(
+                    "the cell changes state that no copy can put back ("
+                    + "; ".join(blocked[:5])
+                    + "). %%brrr --ab ... --ab-stateful keep runs the A/B keeping what the runs "
+                    "do; or make the cell a function of inputs that it does not change."
+                )
             if not snapshot.complete and self.findings:
                 raise StateNotCopied(
                     f"the state this cell can change cannot be copied ({snapshot.survey.limit}). "
@@ -185,8 +203,10 @@ def stateful_refusal(
     undoable: list[Finding],
     *,
     flag: str | None = None,
+    blocked: Sequence[str] = (),
 ) -> str:
-    """Why a stateful cell is not re-run, what is found, and how to run it anyway."""
+    """Why a stateful cell is not re-run, what is found, and how to run it anyway. ``blocked``:
+    what no copy can put back (``CellAB.cannot_put_back``): then only ``keep`` runs it."""
     lines = [
         f"not run: the cell looks stateful, and the A/B would run it up to {runs:,} times, "
         "each run changing that state:",
@@ -208,7 +228,14 @@ def stateful_refusal(
         if undoable
         else ""
     )
-    if flag:
+    if flag and blocked:
+        lines.append(
+            "No copy can put back what it changes: "
+            + "; ".join(blocked[:5])
+            + f". To run it anyway, add {flag} keep, to let the runs change it ({flag} "
+            "restore is refused: what it claimed to put back would not hold)."
+        )
+    elif flag:
         lines.append(
             f"To run it anyway, add {flag} restore: {copy}.{undo} Or {flag} keep, to let the "
             "runs change it."

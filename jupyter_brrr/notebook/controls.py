@@ -324,12 +324,7 @@ def _state_line(result: ab.ABResult) -> str:
     restored = result.restored
     if restored is None:
         return ""
-    text = ""
-    if restored.changed or restored.random_state:
-        text = f"Put back as the first run left it: {restored.describe()}."
-    if restored.failed:
-        text += f" Could not put back: {'; '.join(restored.failed[:3])}."
-    return text.strip()
+    return " ".join(f"{line[0].upper()}{line[1:]}." for line in restored.lines())
 
 
 def cell_controls(

@@ -344,13 +344,15 @@ class BrrrMagics(Magics):
         budget = args.ab_budget if args.ab_budget is not None else ab.DEFAULT_BUDGET_S
         runs = cell_ab.estimate_runs(args.ab_variants, budget)
         if cell_ab.findings and args.ab_stateful is None:
+            plan = cell_ab.survey()
             tell(
                 stateful_refusal(
                     cell_ab.findings,
-                    cell_ab.survey(),
+                    plan,
                     runs,
                     cell_ab.undoable,
                     flag="--ab-stateful",
+                    blocked=cell_ab.cannot_put_back(plan),
                 )
             )
             return
@@ -377,12 +379,8 @@ class BrrrMagics(Magics):
             tell(f"not run: {error}")
             return
         say(f"done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s.")
-        if result.restored is not None and (
-            result.restored.changed or result.restored.random_state
-        ):
-            tell(f"put back as the first run left it: {result.restored.describe()}.")
-        for failure in result.restored.failed if result.restored is not None else []:
-            tell(f"could not put back: {failure}")
+        for line in result.restored.lines() if result.restored is not None else []:
+            tell(f"{line}.")
         from ..views import ab_text
 
         for line in ab_text.variant_lines(result):

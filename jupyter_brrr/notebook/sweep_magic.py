@@ -14,9 +14,14 @@ what was measured: a Cancel button could not be clicked while the cell runs.
 A cell that looks stateful (trains, updates tensors in place, appends, writes files) is not
 re-run without a yes, as the A/B treats it: ``--sweep-stateful restore`` copies the state the cell
 can change, puts it back before each size (each size starts from the same state) and when the
-sweep ends (the namespace as it was before the cell); ``keep`` lets the runs change it.
+sweep ends (the namespace as it was before the cell); ``keep`` lets the runs change it. Every
+other cell's state is copied and put back too, where the copy fits (state the code does not show:
+a BatchNorm's statistics, a list a hook fills), but its variable keeps the last size. What no
+copy can put back (a thread the cell starts, a queue whose items cannot be read) is named before
+anything runs, and only ``keep`` runs such a cell. After the restore, what still differs from the
+copy is said.
 ``--memory`` runs the cell once more under the memory profiler (at the sweep's best size with
-``--sweep``), with a stateful cell's state copied and put back after that run.
+``--sweep``), with the cell's state copied and put back after that run.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.display import display
 
 from ..actions.snapshot import Snapshot, names_used, survey
-from ..actions.stateful import cannot_undo, notebook_findings
+from ..actions.stateful import cannot_undo, keeps_changing, notebook_findings
 from ..actions.sweep import DEFAULT_ROUNDS, sweep
 from ..capture.memory import memory_breakdown
 from ..capture.run import ProfilerInUseError
@@ -78,8 +83,14 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
         return None
     undoable = cannot_undo(findings)
     if findings and args.sweep_stateful is None:
+        plan = survey(namespace, names)
         refusal = stateful_refusal(
-            findings, survey(namespace, names), runs, undoable, flag="--sweep-stateful"
+            findings,
+            plan,
+            runs,
+            undoable,
+            flag="--sweep-stateful",
+            blocked=[str(f) for f in keeps_changing(findings)] + plan.cannot_restore,
         )
         tell(
             refusal.replace("the A/B would run it", "the sweep would run it")
@@ -87,15 +98,31 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
         )
         return None
     snapshot = None
-    if findings and args.sweep_stateful == "restore":
-        snapshot = Snapshot.take(namespace, [*names, var])
-        if not snapshot.complete:
+    if args.sweep_stateful != "keep":
+        # A stateful cell's namespace goes back to before the cell; another's too, but for
+        # its variable, which keeps the last size.
+        snapshot = Snapshot.take(
+            namespace, [*names, var] if findings else [n for n in names if n != var]
+        )
+        blocked = [str(f) for f in keeps_changing(findings)] + snapshot.survey.cannot_restore
+        if blocked:
+            tell(
+                "not run: the cell changes state that no copy can put back ("
+                + "; ".join(blocked[:5])
+                + "). Use --sweep-stateful keep to let the runs change it."
+            )
+            return None
+        if not snapshot.complete and findings:
             tell(
                 f"not run: the state this cell can change cannot be copied ({snapshot.survey.limit}). "
                 "Use --sweep-stateful keep to let the runs change it."
             )
             return None
-        say(f"copied {snapshot.survey.describe()}: put back before each size and at the end.")
+        if not snapshot.complete:
+            say(f"no copy of the state: {snapshot.survey.limit}. The cell looks stateless.")
+            snapshot = None
+        elif findings:
+            say(f"copied {snapshot.survey.describe()}: put back before each size and at the end.")
     for finding in undoable:
         tell(f"cannot be undone: {finding}: each of the runs does it again.")
     say(
@@ -157,9 +184,10 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     if snapshot is not None:
         restored = snapshot.restore()
         snapshot.release()
-        if restored.changed:
-            tell(f"put back as it was before the cell: {restored.describe()}.")
-    elif best is not None:
+        how = "as it was before the cell" if findings else "as the first run left it"
+        for line in restored.lines(how):
+            tell(f"{line}.")
+    if not findings and best is not None:
         namespace[var] = result.points[-1].size if result.points else best
     shell.user_ns["_brrr_sweep"] = result
     for line in result.lines:
@@ -235,16 +263,28 @@ def _memory_at(
     snapshot = None
     if reset is not None:
         reset()
-    elif source is not None and notebook_findings(namespace, source):
+    elif source is not None:
+        findings = notebook_findings(namespace, source)
         names = names_used(namespace, source, hidden=hidden_names(shell))
         snapshot = Snapshot.take(namespace, names)
-        if not snapshot.complete:
+        blocked = [str(f) for f in keeps_changing(findings)] + snapshot.survey.cannot_restore
+        if blocked:
+            say(
+                "no breakdown: the cell changes state that no copy can put back ("
+                + "; ".join(blocked[:5])
+                + "), so it is not run again."
+            )
+            return None
+        if not snapshot.complete and findings:
             say(
                 "no breakdown: the cell looks stateful and its state cannot be copied "
                 f"({snapshot.survey.limit}), so it is not run again."
             )
             return None
-        say(f"the cell looks stateful: {snapshot.survey.describe()} copied, put back after.")
+        if not snapshot.complete:
+            snapshot = None  # a cell that looks stateless, with too much to copy: run as is
+        elif findings:
+            say(f"the cell looks stateful: {snapshot.survey.describe()} copied, put back after.")
     say(
         "one more run under the memory profiler" + (f" at {size}" if size is not None else "") + "."
     )
@@ -256,7 +296,9 @@ def _memory_at(
         return None
     finally:
         if snapshot is not None:
-            snapshot.restore()
+            restored = snapshot.restore()
             snapshot.release()
+            for line in restored.lines():
+                say(f"{line}.")
     shell.user_ns["_brrr_memory"] = memory
     return memory
