@@ -286,7 +286,8 @@ def _upgrade(argv: list[str]) -> int:
     from .report.history import HISTORY_MIME_TYPE
     from .report.report import Report, SchemaError
     from .report.writing import write_whole
-    from .schema.report import JOB_MIME_TYPE, MIME_TYPE, SCHEMA_VERSION, as_saved_by_browser
+    from .schema.job import JOB_MIME_TYPE
+    from .schema.report import MIME_TYPE, SCHEMA_VERSION, as_saved_by_browser
     from .views import render
 
     documents = (MIME_TYPE, JOB_MIME_TYPE, COMPARISON_MIME_TYPE, HISTORY_MIME_TYPE)

@@ -22,7 +22,7 @@ from browser.pages import offline_page, page_data
 import jupyter_brrr
 from jupyter_brrr import JobReport, Report, SchemaError
 from jupyter_brrr.report.job import JobError, load_job
-from jupyter_brrr.schema.report import (
+from jupyter_brrr.schema.job import (
     JOB_COLLECTIVE_COLUMNS,
     JOB_RANK_COLUMNS,
     JOB_SCHEMA_VERSION,

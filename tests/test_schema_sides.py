@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_brrr.schema import job as job_schema
 from jupyter_brrr.schema import report as schema
 
 TS = (Path(__file__).resolve().parents[1] / "js" / "src" / "schema.ts").read_text()
@@ -37,13 +38,13 @@ def _ts_constant(name: str) -> object:
     ],
 )
 def test_job_constants_agree(name: str) -> None:
-    assert _ts_constant(name) == getattr(schema, name)
+    assert _ts_constant(name) == getattr(job_schema, name)
 
 
 def test_job_summary_keys_agree() -> None:
     body = re.search(r"export interface IJobSummary \{(.*?)\n\}", TS, re.S).group(1)
     ts_keys = set(re.findall(r"^\s+(\w+)\??:", body, re.M))
-    assert ts_keys == set(schema.JOB_SUMMARY_KEYS)
+    assert ts_keys == set(job_schema.JOB_SUMMARY_KEYS)
 
 
 @pytest.mark.parametrize("name", ["REASONS", "CAUSES", "MODULE_COLUMNS"])
@@ -169,7 +170,7 @@ def test_the_change_views_read_the_keys_a_named_run_writes(named_report: dict) -
     ],
 )
 def test_the_job_rows_have_the_columns_python_writes(interface: str, columns: str) -> None:
-    assert _top_keys(interface) == set(getattr(schema, columns))
+    assert _top_keys(interface) == set(getattr(job_schema, columns))
 
 
 @pytest.mark.parametrize(
@@ -222,7 +223,7 @@ def test_the_example_named_run_and_job_have_what_python_writes(named_report: dic
     again = json.loads(
         jupyter_brrr.load(Path(__file__).resolve().parent / "data" / "ranks").to_json()
     )
-    assert set(job["summary"]) == set(again["summary"]) == set(schema.JOB_SUMMARY_KEYS)
+    assert set(job["summary"]) == set(again["summary"]) == set(job_schema.JOB_SUMMARY_KEYS)
     for table in ("ranks", "collectives", "steps", "calls", "lanes"):
         assert job[table]["columns"] == again[table]["columns"], table
         assert len(job[table]["data"]) == len(again[table]["data"]), table

@@ -19,7 +19,8 @@ from jupyter_brrr.report.comparison import COMPARISON_MIME_TYPE
 from jupyter_brrr.report.history import HISTORY_MIME_TYPE, Store
 from jupyter_brrr.report.job import JobReport
 from jupyter_brrr.report.report import Report
-from jupyter_brrr.schema.report import JOB_MIME_TYPE, MIME_TYPE
+from jupyter_brrr.schema.job import JOB_MIME_TYPE
+from jupyter_brrr.schema.report import MIME_TYPE
 from jupyter_brrr.views import FORMATS, formats, render
 
 DATA = Path(__file__).parent / "data"

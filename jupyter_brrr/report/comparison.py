@@ -62,6 +62,7 @@ The core imports no UI library: the views render a comparison's ``to_dict()``.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -76,14 +77,17 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.spread import HOST_LEVEL_CHANGE
+from ..schema.comparison import (
+    COMPARISON_MIME_TYPE,
+    COMPARISON_SCHEMA,
+    COMPARISON_VERSION,
+    check_comparison,
+)
 from ..schema.report import SPLIT_PARTS
+from ..schema.types import parse_document
 from .report import Report, SchemaError, json_safe, steady_state_options
 from .shown import ShownAsPage
 from .summary import part_label, per_run_divisor
-
-COMPARISON_SCHEMA = "jupyter_brrr.comparison"
-COMPARISON_VERSION = 1
-COMPARISON_MIME_TYPE = "application/vnd.jupyter-brrr.comparison+json"
 
 # Separate measurements of the same code differ by this much on one machine (see the module
 # docstring); a smaller change is noise whatever the spreads say.
@@ -433,13 +437,17 @@ class Comparison(ShownAsPage):
 
     @classmethod
     def from_json(cls, text: str | bytes | Mapping) -> Comparison:
-        """Read a comparison written by ``to_json`` (this version or older)."""
-        doc = json.loads(text) if isinstance(text, (str, bytes)) else dict(text)
-        check_comparison(doc)
+        """Read a comparison written by ``to_json`` (this version or older); a document that
+        does not fit its schema raises ``SchemaError`` naming the bad field."""
+        doc = parse_document(text, "comparison")
+        check_comparison(
+            doc
+        )  # the one check (schema/comparison.py): a SchemaError naming the field
+        assert isinstance(doc, dict)
         return cls(
-            before=Side(**doc["before"]),
-            after=Side(**doc["after"]),
-            span=SpanChange(**{k: v for k, v in doc["span"].items() if k != "change"}),
+            before=Side(**_known(Side, doc["before"])),
+            after=Side(**_known(Side, doc["after"])),
+            span=SpanChange(**_known(SpanChange, doc["span"])),
             split=_frame(doc["split"]).set_index("part"),
             ops=_frame(doc["ops"]),
             by_name=_frame(doc.get("by_name")),
@@ -455,20 +463,6 @@ class Comparison(ShownAsPage):
         )
 
     mime_type = COMPARISON_MIME_TYPE
-
-
-def check_comparison(doc: Any) -> None:
-    """Raise SchemaError unless ``doc`` is a comparison this version can read."""
-    if not isinstance(doc, dict) or doc.get("schema") != COMPARISON_SCHEMA:
-        raise SchemaError(
-            f"Not a jupyter_brrr comparison: the document has no 'schema': '{COMPARISON_SCHEMA}'."
-        )
-    version = doc.get("version")
-    if not isinstance(version, int) or version > COMPARISON_VERSION:
-        raise SchemaError(
-            f"This comparison has schema version {version}; this jupyter_brrr reads up to "
-            f"version {COMPARISON_VERSION}. Update jupyter_brrr (pip install -U jupyter-brrr)."
-        )
 
 
 # --- building it ---------------------------------------------------------------------------------
@@ -1253,10 +1247,26 @@ def _span_sources(before: Report, after: Report) -> list[str]:
 # --- JSON tables ----------------------------------------------------------------------------------
 
 
+def _known(kind: type, fields: Mapping) -> dict:
+    """The fields of a dataclass ``kind`` that ``fields`` has (a newer writer may add others;
+    a null speed-up is the NaN it was written from)."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    known = {k: v for k, v in fields.items() if k in names}
+    if kind is SpanChange and known.get("speedup") is None:
+        known["speedup"] = math.nan
+    return known
+
+
 def _table(frame: pd.DataFrame) -> dict:
     return {
         "columns": [str(c) for c in frame.columns],
-        "data": [json_safe(list(row)) for row in frame.itertuples(index=False, name=None)],
+        # Column by column (``tolist`` gives Python values), as the report's tables are made.
+        "data": [
+            list(row)
+            for row in zip(*(json_safe(frame[c].tolist()) for c in frame.columns), strict=True)
+        ]
+        if len(frame.columns)
+        else [],
     }
 
 

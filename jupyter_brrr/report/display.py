@@ -171,10 +171,15 @@ def _column(ops: pd.DataFrame, name: str) -> np.ndarray:
 
 
 def _placed(ops: pd.DataFrame) -> np.ndarray:
-    """The op rows a roofline can place: FLOPs, bytes and GPU time all known and positive."""
-    return (
-        (_column(ops, "flops") > 0) & (_column(ops, "bytes") > 0) & (_column(ops, "gpu_time_s") > 0)
-    )
+    """The op rows a roofline can place: FLOPs, bytes and GPU time all known and positive, and
+    the point they make finite (a damaged document's 1e-320 s would put it at infinity)."""
+    flops, nbytes, time_s = (_column(ops, c) for c in ("flops", "bytes", "gpu_time_s"))
+    known = (flops > 0) & (nbytes > 0) & (time_s > 0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        finite = np.isfinite(flops / np.where(known, nbytes, 1.0)) & np.isfinite(
+            flops / np.where(known, time_s, 1.0)
+        )
+    return known & finite
 
 
 def main_dtype(ops: pd.DataFrame, peaks: dict | None) -> str | None:

@@ -31,21 +31,26 @@ from typing import Any
 
 import pandas as pd
 
+from ..schema.history import (
+    HISTORY_MIME_TYPE,
+    HISTORY_SCHEMA,
+    HISTORY_VERSION,
+    RUN_SCHEMA,
+    RUN_VERSION,
+    check_history,
+    check_run_file,
+)
 from ..schema.report import SPLIT_PARTS
+from ..schema.types import parse_document
 from .comparison import Comparison, _Figures, compare_reports, judge_span
 from .report import Report, SchemaError
 from .shown import ShownAsPage
 
 STORE_DIRNAME = ".brrr_history"
-RUN_SCHEMA = "jupyter_brrr.history_run"
-RUN_VERSION = 1
 MAX_RUNS = 50
 MAX_NAME_BYTES = 20_000_000
 # A history's own document, drawn by the extension (js/src/job_app.ts HistoryApp): the same
 # chart and runs table as the report's Change tab.
-HISTORY_SCHEMA = "jupyter_brrr.history"
-HISTORY_VERSION = 1
-HISTORY_MIME_TYPE = "application/vnd.jupyter-brrr.history+json"
 _RUN_FILE = re.compile(r"^run-(\d+)\.json\.gz$")
 
 
@@ -173,6 +178,37 @@ class History(ShownAsPage):
             "version": HISTORY_VERSION,
             "name": self.name,
             "runs": self.rows(),
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    mime_type = HISTORY_MIME_TYPE
+
+
+@dataclass(repr=False)
+class SavedHistory(ShownAsPage):
+    """A history read back from its document (``History.to_json()``): its name and its runs as
+    rows, without their reports. The views draw it as they draw a ``History``."""
+
+    name: str
+    runs: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, text: str | bytes | Mapping) -> SavedHistory:
+        """Read a history document; one that does not fit its schema raises ``SchemaError``
+        naming the bad field."""
+        doc = parse_document(text, "history")
+        check_history(doc)
+        assert isinstance(doc, dict)
+        return cls(name=doc["name"], runs=list(doc["runs"]))
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": HISTORY_SCHEMA,
+            "version": HISTORY_VERSION,
+            "name": self.name,
+            "runs": self.runs,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -414,17 +450,23 @@ def _write(folder: Path, entry: Run) -> int:
 def _read_run(path: Path) -> Run:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         doc = json.load(f)
-    if not isinstance(doc, dict) or doc.get("schema") != RUN_SCHEMA:
-        raise SchemaError("not a jupyter_brrr history run")
-    if not isinstance(doc.get("version"), int) or doc["version"] > RUN_VERSION:
-        raise SchemaError(
-            f"written by a newer jupyter_brrr (history version {doc.get('version')}); update "
-            "jupyter_brrr to read it"
-        )
+    return run_from_json(doc)
+
+
+def run_from_json(doc: object) -> Run:
+    """A run of the store from its file's document; one that does not fit the schema
+    (``schema.history.check_run_file``, then its report's) raises ``SchemaError`` naming the
+    bad field."""
+    check_run_file(doc)
+    assert isinstance(doc, dict)
+    try:
+        report = Report.from_json(doc["report"])
+    except SchemaError as error:
+        raise SchemaError(f"report: {error}") from None
     return Run(
-        name=str(doc["name"]),
-        run=int(doc["run"]),
-        report=Report.from_json(doc["report"]),
+        name=doc["name"],
+        run=doc["run"],
+        report=report,
         code_sha1=doc.get("code_sha1"),
         target=doc.get("target"),
     )

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import comms
-from ..schema.report import (
+from ..schema.job import (
     JOB_CALL_COLUMNS,
     JOB_COLLECTIVE_COLUMNS,
     JOB_LANE_COLUMNS,
@@ -66,7 +66,9 @@ from ..schema.report import (
     JOB_SCHEMA_VERSION,
     JOB_SPLIT_PARTS,
     JOB_STEP_COLUMNS,
+    check_job,
 )
+from ..schema.types import parse_document
 from ..trace import intervals
 from ..trace.events import TraceError
 from . import display
@@ -1307,30 +1309,24 @@ class JobReport(ShownAsPage):
 
     @classmethod
     def from_json(cls, text: str | bytes | dict) -> JobReport:
-        """Read a job report written by ``to_json`` (this schema version or older)."""
-        from .report import SchemaError, _frame
+        """Read a job report written by ``to_json`` (this schema version or older); a document
+        that does not fit its schema raises ``SchemaError`` naming the bad field."""
+        from .report import _frame
 
-        doc = json.loads(text) if isinstance(text, (str, bytes)) else text
-        if not isinstance(doc, dict) or doc.get("schema") != JOB_SCHEMA_NAME:
-            raise SchemaError(
-                f"Not a jupyter_brrr job report: the document has no 'schema': '{JOB_SCHEMA_NAME}'."
-            )
-        version = doc.get("version")
-        if not isinstance(version, int) or version > JOB_SCHEMA_VERSION:
-            raise SchemaError(
-                f"This job report has schema version {version}; this jupyter_brrr reads up to "
-                f"version {JOB_SCHEMA_VERSION}. Update jupyter_brrr (pip install -U jupyter-brrr)."
-            )
+        doc = parse_document(text, "job report")
+        check_job(doc)  # the one check (schema/job.py): a SchemaError naming the bad field
+        assert isinstance(doc, dict)
         return cls(
             summary=doc["summary"],
-            ranks=_frame(doc["ranks"]),
-            collectives=_frame(doc["collectives"]),
-            calls=_frame(doc.get("calls")),
-            steps=_frame(doc.get("steps")),
-            lanes=_frame(doc.get("lanes")),
-            notes=doc.get("notes", []),
-            recommendations=doc.get("recommendations", []),
-            name=doc.get("name", ""),
+            # Every known column, so that the views find one a writer left out (as missing).
+            ranks=_frame(doc["ranks"], JOB_RANK_COLUMNS),
+            collectives=_frame(doc["collectives"], JOB_COLLECTIVE_COLUMNS),
+            calls=_frame(doc.get("calls"), JOB_CALL_COLUMNS),
+            steps=_frame(doc.get("steps"), JOB_STEP_COLUMNS),
+            lanes=_frame(doc.get("lanes"), JOB_LANE_COLUMNS),
+            notes=doc.get("notes") or [],
+            recommendations=doc.get("recommendations") or [],
+            name=doc.get("name") or "",
             created=doc.get("created"),
         )
 

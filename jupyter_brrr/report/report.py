@@ -28,6 +28,7 @@ from ..schema.report import (
     KERNEL_COLUMNS,
     MIME_TYPE,
     MODULE_COLUMNS,
+    NUMERIC_COLUMNS,
     OPS_COLUMNS,
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -317,9 +318,9 @@ class Report(ShownAsPage):
         return cls(
             # A document's summary: an older writer's may lack the later keys.
             summary=cast(Summary, _with_split_parts(doc["summary"])),
-            ops=_frame(doc["ops"], OPS_COLUMNS),
-            kernels=_frame(doc["kernels"], KERNEL_COLUMNS),
-            cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS),
+            ops=_frame(doc["ops"], OPS_COLUMNS, NUMERIC_COLUMNS["ops"]),
+            kernels=_frame(doc["kernels"], KERNEL_COLUMNS, NUMERIC_COLUMNS["kernels"]),
+            cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS, NUMERIC_COLUMNS["cpu_ops"]),
             notes=doc.get("notes") or [],
             recommendations=doc.get("recommendations") or [],
             name=doc.get("name") or "",
@@ -327,12 +328,14 @@ class Report(ShownAsPage):
             created=doc.get("created"),
             ab=_ab_with_split_parts(doc.get("ab")),
             steps=_with_step_parts(
-                _frame(doc.get("steps"), STEP_COLUMNS)
+                _frame(doc.get("steps"), STEP_COLUMNS, NUMERIC_COLUMNS["steps"])
             ),  # absent from older reports
             change=doc.get("change"),
             history=doc.get("history"),
             target=doc.get("target"),
-            modules=_frame(doc.get("modules"), MODULE_COLUMNS),  # absent from older reports
+            modules=_frame(
+                doc.get("modules"), MODULE_COLUMNS, NUMERIC_COLUMNS["modules"]
+            ),  # absent from older reports
             sweep=doc.get("sweep"),  # absent from older reports
             memory=doc.get("memory"),
             graph=_graph(doc.get("graph")),  # absent from older reports
@@ -434,20 +437,31 @@ def _ab_with_split_parts(ab: Any) -> Any:
 
 def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
     present = [c for c in columns if c in frame.columns]
-    sub = frame[present]
-    data = [[json_value(v) for v in row] for row in sub.itertuples(index=False, name=None)]
-    return {"columns": present, "data": data}
+    # Column by column (``tolist`` gives Python values): itertuples indexes every column once
+    # per table, which cost more than the rows of a short table.
+    cells = [[json_value(v) for v in frame[c].tolist()] for c in present]
+    return {
+        "columns": present,
+        "data": [list(row) for row in zip(*cells, strict=True)] if cells else [],
+    }
 
 
-def _frame(table: dict | None, columns: tuple[str, ...] = ()) -> pd.DataFrame:
+def _frame(
+    table: dict | None, columns: tuple[str, ...] = (), numeric: frozenset[str] = frozenset()
+) -> pd.DataFrame:
     """A table of a report document, with every known column (one a writer left out is all
-    missing values, so that the views find it)."""
+    missing values, so that the views find it); the ``numeric`` columns as numbers (a missing
+    one, or one all null, is NaN: a column of objects cannot be sorted or summed)."""
     if not table:
-        return pd.DataFrame(columns=list(columns))
-    frame = pd.DataFrame(table["data"], columns=table["columns"])
-    for name in columns:
-        if name not in frame.columns:
-            frame[name] = None
+        frame = pd.DataFrame(columns=list(columns))
+    else:
+        frame = pd.DataFrame(table["data"], columns=table["columns"])
+        for name in columns:
+            if name not in frame.columns:
+                frame[name] = None
+    for name in numeric & set(frame.columns):
+        if frame[name].dtype == object:
+            frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)
     return frame
 
 

@@ -39,7 +39,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..costs.peaks import NODE_GPUS, interconnect
+from ..schema.plan import check_plan
 from ..schema.report import SPLIT_PARTS
+from ..schema.types import parse_document
 from . import display
 from .shown import Shown
 from .summary import part_label, per_run_divisor
@@ -458,6 +460,15 @@ class TargetPlan(Shown):
 
     def __init__(self, doc: dict) -> None:
         self.doc = doc
+
+    @classmethod
+    def from_json(cls, text: str | bytes | Mapping) -> TargetPlan:
+        """Read a plan (``to_dict()``'s JSON, or a report's ``target``); one that does not fit
+        its schema raises ``SchemaError`` naming the bad field."""
+        doc = parse_document(text, "target's plan")
+        check_plan(doc)
+        assert isinstance(doc, dict)
+        return cls(doc)
 
     @property
     def met(self) -> bool:

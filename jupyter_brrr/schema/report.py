@@ -1,7 +1,8 @@
 """The report's JSON form: the contract between Python and the browser.
 
-One schema module on each side: this one, and ``js/src/schema.ts`` (its reader, which takes the
-tables' columns from each document). Both are tested against the example files in
+One schema module per document kind here (this one; ``comparison``, ``job``, ``history`` and
+``plan`` beside it, on the types of ``types``), and ``js/src/schema.ts`` (the browser's reader,
+which takes the tables' columns from each document). Both are tested against the example files in
 ``tests/data/reports/`` (the browser tests render them). Bump ``SCHEMA_VERSION`` on any change that an older
 reader would misread; readers refuse a newer major version with a clear message.
 
@@ -80,42 +81,10 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
                         "other_s", "idle_s", "span_s"}, "kernel_count", "launches",
                         "graph_breaks": [...], "recompiles", "error", "error_line"}, ...]}
 
-    COMPARISON = the comparison's own document (comparison.py, COMPARISON_SCHEMA, version 1):
-        {"schema": "jupyter_brrr.comparison", "version": 1, "created", "gpu",
-         "before"/"after": {"label", "name", "created", "source", "device", "per_run", "run"},
-         "span": {"before_s", "after_s", "speedup", "low", "high", "verdict" ("faster" |
-                  "slower" | "noise" | "uncertain"), "reason", "runs_before", "runs_after",
-                  "drift", "change"},
-         "split": table (part, before_s, after_s, delta_s, before_share, after_share,
-                  verdict "faster" | "slower" | "noise"; the span row: the span's verdict),
-         "ops": table (name, shapes, dtypes, category, calls_*, time_*_s, share_*, delta_s,
-                status "both" | "appeared" | "vanished", verdict) + "total",
-         "by_name": table, "by_category": table (category, ops, calls_*, time_*_s, share_*,
-                delta_s, verdict; absent from older comparisons), "kernels": table + "total",
-         "counts": table (what, before, after),
-         "amdahl": table (kind, part, share_before, time_before_s, time_after_s, part_speedup,
-                   predicted_speedup, predicted_span_s, measured_speedup, limit),
-         "shift": ["..."], "warnings": ["..."], "notes": ["..."]}
-
-    RUN = {"run", "created", "span_s", "compute_s", "memory_s", "communication_s", "other_s",
-           "idle_s", "kernel_count", "launch_count", "warm", "device", "verdict" (against the
-           run before: as COMPARISON's, null for the first), "speedup", "code_changed" (bool |
-           null), "settings" (how it was measured, in words; absent from older reports)}
-
-    HISTORY = a named cell's runs, ``%brrr history NAME`` (report/history.py, HISTORY_SCHEMA,
-        version 1): {"schema": "jupyter_brrr.history", "version": 1, "name", "runs": [RUN, ...]}
-
-    TARGET = {"goal": {"text", "kind" ("time" | "throughput"), "value", "items", "unit",
-              "span_s"}, "span_s", "rate", "met", "gap_s", "speedup_needed",
-              "fixes": [{"kind" ("part" | "op"), "part", "label", "time_s", "share",
-                         "remains_s", "closes", "needed_factor", "limit"}],
-              "scale": null | {"kind": "replicas", "rate_per_gpu", "replicas",
-                               "gpus_per_replica", "gpus"}
-                            | {"kind": "split", "busy_s", "idle_s", "exchanged_bytes",
-                               "link_bytes_per_s", "link_source", "gpus",
-                               "options": [{"gpus", "span_s", "comm_s"}]},
-              "capacity": null | {"peak_bytes", "capacity_bytes", "gpus"},
-              "lines": ["..."], "notes": ["..."]}
+    COMPARISON = the comparison's own document: schema/comparison.py (check_comparison)
+    RUN = a named cell's run, one row of its history: schema/history.py (RUN_ROWS), which also
+        holds the history document (check_history) and the store's run files (check_run_file)
+    TARGET = a target's plan: schema/plan.py (check_plan)
 
     Optional summary keys of a captured report (absent from loaded traces and older reports):
     "memory_before_bytes", "memory_increase_bytes" (peak - before: what one run needs),
@@ -136,10 +105,29 @@ In a notebook output, numbers are spelled as a browser writes them back (``as_sa
 
 from __future__ import annotations
 
-import json
 import math
 from decimal import Decimal
 from typing import Any, TypedDict
+
+from .comparison import ComparisonType
+from .history import RUN_ROWS
+from .plan import PlanType
+from .types import (
+    LONGEST_S,
+    Flag,
+    ListOf,
+    MapOf,
+    Nullable,
+    Number,
+    Object,
+    Scalar,
+    SchemaError,
+    Table,
+    Text,
+    Type,
+    check_depth,
+    is_number,
+)
 
 SCHEMA_NAME = "jupyter_brrr.report"
 SCHEMA_VERSION = 2
@@ -365,107 +353,6 @@ MODULE_COLUMNS = (
 # of the median step); "steady": the rest, whose median is the report's run.
 STEP_KINDS = ("first", "steady", "partial")
 
-# --- the job report (job.py): the ranks of one torch.distributed run ----------------------------
-#
-# A document of its own, drawn by the Ranks view; tables in the same "split" orientation:
-#
-#     {"schema": "jupyter_brrr.job", "version": 1, "name", "created",
-#      "summary": {"ranks": [0, 1], "world_size", "backend", "devices", "gpu", "hosts",
-#                  "one_clock", "steps", "span_s", "comm_s", "exposed_comm_s", "exposed_share",
-#                  "overlap", "work_median_s", "work_max_s", "busiest_rank", "imbalance",
-#                  "link_source", "collective_calls",
-#                  "straggler": {"rank" (null: none), "decided", "collectives", "noise_s",
-#                                "last_count", "share", "lateness_s", "others_wait_s", "steps",
-#                                "lateness_per_step_s", "others_wait_per_step_s", "varies"}},
-#      "notes": [...], "recommendations": [{"kind", "title", "detail", "share"}],
-#      "ranks": {...}, "collectives": {...}, "steps": {...}, "calls": {...}, "lanes": {...}}
-
-JOB_SCHEMA_NAME = "jupyter_brrr.job"
-JOB_SCHEMA_VERSION = 1
-JOB_MIME_TYPE = "application/vnd.jupyter-brrr.job+json"
-
-# The job summary's keys (job._summary writes exactly these).
-JOB_SUMMARY_KEYS = (
-    *("ranks", "world_size", "backend", "devices", "gpu", "hosts", "one_clock", "steps"),
-    *("span_s", "comm_s", "exposed_comm_s", "exposed_share", "overlap"),
-    *("work_median_s", "work_max_s", "busiest_rank", "imbalance", "straggler"),
-    *("link_source", "collective_calls"),
-)
-
-# A rank's span, split by priority; communication_s is the exposed part. They sum to span_s.
-JOB_SPLIT_PARTS = ("compute", "memory", "other", "communication", "idle")
-
-JOB_RANK_COLUMNS = (
-    "rank",
-    "file",
-    "host",
-    "device",
-    "backend",
-    "span_s",  # first to last activity of the rank (GPU work, communication)
-    *(f"{part}_s" for part in JOB_SPLIT_PARTS),
-    "work_s",  # the rank's own work: compute + memory + other
-    "comm_s",  # all communication, hidden or not
-    "hidden_comm_s",  # communication that overlapped the rank's own work
-    "overlap",  # hidden_comm_s / comm_s
-    "calls",  # collective calls in the trace
-    "last_count",  # collectives it arrived last at, beyond the clocks' noise
-    "lateness_s",  # how long it held the others back, summed
-    "wait_s",  # how long it waited for the last rank, summed
-    "clock_offset_s",  # taken off its times to align the ranks (0 on one host)
-)
-
-JOB_COLLECTIVE_COLUMNS = (
-    "group",  # process group name
-    "group_size",
-    "op",  # all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, ...
-    "bytes",  # S as nccl-tests counts it
-    "dtype",
-    "where",  # "gpu" (NCCL kernels) or "host" (gloo)
-    "calls",  # per rank
-    "time_s",  # summed transfer time (from the last arrival to the end)
-    "median_s",  # median transfer time of one call
-    "algbw",  # bytes / median_s
-    "busbw",  # algbw x nccl-tests' factor for the op and group size
-    "link_peak",  # per-direction interconnect bandwidth of the GPU, where known
-    "link_fraction",  # busbw / link_peak
-    "algorithm",  # NCCL's algorithm and protocol, from the kernel name
-    "ranks",  # ranks each call was matched on (the fewest); with 1 its time includes waiting
-)
-
-JOB_STEP_COLUMNS = (
-    "rank",
-    "step",  # ProfilerStep#N
-    "kind",  # first, steady or partial (steps.py); "" without GPU work
-    "start_s",  # its window's start, on the job's aligned clock
-    "span_s",  # its window: on the GPU timeline as steps.py tiles it, else its host range
-    "compute_s",
-    "memory_s",
-    "other_s",
-    "comm_s",
-    "exposed_comm_s",
-    "last_count",
-    "lateness_s",
-    "wait_s",
-)
-
-JOB_CALL_COLUMNS = (
-    "rank",
-    "instance",  # "group/step/place": the same collective on every rank
-    "group",
-    "op",
-    "bytes",
-    "dtype",
-    "where",
-    "step",
-    "enqueue_s",
-    "arrival_s",
-    "start_s",
-    "end_s",
-)
-
-# Each rank's activity on the job's aligned clock: part is compute, memory, other, comm or
-# exposed (communication with no work beside it).
-JOB_LANE_COLUMNS = ("rank", "part", "start_s", "end_s")
 # --- a document in a notebook output ---------------------------------------------------------------
 #
 # JupyterLab and Notebook 7 hold a notebook's outputs as JavaScript values and save them with
@@ -491,212 +378,53 @@ def as_saved_by_browser(value: Any) -> Any:
 
 # --- checking a document -----------------------------------------------------------------------------
 #
-# What ``Report.from_json`` accepts, declared once: each part of a document against a type below.
-# A document that does not fit raises SchemaError with the path of the first bad field
-# (``summary.span_s: expected a number, got "1"``), before any view can stumble on it. Keys
-# not declared are accepted as they are (a newer writer may add some); tables may carry extra
-# columns; a missing optional key reads as absent.
+# What ``Report.from_json`` accepts, declared once with the types of ``schema.types``: each part
+# of a document against its type. The change, history and target a named run carries are
+# checked by their own kinds' schemas (``comparison``, ``history``, ``plan``).
 
 
-class SchemaError(ValueError):
-    """A report document this version cannot read: the message names the field and why."""
+_NULLABLE_NUMBER = Nullable(Number())
+_TEXT, _FLAG = Text(), Flag()
+_SECONDS = Number(low=0, high=LONGEST_S)
+_MAYBE_TEXT, _MAYBE_FLAG = Nullable(_TEXT), Nullable(_FLAG)
+_MAYBE_AMOUNT = Nullable(Number(low=0))
+_MAYBE_COUNT = Nullable(Number(low=0, whole=True))
 
-
-def _shown(value: object) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, float) and value != value:
-        return "NaN"
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
-# No figure of a report comes near these: a larger one is damage, and would overflow where
-# the views add, scale or take logarithms of figures. Seconds: a run of 30 years; amounts
-# (FLOPs, bytes, rates, counts): 1e30.
-LONGEST_S = 1e9
-LARGEST = 1e30
-
-
-class _Type:
-    """One kind of JSON value; ``check`` raises SchemaError naming ``path``."""
-
-    expected = "a value"
-
-    def fits(self, value: object) -> bool:
-        return True
-
-    def check(self, value: object, path: str) -> None:
-        if not self.fits(value):
-            raise SchemaError(f"{path}: expected {self.expected}, got {_shown(value)}")
-
-
-class _Text(_Type):
-    expected = "a string"
-
-    def fits(self, value: object) -> bool:
-        return isinstance(value, str)
-
-
-class _Flag(_Type):
-    expected = "true or false"
-
-    def fits(self, value: object) -> bool:
-        return isinstance(value, bool)
-
-
-class _Number(_Type):
-    """A finite number (not a boolean), at least ``low`` where given; ``whole`` for counts."""
-
-    def __init__(
-        self, low: float | None = None, high: float = LARGEST, whole: bool = False
-    ) -> None:
-        self.low, self.high, self.whole = low, high, whole
-        kind = "a whole number" if whole else "a number"
-        self.expected = (
-            f"{kind} of at most {high:g} in size"
-            if low is None
-            else f"{kind} from {low:g} to {high:g}"
-        )
-
-    def fits(self, value: object) -> bool:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        if self.whole and not isinstance(value, int):
-            return False
-        if isinstance(value, float) and not math.isfinite(value):
-            return False
-        return abs(value) <= self.high and (self.low is None or value >= self.low)
-
-
-class _Scalar(_Type):
-    expected = "a string, number, boolean or null"
-
-    def fits(self, value: object) -> bool:
-        if isinstance(value, float):
-            return math.isfinite(value)
-        return not isinstance(value, dict | list)
-
-
-class _Nullable(_Type):
-    def __init__(self, inner: _Type) -> None:
-        self.inner = inner
-        self.expected = f"{inner.expected} or null"
-
-    def fits(self, value: object) -> bool:
-        return value is None or self.inner.fits(value)
-
-    def check(self, value: object, path: str) -> None:
-        if value is None:
-            return
-        if isinstance(self.inner, _Object | _List | _Map | _Table):
-            self.inner.check(value, path)  # a container: the path of the bad field inside it
-        else:
-            super().check(value, path)
-
-
-class _List(_Type):
-    def __init__(self, item: _Type) -> None:
-        self.item = item
-        self.expected = "an array"
-
-    def check(self, value: object, path: str) -> None:
-        if not isinstance(value, list):
-            raise SchemaError(f"{path}: expected an array, got {_shown(value)}")
-        for index, item in enumerate(value):
-            self.item.check(item, f"{path}[{index}]")
-
-
-class _Map(_Type):
-    """An object whose values all have one type (any keys)."""
-
-    def __init__(self, value: _Type) -> None:
-        self.value = value
-        self.expected = "an object"
-
-    def check(self, value: object, path: str) -> None:
-        if not isinstance(value, dict):
-            raise SchemaError(f"{path}: expected an object, got {_shown(value)}")
-        for key, item in value.items():
-            self.value.check(item, f"{path}.{key}")
-
-
-class _Object(_Type):
-    """An object with ``required`` and ``optional`` keys of given types (others accepted)."""
-
-    def __init__(self, required: dict[str, _Type], optional: dict[str, _Type]) -> None:
-        self.required, self.optional = required, optional
-        self.expected = "an object"
-
-    def check(self, value: object, path: str) -> None:
-        if not isinstance(value, dict):
-            raise SchemaError(f"{path}: expected an object, got {_shown(value)}")
-        prefix = f"{path}." if path else ""
-        for key, kind in self.required.items():
-            if key not in value:
-                raise SchemaError(f"{prefix}{key}: missing ({kind.expected} is required)")
-            kind.check(value[key], prefix + key)
-        for key, kind in self.optional.items():
-            if key in value:
-                kind.check(value[key], prefix + key)
-
-
-class _Table(_Type):
-    """A table in pandas' "split" orientation: known columns' cells typed, rows all as long as
-    the columns."""
-
-    def __init__(self, cells: dict[str, _Type], extra: dict[str, _Type] | None = None) -> None:
-        self.cells, self.extra = cells, extra or {}
-        self.expected = "a table"
-
-    def check(self, value: object, path: str) -> None:
-        _Object({"columns": _List(_Text()), "data": _List(_Type())}, self.extra).check(value, path)
-        assert isinstance(value, dict)
-        columns, rows = value["columns"], value["data"]
-        if len(set(columns)) != len(columns):
-            raise SchemaError(f"{path}.columns: a column is named twice")
-        for index, row in enumerate(rows):
-            if not isinstance(row, list) or len(row) != len(columns):
-                raise SchemaError(
-                    f"{path}.data[{index}]: expected an array of {len(columns)} cells (one per "
-                    f"column), got {_shown(row) if not isinstance(row, list) else len(row)}"
-                )
-        if rows and "name" in self.cells and "name" not in columns:
-            raise SchemaError(f"{path}.columns: no 'name' column")
-        for position, column in enumerate(columns):
-            kind = self.cells.get(column, _Scalar())
-            for index, row in enumerate(rows):
-                if not kind.fits(row[position]):
-                    raise SchemaError(
-                        f"{path}.data[{index}] column {column!r}: expected {kind.expected}, "
-                        f"got {_shown(row[position])}"
-                    )
-
-
-_NULLABLE_NUMBER = _Nullable(_Number())
-_TEXT, _FLAG = _Text(), _Flag()
-_SECONDS = _Number(low=0, high=LONGEST_S)
-_MAYBE_TEXT, _MAYBE_FLAG = _Nullable(_TEXT), _Nullable(_FLAG)
-_MAYBE_AMOUNT = _Nullable(_Number(low=0))
-_MAYBE_COUNT = _Nullable(_Number(low=0, whole=True))
-
-_RUNS = _Object({}, {key: _MAYBE_COUNT for key in ("warmup", "timed", "profiled", "total")})
-_PEAKS = _Object(
+_RUNS = Object({}, {key: _MAYBE_COUNT for key in ("warmup", "timed", "profiled", "total")})
+_PEAKS = Object(
     {},
     {
         "device": _MAYBE_TEXT,
         "source": _MAYBE_TEXT,
         "measured": _MAYBE_FLAG,
-        "flops": _Map(_MAYBE_AMOUNT),
+        "flops": MapOf(_MAYBE_AMOUNT),
         "bandwidth": _MAYBE_AMOUNT,
         "memory_bytes": _MAYBE_AMOUNT,
     },
 )
+_MAYBE_SECONDS = Nullable(_SECONDS)
+_TIMING = Object(
+    {},
+    {
+        **{name: _MAYBE_TEXT for name in ("protocol", "clock", "warmup_ended", "sensors")},
+        **{name: _MAYBE_COUNT for name in ("warmup_runs", "timed_runs")},
+        **{
+            name: _MAYBE_SECONDS
+            for name in ("warmup_s", "min_s", "q1_s", "median_s", "q3_s", "max_s")
+        },
+        "host_loop_fastest_s": _MAYBE_SECONDS,
+        **{name: _MAYBE_AMOUNT for name in ("spread", "host_slowdown")},
+        **{
+            name: ListOf(_MAYBE_AMOUNT)
+            for name in ("warmup_sm_clock_mhz", "sm_clock_mhz", "power_w")
+        },
+        "host_loop_s": ListOf(_MAYBE_SECONDS),
+        "findings": ListOf(Object({"kind": _TEXT}, {"text": _MAYBE_TEXT})),
+    },
+)
 # Parts of the split that reports written before them lack (read as 0).
 _LATER_PARTS = ("communication",)
-_SUMMARY = _Object(
+_SUMMARY = Object(
     {
         **{
             f"{part}_s": _SECONDS
@@ -708,17 +436,17 @@ _SUMMARY = _Object(
     },
     {
         **{f"{part}_s": _SECONDS for part in _LATER_PARTS},
-        "communication_hidden_s": _Nullable(_SECONDS),
-        "host_communication_s": _Nullable(_SECONDS),
+        "communication_hidden_s": Nullable(_SECONDS),
+        "host_communication_s": Nullable(_SECONDS),
         "modelled_share": _MAYBE_AMOUNT,
         "estimated_share": _MAYBE_AMOUNT,
-        "peaks": _Nullable(_PEAKS),
+        "peaks": Nullable(_PEAKS),
         "peak_memory_bytes": _MAYBE_AMOUNT,
         "memory_capacity_bytes": _MAYBE_AMOUNT,
         "gpu": _MAYBE_FLAG,
         "warm": _MAYBE_FLAG,
         "span_source": _MAYBE_TEXT,
-        "trace_span_s": _Nullable(_SECONDS),
+        "trace_span_s": Nullable(_SECONDS),
         "flops": _MAYBE_AMOUNT,
         "bytes": _MAYBE_AMOUNT,
         "kernel_count": _MAYBE_COUNT,
@@ -726,31 +454,39 @@ _SUMMARY = _Object(
         "short_kernel_count": _MAYBE_COUNT,
         "achieved_flops_per_s": _MAYBE_AMOUNT,
         "achieved_bytes_per_s": _MAYBE_AMOUNT,
-        "unmodelled_s": _Nullable(_SECONDS),
+        "unmodelled_s": Nullable(_SECONDS),
+        **{
+            name: _MAYBE_AMOUNT
+            for name in ("memory_before_bytes", "memory_increase_bytes", "memory_after_bytes")
+        },
+        "timing": Nullable(_TIMING),
+        "run_spans_s": Nullable(ListOf(_SECONDS)),
+        "wall_s": _MAYBE_SECONDS,
+        "profiled_span_s": _MAYBE_SECONDS,
     },
 )
-_ADVICE_OP = _Object(
+_ADVICE_OP = Object(
     {},
     {
         **{name: _MAYBE_TEXT for name in ("name", "shapes", "module", "line")},
         "calls": _MAYBE_COUNT,
-        "time_s": _Nullable(_SECONDS),
+        "time_s": Nullable(_SECONDS),
     },
 )
-_RECOMMENDATION = _Object(
+_RECOMMENDATION = Object(
     {"title": _TEXT, "detail": _TEXT},
     {
         "bottleneck": _MAYBE_TEXT,
         "share": _NULLABLE_NUMBER,
         # Written by the advice module (advice.py); absent from older reports.
         **{name: _MAYBE_TEXT for name in ("cause", "evidence", "fix")},
-        "ops": _List(_ADVICE_OP),
-        "saving_s": _Nullable(_SECONDS),
+        "ops": ListOf(_ADVICE_OP),
+        "saving_s": Nullable(_SECONDS),
         "speedup": _MAYBE_AMOUNT,
         "probably": _MAYBE_FLAG,
     },
 )
-_OPS_CELLS: dict[str, _Type] = {
+_OPS_CELLS: dict[str, Type] = {
     "name": _TEXT,
     **{name: _MAYBE_TEXT for name in ("shapes", "dtypes", "category", "module")},
     **{name: _MAYBE_TEXT for name in ("bound", "dtype")},
@@ -764,42 +500,42 @@ _OPS_CELLS: dict[str, _Type] = {
         )
     },
 }
-_KERNEL_CELLS: dict[str, _Type] = {
+_KERNEL_CELLS: dict[str, Type] = {
     "name": _TEXT,
     **{name: _MAYBE_TEXT for name in ("op", "category", "bound", "module")},
-    "stream": _Scalar(),  # an id: a number, or text from older writers
+    "stream": Scalar(),  # an id: a number, or text from older writers
     "start_s": _NULLABLE_NUMBER,
     "dur_s": _MAYBE_AMOUNT,
     "count": _MAYBE_COUNT,
     "flops": _MAYBE_AMOUNT,
     "bytes": _MAYBE_AMOUNT,
 }
-_CPU_OP_CELLS: dict[str, _Type] = {
+_CPU_OP_CELLS: dict[str, Type] = {
     "name": _TEXT,
-    "tid": _Scalar(),
+    "tid": Scalar(),
     "start_s": _NULLABLE_NUMBER,
     "dur_s": _MAYBE_AMOUNT,
 }
-_STEP_CELLS: dict[str, _Type] = {
+_STEP_CELLS: dict[str, Type] = {
     "step": _TEXT,
     "kind": _MAYBE_TEXT,
     "start_s": _NULLABLE_NUMBER,
     "kernels": _MAYBE_COUNT,
     **{
-        name: _Nullable(_SECONDS)
+        name: Nullable(_SECONDS)
         for name in (
             *("span_s", "busy_s", "compute_s", "memory_s", "communication_s", "other_s"),
             *("idle_s", "host_s"),
         )
     },
 }
-_MODULE_CELLS: dict[str, _Type] = {
+_MODULE_CELLS: dict[str, Type] = {
     "path": _TEXT,
     "parent": _MAYBE_TEXT,
-    "depth": _Number(low=-1, whole=True),
+    "depth": Number(low=-1, whole=True),
     **{name: _MAYBE_COUNT for name in ("calls", "kernels")},
     **{
-        name: _Nullable(_SECONDS)
+        name: Nullable(_SECONDS)
         for name in ("self_gpu_time_s", "gpu_time_s", "self_cpu_time_s", "cpu_time_s")
     },
 }
@@ -819,29 +555,29 @@ MEMORY_CATEGORIES = (
     *("autograd_detail", "unknown", "held_before"),
 )
 MEMORY_LARGEST_COLUMNS = ("bytes", "category", "op", "line", "time_s")
-_SWEEP_POINT_CELLS: dict[str, _Type] = {
-    "size": _Number(low=1, whole=True),
+_SWEEP_POINT_CELLS: dict[str, Type] = {
+    "size": Number(low=1, whole=True),
     **{name: _MAYBE_TEXT for name in ("status", "error")},
     **{name: _MAYBE_COUNT for name in ("runs", "launches")},
     **{name: _MAYBE_AMOUNT for name in SWEEP_POINT_COLUMNS[2:17]},
 }
-_SWEEP_DOUBLING_CELLS: dict[str, _Type] = {
-    **{name: _Number(low=1, whole=True) for name in ("from_size", "to_size")},
+_SWEEP_DOUBLING_CELLS: dict[str, Type] = {
+    **{name: Number(low=1, whole=True) for name in ("from_size", "to_size")},
     **{name: _MAYBE_AMOUNT for name in ("time_ratio", "per_doubling")},
     **{name: _MAYBE_TEXT for name in ("verdict", "why")},
 }
-_SWEEP_CAPACITY_CELLS: dict[str, _Type] = {
+_SWEEP_CAPACITY_CELLS: dict[str, Type] = {
     "device": _TEXT,
     "capacity_bytes": _MAYBE_AMOUNT,
     "largest_size": _MAYBE_COUNT,
     "this_gpu": _MAYBE_FLAG,
 }
-_MEMORY_LARGEST_CELLS: dict[str, _Type] = {
+_MEMORY_LARGEST_CELLS: dict[str, Type] = {
     "bytes": _MAYBE_AMOUNT,
     **{name: _MAYBE_TEXT for name in ("category", "op", "line")},
     "time_s": _NULLABLE_NUMBER,
 }
-_VARIANT = _Object(
+_VARIANT = Object(
     {"name": _TEXT},
     {
         **{
@@ -854,39 +590,56 @@ _VARIANT = _Object(
         **{name: _MAYBE_COUNT for name in ("runs", "kernel_count", "launches", "recompiles")},
         "verdict": _MAYBE_TEXT,
         "correct": _MAYBE_FLAG,
-        "split": _Nullable(_Map(_MAYBE_AMOUNT)),
-        "graph_breaks": _Nullable(_List(_Type())),
+        "split": Nullable(MapOf(_MAYBE_AMOUNT)),
+        "graph_breaks": Nullable(ListOf(Type())),
         "error": _MAYBE_TEXT,
         "error_line": _MAYBE_TEXT,
     },
 )
-_AB = _Object(
+_AB = Object(
     {},
     {
-        "variants": _List(_VARIANT),
-        "notes": _List(_TEXT),
+        "variants": ListOf(_VARIANT),
+        "notes": ListOf(_TEXT),
         "baseline": _MAYBE_TEXT,
-        "fused_ops": _Map(_List(_TEXT)),
+        "fused_ops": MapOf(ListOf(_TEXT)),
         "runs_total": _MAYBE_COUNT,
     },
 )
-_SWEEP = _Object(
-    {"points": _Table(_SWEEP_POINT_CELLS)},
+_SWEEP_FIT = Object(
+    {
+        "kind": _TEXT,
+        "per_item_bytes": Number(),
+        "fixed_bytes": Number(),
+        "max_miss": Number(low=0),
+    },
+    {
+        "coefficients": ListOf(Number()),
+        "capacity_bytes": _MAYBE_AMOUNT,
+        "predicted_largest": _MAYBE_COUNT,
+    },
+)
+_SWEEP_CONFIRMATION = Object(
+    {"size": Number(low=1, whole=True)},
+    {"fits": _MAYBE_FLAG, "peak_bytes": _MAYBE_AMOUNT, "predicted_peak_bytes": Nullable(Number())},
+)
+_SWEEP = Object(
+    {"points": Table(_SWEEP_POINT_CELLS)},
     {
         **{name: _MAYBE_TEXT for name in ("schema", "variable", "device", "stopped")},
         "version": _MAYBE_COUNT,
         "gpu": _MAYBE_FLAG,
         **{name: _MAYBE_COUNT for name in ("oom_at", "knee", "best", "runs_total")},
         "elapsed_s": _MAYBE_AMOUNT,
-        "fit": _Nullable(_Map(_Type())),
-        "confirmation": _Nullable(_Map(_Type())),
-        "doublings": _Nullable(_Table(_SWEEP_DOUBLING_CELLS)),
-        "capacity": _Nullable(_Table(_SWEEP_CAPACITY_CELLS)),
-        "guides": _Nullable(_Map(_List(_List(_NULLABLE_NUMBER)))),
-        "notes": _List(_TEXT),
+        "fit": Nullable(_SWEEP_FIT),
+        "confirmation": Nullable(_SWEEP_CONFIRMATION),
+        "doublings": Nullable(Table(_SWEEP_DOUBLING_CELLS)),
+        "capacity": Nullable(Table(_SWEEP_CAPACITY_CELLS)),
+        "guides": Nullable(MapOf(ListOf(ListOf(_NULLABLE_NUMBER)))),
+        "notes": ListOf(_TEXT),
     },
 )
-_MEMORY = _Object(
+_MEMORY = Object(
     {"peak_bytes": _MAYBE_AMOUNT},
     {
         **{name: _MAYBE_TEXT for name in ("schema", "device")},
@@ -894,52 +647,69 @@ _MEMORY = _Object(
         "gpu": _MAYBE_FLAG,
         **{
             name: _MAYBE_AMOUNT
-            for name in ("peak_time_s", "allocator_peak_bytes", "before_bytes", "capacity_bytes")
+            for name in ("allocator_peak_bytes", "before_bytes", "capacity_bytes")
         },
+        # Always written as numbers (capture/memory.py): never null.
+        "peak_time_s": Number(high=LONGEST_S),
         "unattributed_bytes": _NULLABLE_NUMBER,
-        "at_peak": _Map(_NULLABLE_NUMBER),
-        "timeline": _Nullable(_Map(_Type())),
-        "largest": _Nullable(_Table(_MEMORY_LARGEST_CELLS)),
-        "advice": _List(_TEXT),
-        "notes": _List(_TEXT),
+        "at_peak": MapOf(Number()),
+        "timeline": Nullable(MapOf(Type())),
+        "largest": Nullable(Table(_MEMORY_LARGEST_CELLS)),
+        "advice": ListOf(_TEXT),
+        "notes": ListOf(_TEXT),
     },
 )
-REPORT = _Object(
+REPORT = Object(
     {
         "schema": _TEXT,
-        "version": _Number(low=1, whole=True),
+        "version": Number(low=1, whole=True),
         "summary": _SUMMARY,
-        "ops": _Table(_OPS_CELLS),
-        "kernels": _Table(_KERNEL_CELLS, {"aggregated": _MAYBE_FLAG, "total": _MAYBE_COUNT}),
+        "ops": Table(_OPS_CELLS),
+        "kernels": Table(_KERNEL_CELLS, {"aggregated": _MAYBE_FLAG, "total": _MAYBE_COUNT}),
     },
     {
         "name": _MAYBE_TEXT,
         "source": _MAYBE_TEXT,
         "created": _MAYBE_TEXT,
-        "notes": _List(_TEXT),
-        "recommendations": _List(_RECOMMENDATION),
-        "cpu_ops": _Nullable(_Table(_CPU_OP_CELLS)),
-        "steps": _Nullable(_Table(_STEP_CELLS)),
-        "modules": _Nullable(_Table(_MODULE_CELLS)),
-        "ab": _Nullable(_AB),
-        # Checked where they are read (comparison.py, target.py): objects here.
-        "change": _Nullable(_Map(_Type())),
-        "history": _Nullable(_List(_Map(_Type()))),
-        "target": _Nullable(_Map(_Type())),
-        "sweep": _Nullable(_SWEEP),
-        "memory": _Nullable(_MEMORY),
+        "notes": ListOf(_TEXT),
+        "recommendations": ListOf(_RECOMMENDATION),
+        "cpu_ops": Nullable(Table(_CPU_OP_CELLS)),
+        "steps": Nullable(Table(_STEP_CELLS)),
+        "modules": Nullable(Table(_MODULE_CELLS)),
+        "ab": Nullable(_AB),
+        # A named run's: each checked by its own kind's schema.
+        "change": Nullable(ComparisonType()),
+        "history": Nullable(RUN_ROWS),
+        "target": Nullable(PlanType()),
+        "sweep": Nullable(_SWEEP),
+        "memory": Nullable(_MEMORY),
         # Written from the report's own tables by display.specs; recomputed when read.
-        "display": _Nullable(_Map(_Type())),
+        "display": Nullable(MapOf(Type())),
         # The step's dependency graph: checked where it is read (step_graph.StepGraph.from_dict).
-        "graph": _Nullable(_Map(_Type())),
+        "graph": Nullable(MapOf(Type())),
     },
 )
+
+
+# The columns of each table whose cells are numbers: a reader makes them numeric (a column all
+# null, or one an older writer left out, would be a column of objects that no sort can order).
+NUMERIC_COLUMNS: dict[str, frozenset[str]] = {
+    table: frozenset(name for name, kind in cells.items() if is_number(kind))
+    for table, cells in (
+        ("ops", _OPS_CELLS),
+        ("kernels", _KERNEL_CELLS),
+        ("cpu_ops", _CPU_OP_CELLS),
+        ("steps", _STEP_CELLS),
+        ("modules", _MODULE_CELLS),
+    )
+}
 
 
 def check_report(doc: object) -> None:
     """Raise SchemaError, naming the first field that does not fit, unless ``doc`` is a report
     document this version reads (see the layout at the top of this module): each field of its
     type and size, and the span's parts adding up to the span."""
+    check_depth(doc)
     REPORT.check(doc, "")
     assert isinstance(doc, dict)
     summary = doc["summary"]

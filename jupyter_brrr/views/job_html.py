@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..schema.report import JOB_SPLIT_PARTS
+from ..schema.job import JOB_SPLIT_PARTS
 from . import format as fmt
 from . import job_text
 from .markup import escaped as _e

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..schema.report import JOB_SPLIT_PARTS
+from ..schema.job import JOB_SPLIT_PARTS
 from . import format as fmt
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ object              its views                                    standalone, png
 ``JobReport``       ``job_text``, ``job_html``                   standalone
 ``Comparison``      ``change`` (the Change view)                 standalone
 ``History``         ``change`` (the runs table)                  standalone
+``SavedHistory``    ``change`` (as a ``History``)                standalone
 ``TargetPlan``      ``change``                                   neither
 ``SweepResult``     ``sweep_memory``                             png
 ``MemoryBreakdown`` ``sweep_memory``                             png
@@ -43,11 +44,12 @@ from ..actions.ab import ABResult
 from ..actions.sweep import SweepResult
 from ..capture.memory import MemoryBreakdown
 from ..report.comparison import COMPARISON_MIME_TYPE, Comparison
-from ..report.history import HISTORY_MIME_TYPE, History
+from ..report.history import HISTORY_MIME_TYPE, History, SavedHistory
 from ..report.job import JobReport
 from ..report.report import Report
 from ..report.target import TargetPlan
-from ..schema.report import JOB_MIME_TYPE, as_saved_by_browser
+from ..schema.job import JOB_MIME_TYPE
+from ..schema.report import as_saved_by_browser
 from . import ab_text, bundle, change, html, job_html, job_text, pictures, standalone, text
 from . import sweep_memory as sweep_view
 from .markup import wrap
@@ -118,6 +120,9 @@ VIEWS: dict[type, View] = {
     ),
     Comparison: _of_document(change.text, change.html, COMPARISON_MIME_TYPE, standalone=True),
     History: _of_document(
+        change.history_doc_text, change.history_fragment, HISTORY_MIME_TYPE, standalone=True
+    ),
+    SavedHistory: _of_document(
         change.history_doc_text, change.history_fragment, HISTORY_MIME_TYPE, standalone=True
     ),
     TargetPlan: _of_document(change.target_text, change.target_fragment),

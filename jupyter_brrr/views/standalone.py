@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING
 
 from ..report.comparison import COMPARISON_MIME_TYPE, Comparison, Side
 from ..report.history import HISTORY_MIME_TYPE
-from ..schema.report import JOB_MIME_TYPE
+from ..schema.job import JOB_MIME_TYPE
 
 if TYPE_CHECKING:
-    from ..report.history import History
+    from ..report.history import History, SavedHistory
     from ..report.job import JobReport
     from ..report.report import Report
 
     # What a page can hold: each has ``to_json()`` and ``mime_type``.
-    Document = Report | JobReport | Comparison | History
+    Document = Report | JobReport | Comparison | History | SavedHistory
 
 BUILT = Path(__file__).resolve().parent.parent / "standalone"
 # The ids js/src/standalone.ts looks for.

@@ -86,8 +86,8 @@ def sweep_lines(doc: dict) -> list[str]:
         size = confirmation["size"]
         if confirmation.get("fits"):
             lines.append(
-                f"Confirmed: {var}={size} fits (peak {fmt.size(confirmation['peak_bytes'])}, "
-                f"predicted {fmt.size(confirmation['predicted_peak_bytes'])})."
+                f"Confirmed: {var}={size} fits (peak {fmt.size(confirmation.get('peak_bytes'))}, "
+                f"predicted {fmt.size(confirmation.get('predicted_peak_bytes'))})."
             )
         else:
             lines.append(f"Not confirmed: {var}={size} ran out of memory.")
@@ -210,7 +210,8 @@ def memory_lines(doc: dict) -> list[str]:
         if value > 0 and peak > 0
     )
     lines = [
-        f"Peak memory on {doc.get('device')}: {fmt.size(peak)} at {doc.get('peak_time_s', 0) * 1e3:.3g} ms"
+        f"Peak memory on {doc.get('device')}: {fmt.size(peak)} at "
+        f"{(fmt.number(doc.get('peak_time_s')) or 0.0) * 1e3:.3g} ms"
         + (f" of {fmt.size(doc['capacity_bytes'])}" if doc.get("capacity_bytes") else "")
         + f": {shown}; unattributed {fmt.size(doc.get('unattributed_bytes') or 0.0)}."
     ]
@@ -219,7 +220,8 @@ def memory_lines(doc: dict) -> list[str]:
         r = dict(zip(table["columns"], row, strict=False))
         where = f" at {r['line']}" if r.get("line") else ""
         made = f"made by {r['op']}{where}" if r.get("op") else "there before the run"
-        lines.append(f"  {fmt.size(r['bytes'])} {r['category'].replace('_', ' ')} {made}")
+        category = str(r.get("category") or "").replace("_", " ")
+        lines.append(f"  {fmt.size(fmt.number(r.get('bytes')))} {category} {made}")
     lines.extend(doc.get("advice") or [])
     lines.extend(doc.get("notes") or [])
     return lines
@@ -241,7 +243,7 @@ def memory_html(doc: dict) -> str:
     )
     largest = [
         [
-            _e(fmt.size(r["bytes"])),
+            _e(fmt.size(fmt.number(r.get("bytes")))),
             _e((r.get("category") or "").replace("_", " ")),
             _e(r.get("op") or "there before the run"),
             _e(r.get("line") or ""),

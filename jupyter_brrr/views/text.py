@@ -77,6 +77,12 @@ def summary_lines(report: Report) -> list[str]:
     return lines
 
 
+def _calls(value: object) -> str:
+    """A count of calls ("-" where a document has none)."""
+    number = fmt.number(value)
+    return "-" if number is None else f"{number:.0f}"
+
+
 def ops_lines(report: Report, top: int = 10) -> list[str]:
     ops = report.ops
     if not len(ops):
@@ -97,7 +103,7 @@ def ops_lines(report: Report, top: int = 10) -> list[str]:
     for r in rows.itertuples():
         name = _text(r.name, 44)
         lines.append(
-            f"{name:<44} {r.calls:>6} {fmt.seconds(getattr(r, key)):>10} "
+            f"{name:<44} {_calls(r.calls):>6} {fmt.seconds(getattr(r, key)):>10} "
             f"{fmt.percent(getattr(r, key), total):>6} {fmt.rate(r.flops_per_s, 'FLOP/s'):>12} "
             f"{fmt.rate(r.bytes_per_s, 'B/s'):>11} {_text(r.bound, 9):>9}"
             + (f"  {_text(r.reason, 30)}" if getattr(r, "reason", "") else "")
