@@ -10,6 +10,7 @@ from test_replay import Timeline, _gpu_bound, _launch_bound
 
 import jupyter_brrr
 from jupyter_brrr.analysis import analyze as analysis
+from jupyter_brrr.analysis import step_graph
 from jupyter_brrr.report.report import Report
 
 DATA = Path(__file__).parent / "data"
@@ -134,3 +135,73 @@ def test_a_gpu_fix_on_a_gpu_bound_step_keeps_its_additive_saving() -> None:
     first = report.recommendations[0]
     assert first["cause"] == "fp32 without tensor cores"
     assert first["saving_s"] == pytest.approx(first["saving_bound_s"], rel=0.02)
+
+
+# --- the diff's check: the after span predicted from the before graph --------------------------
+
+
+def _advice_pair(case: str) -> tuple[Path, Path, float]:
+    import json
+
+    slow = DATA / "advice" / f"{case}.slow.json.gz"
+    fixed = DATA / "advice" / f"{case}.fixed.json.gz"
+    times = [
+        json.loads(p.with_name(p.name.replace(".json.gz", ".meta.json")).read_text())[
+            "event_median_s"
+        ]
+        for p in (slow, fixed)
+    ]
+    return slow, fixed, times[0] / times[1]
+
+
+@pytest.mark.parametrize(
+    ("case", "tolerance"),
+    [
+        ("item_sync", 0.03),  # .item() removed from the loop: syncs gone
+        ("launch_bound_loop", 0.05),  # the loop as a CUDA graph: launches gone
+        ("host_copy_in_step", 0.10),  # the copy out of the step (pageable, blocking)
+        ("fp32_matmul_tf32_off", 0.10),  # TF32 on: each op at its own speed-up
+        ("odd_vocab_lm_head", 0.05),  # the padded vocabulary
+    ],
+)
+def test_the_diff_predicts_the_after_span_from_the_before_steps_graph(
+    case: str, tolerance: float
+) -> None:
+    slow, fixed, measured_events = _advice_pair(case)
+    comparison = jupyter_brrr.diff(slow, fixed)
+    first = comparison.amdahl.iloc[0]
+    assert first["kind"] == "replay" and first["predicted_by"] == "replay"
+    # Against the change timed with CUDA events outside the profiler, on the H200.
+    assert first["predicted_speedup"] == pytest.approx(measured_events, rel=tolerance)
+    assert first["measured_speedup"] == pytest.approx(comparison.span.speedup)
+    assert first["not_modelled"]
+    from jupyter_brrr.views.change import amdahl_lines
+
+    line = amdahl_lines(comparison.to_dict(), top=1)[0]
+    assert line.startswith("Every op at its after time, replayed on the before step's")
+
+
+def test_a_faster_kernel_on_a_launch_bound_step_is_not_predicted_as_the_span() -> None:
+    # The hand-worked launch-bound loop, its kernels made 4x faster: the profiled diff's
+    # Amdahl would give the kernels' share; the replay sees that the host sets the span.
+    before = _launch_bound()
+    faster = Timeline()
+    for i in range(10):
+        start = 20.0 * i
+        faster.op("aten::mul", start, 12)
+        c = faster.call("cudaLaunchKernel", start + 5, 5)
+        faster.kernel("mul_kernel", start + 11, 0.5, c)
+    comparison = jupyter_brrr.diff(before, faster.report())
+    first = comparison.amdahl.iloc[0]
+    # Without the profiler's records (1.6 us an op, 2 us a call) a period is 16.4 us; only the
+    # last kernel's end moves, 1.5 us earlier.
+    period = 20 - (step_graph.PROFILER_PER_OP_S + step_graph.PROFILER_PER_CALL_S) / US
+    expected = (9 * period + 2) / (9 * period + 0.5)
+    assert first["predicted_speedup"] == pytest.approx(expected, rel=1e-6)
+    # Measured (the profiled spans): 182 / 180.5, as small.
+    assert first["measured_speedup"] == pytest.approx(182 / 180.5, rel=1e-6)
+    mul = comparison.amdahl.set_index("part").loc["aten::mul"]
+    assert mul["predicted_by"] == "replay"
+    assert mul["predicted_speedup"] == pytest.approx(expected, rel=1e-6)
+    # Amdahl on the span would have said the kernels' 11% share got 4x faster: 1.09x.
+    assert mul["share_before"] * (1 - 1 / 4) > 0.08
