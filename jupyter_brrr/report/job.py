@@ -911,7 +911,7 @@ def _critical_path(scored: pd.DataFrame, instances: pd.DataFrame) -> tuple[dict,
         return {}, {}
     info = instances.set_index("instance")
     by_rank = {
-        int(rank): block.sort_values("end_s", kind="stable")
+        int(rank): block.sort_values("end_s", kind="stable")  # pyright: ignore[reportArgumentType]  # pandas stubs: loose scalar types
         for rank, block in scored.groupby("rank", sort=False)
     }
     ends = {r: b["end_s"].to_numpy(float) for r, b in by_rank.items()}
