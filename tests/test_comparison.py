@@ -156,7 +156,9 @@ def test_fusion_shows_vanished_ops_and_the_fused_kernel() -> None:
     # The gain is memory-bound time: fewer passes over memory.
     split = comparison.split
     assert split["delta_s"].drop("span").idxmin() == "memory"
-    assert comparison.amdahl.iloc[0]["part"] == "memory"
+    # The whole change replayed on the before step's graph first, then the parts that gained.
+    assert comparison.amdahl.iloc[0]["kind"] == "replay"
+    assert comparison.amdahl.iloc[1]["part"] == "memory"
 
 
 def test_compiled_trace_pairs_ops_called_with_an_out_argument() -> None:
@@ -184,7 +186,8 @@ def test_a_cuda_graph_replay_owns_the_time_after() -> None:
     assert comparison.shift[1].startswith("The largest part of the span is now memory-bound time")
     counts = comparison.counts
     assert (counts.loc["launches", "before"], counts.loc["launches", "after"]) == (400, 1)
-    assert comparison.amdahl.iloc[0]["part"] == "idle"
+    assert comparison.amdahl.iloc[0]["kind"] == "replay"
+    assert comparison.amdahl.iloc[1]["part"] == "idle"
 
 
 def test_a_trace_with_several_steps_is_compared_per_step() -> None:

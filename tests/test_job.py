@@ -393,3 +393,54 @@ def test_a_rank_outside_its_world_is_refused_with_the_file(tmp_path, rank, world
     damaged.write_bytes(gzip.compress(json.dumps(trace).encode()))
     with pytest.raises(JobError, match=rf"rank1_of2.step4.json.gz: the trace .*{says}"):
         jupyter_brrr.load(tmp_path)
+
+
+# --- a rank that does twice the work: the critical path through the collectives ----------------
+
+HEAVY_RANK = 1
+
+
+def _record_twice(out: Path, env: dict, *mode: str) -> Path:
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+        *("--nproc-per-node", "2", str(JOBS / "ddp_twice.py"), str(out), str(HEAVY_RANK)),
+        *mode,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def twice_joins(tmp_path_factory, kernel_env) -> JobReport:
+    """2 ranks, gloo, DDP: rank 1's batch is twice rank 0's; each layer's forward ends in an
+    all-reduce that rank 0 reaches last (it first sleeps 1.5 layers' forward), a little late, as
+    often as rank 1 reaches DDP's backward all-reduces last, much later."""
+    return jupyter_brrr.load(_record_twice(tmp_path_factory.mktemp("twice"), kernel_env, "joins"))
+
+
+def test_a_rank_doing_twice_the_work_is_named_though_the_others_arrive_last_as_often(
+    twice_joins: JobReport,
+) -> None:
+    straggler = twice_joins.summary["straggler"]
+    ranks = twice_joins.ranks.set_index("rank")
+    # Arriving last: not one rank most of the time (the count alone named nobody here).
+    assert ranks.loc[0, "last_count"] >= 0.25 * ranks.loc[HEAVY_RANK, "last_count"]
+    assert straggler["last_count"] / straggler["decided"] < 0.8
+    # Its lateness is far more than the other's: the critical path runs through its work.
+    assert ranks.loc[HEAVY_RANK, "lateness_s"] > 2 * ranks.loc[0, "lateness_s"]
+    assert straggler["rank"] == HEAVY_RANK
+    assert straggler["critical_share"] >= 0.6
+    assert straggler["critical_cost_s"] == pytest.approx(
+        ranks.loc[HEAVY_RANK, "lateness_s"], rel=0.25
+    )
+    advice = next(a for a in twice_joins.recommendations if a["kind"] == "straggler")
+    assert "Rank 1" in advice["title"]
+    assert "critical path through the collectives" in advice["detail"]
+
+
+def test_a_rank_doing_twice_the_work_in_plain_ddp_is_named(tmp_path: Path, kernel_env) -> None:
+    job = jupyter_brrr.load(_record_twice(tmp_path, kernel_env))
+    straggler = job.summary["straggler"]
+    assert straggler["rank"] == HEAVY_RANK
+    assert straggler["critical_cost_s"] > 0

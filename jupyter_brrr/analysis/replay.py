@@ -24,6 +24,9 @@ How each change acts on the graph:
   capture one), and so does host work that launched nothing. ``launch=0.5`` halves it.
 - ``syncs=0``: synchronising calls stop waiting for the GPU (their own cost stays).
 - ``host=k``: all host work k times faster (ops, Python, runtime calls, the profiler's cost).
+- ``cpu=0``: the host work that launches nothing (CPU ops, the user's Python outside ops, the
+  data loader) off the critical path: what preparing the next batch elsewhere (a DataLoader's
+  workers, work done once before the loop) does. ``cpu=0.5`` halves it.
 - ``copies="async"``: copies between host and device made asynchronous from pinned memory: the
   host no longer waits for them, and a copy from pageable memory runs at the best rate of a
   pinned copy in the same direction in the trace, else ``PINNED_BYTES_PER_S`` (an assumption,
@@ -85,13 +88,14 @@ class Changes:
     host: float = 1.0
     copies: str | None = None
     profiler: float = 1.0
+    cpu: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("gpu", "host"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name}={value!r}: a speed-up factor must be a number above 0")
-        for name in ("launch", "syncs", "profiler"):
+        for name in ("launch", "syncs", "profiler", "cpu"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value <= 1):
                 raise ValueError(
@@ -123,6 +127,12 @@ class Changes:
             parts.append("no synchronisations")
         if self.host != 1:
             parts.append(f"host work {self.host:g}x faster")
+        if self.cpu != 1:
+            parts.append(
+                "no host work that launches nothing on the way"
+                if self.cpu == 0
+                else f"host work that launches nothing at {self.cpu:g}x its time"
+            )
         if self.copies == "async":
             parts.append("copies asynchronous from pinned memory")
         if self.profiler != 1:
@@ -395,11 +405,12 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
     parts = graph.h_parts
     host = float(changes.host)
     launch = float(changes.launch)
-    weights = np.array([launch, 1.0, launch, 1.0, 1.0, changes.profiler]) / host
+    cpu = float(changes.cpu)
+    weights = np.array([launch, cpu, launch, cpu, cpu, changes.profiler]) / host
     weights = np.tile(weights, (len(kind), 1))
     # The profiler's records go with the host work they were made in: a CUDA graph runs no op.
     work = parts[:, :5].sum(axis=1)
-    kept = parts[:, :5] @ np.array([launch, 1.0, launch, 1.0, 1.0])
+    kept = parts[:, :5] @ np.array([launch, cpu, launch, cpu, cpu])
     own = np.where((kind == sg.LAUNCH) | (kind == sg.RECORD) | (kind == sg.WAIT), launch, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         weights[:, 5] *= np.where(work > 0, kept / np.maximum(work, 1e-300), own)

@@ -49,10 +49,17 @@ profiler traces) and returns a :class:`Comparison`. How each number is made:
   around it).
 - **The bottleneck shift** names the op (by name, all its shapes together) and the split part
   with the largest share before and after.
-- **The Amdahl check** reads the earlier report's what-if at the speed-up each part actually got:
+- **The Amdahl check** reads the earlier report's what-if at the speed-up each part actually got,
+  predicted by replaying the step's dependencies where the before report has a step graph
+  (``analysis/replay.py``, without the profiler's own cost): its first row predicts the after
+  span from the before graph with the after side's op times (each op found on both sides at its
+  own speed-up, the ops that vanished at that of the ops that appeared in their place, launches
+  in proportion to the after side's count, synchronisations and blocking copies gone where the
+  after step has at most half as many), and the measured speed-up beside it says what the
+  replay could not see (host work that changed, work that moved between ops). Without a graph,
   a part with share p of the before span that became N times faster predicts an overall
-  1 / ((1 - p) + p / N) if nothing else changed; the measured overall speed-up beside it says
-  whether the rest moved too.
+  1 / ((1 - p) + p / N) if nothing else changed (Amdahl's law, which adds up times that may
+  overlap).
 - **Comparability**: device, GPU or CPU, torch version, math mode (where the reports record
   them), input shapes and dtypes of ops found on both sides, first run against warm, a profiled
   run's span against timed runs, peaks, and whether the code was the same (named runs).
@@ -527,7 +534,7 @@ def compare_reports(
         by_category=by_category,
         kernels=_kernels_table(b, a),
         counts=counts,
-        amdahl=_amdahl(b, a, split, by_name),
+        amdahl=_amdahl(b, a, split, by_name, ops),
         shift=_shift(split, by_name, gpu),
         warnings=comparability(before, after, code_same=code_same),
         gpu=gpu,
@@ -637,6 +644,10 @@ class _Figures:
         profiled = s.get("profiled_span_s")
         if not self.gpu and _finite(profiled) and float(profiled) > 0 and self.span > 0:  # pyright: ignore[reportArgumentType]  # checked by _finite() / pandas stubs' loose scalar types
             self.op_scale = min(self.span * self.per_run / float(profiled), 1.0)  # pyright: ignore[reportArgumentType]  # checked by _finite() / pandas stubs' loose scalar types
+
+    def parts_busy(self) -> float:
+        """The GPU's busy time per run (the split's parts but idle)."""
+        return sum(v for p, v in self.parts.items() if p != "idle")
 
     def side(self, label: str, run: int | None) -> Side:
         return Side(
@@ -952,8 +963,17 @@ def _counts(b: _Figures, a: _Figures) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("what")
 
 
-def _amdahl(b: _Figures, a: _Figures, split: pd.DataFrame, by_name: pd.DataFrame) -> pd.DataFrame:
-    """The what-if of the before report, read at the speed-up each part actually got."""
+def _amdahl(
+    b: _Figures,
+    a: _Figures,
+    split: pd.DataFrame,
+    by_name: pd.DataFrame,
+    ops: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The what-if of the before report, read at the speed-up each part actually got: replayed
+    on the before step's dependencies where the before report has a step graph (the first row
+    then puts every op at its after time: the whole change as the replay sees it), else by
+    Amdahl's law on the span."""
     columns = [
         "kind",
         "part",
@@ -965,16 +985,25 @@ def _amdahl(b: _Figures, a: _Figures, split: pd.DataFrame, by_name: pd.DataFrame
         "predicted_span_s",
         "measured_speedup",
         "limit",
+        "predicted_by",
+        "not_modelled",
     ]
     if not (b.span > 0 and a.span > 0):
         return pd.DataFrame(columns=columns)
     measured = b.span / a.span
+    graph = b.report.graph if b.gpu and a.gpu else None
+    if graph is not None and not graph.gpu_count:
+        graph = None
     candidates = [("part", part, row.before_s, row.after_s) for part, row in split.iterrows()]
     candidates = [c for c in candidates if c[1] != "span"]
     candidates += [
         ("op", r.name, r.time_before_s, r.time_after_s) for r in by_name.head(20).itertuples()
     ]
     rows = []
+    if graph is not None and ops is not None and len(ops):
+        whole = _replayed_change(b, a, ops)
+        if whole is not None:
+            rows.append({**whole, "measured_speedup": measured})
     for kind, part, before, after in candidates:
         # A part is never more than its span (op times of a profiled CPU run can be).
         before, after = min(before, b.span), min(after, a.span)
@@ -984,6 +1013,18 @@ def _amdahl(b: _Figures, a: _Figures, split: pd.DataFrame, by_name: pd.DataFrame
         share = min(before / b.span, 1.0)
         factor = before / after if after > 0 else math.inf
         predicted_span = b.span - before + max(after, 0.0)
+        predicted = b.span / predicted_span if predicted_span > 0 else math.inf
+        limit = 1.0 / (1.0 - share) if share < 1 else math.inf
+        how = "Amdahl"
+        replayed = (
+            _replay_part(graph, kind, str(part), factor)
+            if graph is not None and part != "idle"
+            else None
+        )
+        if replayed is not None:
+            predicted, limit = replayed
+            predicted_span = b.span / predicted
+            how = "replay"
         rows.append(
             {
                 "kind": kind,
@@ -992,17 +1033,107 @@ def _amdahl(b: _Figures, a: _Figures, split: pd.DataFrame, by_name: pd.DataFrame
                 "time_before_s": before,
                 "time_after_s": after,
                 "part_speedup": factor,
-                "predicted_speedup": b.span / predicted_span if predicted_span > 0 else math.inf,
+                "predicted_speedup": predicted,
                 "predicted_span_s": predicted_span,
                 "measured_speedup": measured,
-                "limit": 1.0 / (1.0 - share) if share < 1 else math.inf,
+                "limit": limit,
+                "predicted_by": how,
             }
         )
     table = pd.DataFrame(rows, columns=columns)
     if len(table):
         saving = table["time_before_s"] - table["time_after_s"]
+        saving[table["kind"] == "replay"] = math.inf  # the whole change first
         table = table.iloc[np.argsort(-saving.to_numpy(), kind="stable")].reset_index(drop=True)
     return table
+
+
+# A part made "infinitely" faster, for the limit of a replayed row.
+_LIMIT_FACTOR = 1e6
+
+
+def _replay_part(graph: Any, kind: str, part: str, factor: float) -> tuple[float, float] | None:
+    """A part's replayed overall speed-up at its measured factor, and its limit (without the
+    profiler: the user's step)."""
+    from ..analysis.replay import predict
+
+    def changes(k: float) -> dict:
+        if kind == "op":
+            return {"ops": {part: k}}
+        if part == "other":
+            return {"category": {"other": k, "overhead": k}}
+        return {"category": {part: k}}
+
+    factor = min(factor, _LIMIT_FACTOR)
+    if not factor > 0:
+        return None
+    speedup = predict(graph, profiler=0, **changes(factor)).speedup
+    limit = predict(graph, profiler=0, **changes(_LIMIT_FACTOR)).speedup
+    return speedup, limit
+
+
+def _replayed_change(b: _Figures, a: _Figures, ops: pd.DataFrame) -> dict | None:
+    """The after span predicted from the before step's graph with the after side's op times:
+    each op (name and shapes) found on both sides at its own speed-up; the work of the ops that
+    vanished at the speed-up of what appeared in their place (their time before over the
+    appeared ops' time after: fused or retyped kernels doing that work); launches in proportion
+    to the after side's count (a CUDA graph: almost none); synchronisations and blocking copies
+    gone where the after step has none."""
+    from ..analysis import step_graph as sg
+    from ..analysis.replay import predict
+
+    graph = b.report.graph
+    if graph is None:
+        return None
+    by_shape = ops.groupby(["name", "shapes"], sort=False)[["time_before_s", "time_after_s"]].sum()
+    factors: dict[Any, float] = {}
+    vanished_s = appeared_s = 0.0
+    for (name, shapes), row in by_shape.iterrows():  # pyright: ignore[reportGeneralTypeIssues]
+        before, after = float(row["time_before_s"]), float(row["time_after_s"])
+        if before > 0 and after > 0:
+            factors[(str(name), str(shapes))] = min(max(before / after, 1e-3), _LIMIT_FACTOR)
+        elif before > 0:
+            vanished_s += before
+            factors[(str(name), str(shapes))] = math.nan  # filled below
+        elif after > 0:
+            appeared_s += after
+    replaced = min(vanished_s / appeared_s, _LIMIT_FACTOR) if appeared_s > 0 else _LIMIT_FACTOR
+    factors = {k: (replaced if math.isnan(v) else v) for k, v in factors.items()}
+    changes: dict[str, Any] = {"ops": factors}
+    launches_b = _num(b.summary.get("launch_count")) / b.per_run
+    launches_a = _num(a.summary.get("launch_count")) / a.per_run
+    if launches_b > 0 and launches_a >= 0 and launches_a < launches_b:
+        changes["launch"] = max(launches_a / launches_b, 0.0)
+    after_graph = a.report.graph
+
+    def waits(g: Any) -> tuple[int, int]:
+        """How many synchronising calls and blocking copies the step waited in."""
+        if g is None or not len(g.await_host):
+            return 0, 0
+        nodes = np.unique(g.await_host)
+        return int((g.h_kind[nodes] == sg.SYNC).sum()), int(g.h_blocking[nodes].sum())
+
+    (sync_b, block_b), (sync_a, block_a) = waits(graph), waits(after_graph)
+    # Most of them gone (a loop's .item() removed, one read at the end kept): all of them.
+    if after_graph is not None and sync_b and sync_a <= sync_b // 2:
+        changes["syncs"] = 0
+    if after_graph is not None and block_b and block_a <= block_b // 2:
+        changes["copies"] = "async"
+    prediction = predict(graph, profiler=0, **changes)
+    busy_b, busy_a = b.parts_busy(), a.parts_busy()
+    return {
+        "kind": "replay",
+        "part": "the whole change, replayed on the before step's dependencies",
+        "share_before": min(busy_b / b.span, 1.0) if b.span > 0 else math.nan,
+        "time_before_s": busy_b,
+        "time_after_s": busy_a,
+        "part_speedup": busy_b / busy_a if busy_a > 0 else math.inf,
+        "predicted_speedup": prediction.speedup,
+        "predicted_span_s": b.span / prediction.speedup,
+        "limit": math.nan,
+        "predicted_by": "replay",
+        "not_modelled": "; ".join(prediction.not_modelled),
+    }
 
 
 def _shift(split: pd.DataFrame, by_name: pd.DataFrame, gpu: bool) -> list[str]:

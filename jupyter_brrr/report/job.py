@@ -25,7 +25,14 @@ How each number is made:
   its arrival minus the second-last arrival (its *lateness*); every rank *waits* the last
   arrival minus its own. A collective counts as decided only where the lateness exceeds the
   noise of the clocks (the median spread of the collective's end across ranks). The straggler
-  is the rank that arrives last most often; ranks that merely wait show wait and no lateness.
+  is the rank on the critical path through the collectives: each collective is a join that ends
+  once its last rank has arrived, and the path walks back from the last one through its last
+  arrival to the collective that rank had finished before (its own work between), and so on;
+  the rank whose lateness on that path is at least ``CRITICAL_SHARE`` of all of it is named,
+  with that time (what it costs the others). DDP's bucketed all-reduces can make the ranks
+  arrive last about equally often while one of them is far later each time: the path counts how
+  long, not how often. Where no rank holds that share, the rank that arrives last most often
+  (more often than chance) is named; ranks that merely wait show wait and no lateness.
 - **Collective table**: per group, op, size and dtype: the calls per rank, the transfer time of
   each collective (from the last arrival to its end: what it took once every rank was there;
   with one rank loaded, its own duration, which includes waiting), algbw and busbw as
@@ -851,10 +858,25 @@ def _straggler(
         return result
     counts = rank_table.set_index("rank")["last_count"]
     lateness = rank_table.set_index("rank")["lateness_s"]
+    cost, own = _critical_path(scored, instances)
+    total = sum(cost.values())
     top = max(counts.index, key=lambda r: (counts[r], lateness[r]))
     share = counts[top] / decided
+    critical = max(cost, key=lambda r: cost[r]) if total > 0 else None
+    if critical is not None and cost[critical] >= CRITICAL_SHARE * total:
+        # The rank whose own work the critical path through the collectives runs through.
+        top = critical
+        share = counts[top] / decided
+        result |= {
+            "critical_cost_s": float(cost[top]),
+            "critical_work_s": float(own.get(top, 0.0)),
+            "critical_share": float(cost[top] / total),
+            "critical_cost_by_rank_s": {int(r): float(c) for r, c in cost.items()},
+            "predicted_by": "the critical path through the collectives (each one a join: it "
+            "ends once its last rank has arrived)",
+        }
     # Better than chance: with n ranks a random last arrival would be each one's 1/n of the time.
-    if share < max(0.5, 1.5 / len(rank_table)):
+    elif share < max(0.5, 1.5 / len(rank_table)):
         result["varies"] = {int(r): int(c) for r, c in counts.items() if c}
         return result
     others = rank_table[rank_table["rank"] != top]
@@ -870,6 +892,68 @@ def _straggler(
         "others_wait_per_step_s": float(others["wait_s"].median() / n_steps) if n_steps else None,
     }
     return result
+
+
+# The straggler is the rank on the critical path through the collectives where the lateness it
+# puts on that path is at least this share of all the lateness on it.
+CRITICAL_SHARE = 0.6
+
+
+def _critical_path(scored: pd.DataFrame, instances: pd.DataFrame) -> tuple[dict, dict]:
+    """The critical path through the collectives, each a join that ends once its last rank has
+    arrived: walked back from the collective that ended last, through its last arrival, to the
+    last collective that rank had finished before it arrived (its own work lies between), and
+    so on. Per rank on the path: the lateness it put on it (``cost``: at each decided join where
+    it arrived last, its arrival minus the second-last: what it cost the others) and its own
+    work there (``own``). DDP's bucketed all-reduces can make the ranks arrive last about
+    equally often; the path counts how long each held the others, not how often."""
+    late: dict[int, list[tuple[float, float]]] = {}
+    work: dict[int, list[tuple[float, float]]] = {}
+    if not len(scored) or not len(instances):
+        return {}, {}
+    info = instances.set_index("instance")
+    by_rank = {
+        int(rank): block.sort_values("end_s", kind="stable")  # pyright: ignore[reportArgumentType]  # pandas stubs: loose scalar types
+        for rank, block in scored.groupby("rank", sort=False)
+    }
+    ends = {r: b["end_s"].to_numpy(float) for r, b in by_rank.items()}
+    multi = instances[instances["ranks"] > 1]
+    if not len(multi):
+        return {}, {}
+    instance = multi.loc[multi["last_arrival_s"].idxmax(), "instance"]
+    seen = set()
+    while instance is not None and instance not in seen:
+        seen.add(instance)
+        row = info.loc[instance]
+        rank = int(row["last_rank"])
+        if rank < 0 or rank not in by_rank:
+            break
+        block = by_rank[rank]
+        mine = block[block["instance"] == instance]
+        if not len(mine):
+            break
+        arrival = float(mine["arrival_s"].iat[0])  # pyright: ignore[reportArgumentType]
+        # The last collective this rank had finished before it arrived here.
+        at = int(np.searchsorted(ends[rank], arrival, side="right")) - 1
+        previous = block.iloc[at] if at >= 0 else None
+        if bool(row["decided"]):
+            late.setdefault(rank, []).append((float(row["second_arrival_s"]), arrival))
+            if previous is not None:
+                work.setdefault(rank, []).append((float(previous["end_s"]), arrival))
+        if previous is None:
+            break
+        instance = previous["instance"]
+        if instance not in info.index or int(info.loc[instance, "ranks"]) < 2:  # pyright: ignore[reportArgumentType]
+            break
+
+    # Interval unions, as the lateness: gloo runs two collectives at once.
+    def union(spans: list[tuple[float, float]]) -> float:
+        lo, hi = np.array(spans, dtype=float).T
+        return float(intervals.union_length(lo, np.maximum(hi, lo)))
+
+    cost = {rank: union(spans) for rank, spans in late.items()}
+    own = {rank: union(spans) for rank, spans in work.items()}
+    return cost, own
 
 
 def _step_table(
@@ -1113,6 +1197,13 @@ def recommend(job: JobReport) -> list[dict]:
             f"{display.seconds(lateness)} late in all; the others wait "
             f"{display.seconds(straggler['others_wait_s'])} (median). "
         )
+        if straggler.get("critical_cost_s") is not None:
+            detail += (
+                f"On the critical path through the collectives (each ends once its last rank "
+                f"has arrived) it holds the others {display.seconds(straggler['critical_cost_s'])}"
+                f", {straggler['critical_share']:.0%} of all the lateness on that path, however "
+                "often the other ranks arrive last. "
+            )
         # How much of the lateness the rank's extra work explains.
         if excess >= 0.5 * lateness:
             detail += (

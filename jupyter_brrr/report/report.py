@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 import pandas as pd
 
 from ..analysis import analyze as analysis
+from ..analysis import causal
 from ..analysis.analyze import steady_state_options
 from ..analysis.modules import path_pattern
 from ..analysis.step_graph import GRAPH_LIMIT, StepGraph
@@ -134,13 +135,17 @@ class Report(ShownAsPage):
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
         result.complete()
+        # The savings replayed on the step's dependencies, and ranked by them (analysis.causal).
+        recommendations = causal.replay_savings(
+            result.recommendations, result.graph, result.summary
+        )
         return cls(
             summary=result.summary,
             ops=result.ops,
             kernels=result.kernels,
             cpu_ops=result.cpu_ops,
             notes=result.notes,
-            recommendations=result.recommendations,
+            recommendations=recommendations,
             steps=result.steps,
             modules=result.modules,
             graph=result.graph,
@@ -150,8 +155,16 @@ class Report(ShownAsPage):
     # --- questions a user asks --------------------------------------------------------------
 
     def what_if(self, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
-        """Amdahl projections: the span if one part (a category or a top op) got faster."""
-        return analysis.what_if(self.summary, self.ops, factors)
+        """The span if one part of the split (compute, memory, communication, other; idle: the
+        host's work) or one of the top ops got faster, predicted by replaying the step's
+        dependencies (``analysis.causal.what_if``; ``frame.attrs`` says what it could not
+        model). A report without a step graph (GPU work) gets Amdahl's law on the span, which
+        adds up times that overlap: ``frame.attrs["predicted_by"]`` says which."""
+        if self.graph is not None and self.graph.gpu_count and self.summary.get("gpu"):
+            return causal.what_if(self.graph, self.summary, self.ops, factors)
+        frame = analysis.what_if(self.summary, self.ops, factors)
+        frame.attrs["predicted_by"] = "Amdahl's law on the span (no step graph to replay)"
+        return frame
 
     def predict(
         self,
@@ -165,6 +178,7 @@ class Report(ShownAsPage):
         host: float = 1.0,
         copies: str | None = None,
         profiler: float = 1.0,
+        cpu: float = 1.0,
     ) -> Prediction:
         """The step's span if something changed, predicted by replaying the step's dependencies
         (``jupyter_brrr.replay`` says how each change acts and what it cannot model).
@@ -174,7 +188,8 @@ class Report(ShownAsPage):
         ``modules={"model.layer1": 2}``: that GPU work; ``launch=0``: no launch overhead (a CUDA
         graph); ``syncs=0``: no synchronisations; ``host=2``: host work twice as fast;
         ``copies="async"``: copies asynchronous from pinned memory; ``profiler=0``: the step
-        without the profiler's own cost. Combinable. Returns a ``Prediction`` (``span_s``,
+        without the profiler's own cost; ``cpu=0``: host work that launches nothing (CPU ops,
+        Python, the data loader) off the critical path. Combinable. Returns a ``Prediction`` (``span_s``,
         ``speedup``, ``critical_path``, ``not_modelled``).
         """
         from ..analysis.replay import predict
@@ -190,6 +205,7 @@ class Report(ShownAsPage):
             host=host,
             copies=copies,
             profiler=profiler,
+            cpu=cpu,
         )
 
     @property

@@ -99,12 +99,21 @@ def amdahl_lines(doc: Mapping, top: int = 3) -> list[str]:
     labels = _part_labels(doc)
     lines = []
     for row in _rows(doc.get("amdahl"))[:top]:
+        if row.get("kind") == "replay":
+            lines.append(
+                f"Every op at its after time, replayed on the before step's dependencies: "
+                f"predicted {_factor(row.get('predicted_speedup'))} overall "
+                f"({fmt.seconds(fmt.number(row.get('predicted_span_s')))}); measured "
+                f"{_factor(row.get('measured_speedup'))}."
+            )
+            continue
         part = labels.get(row["part"], row["part"]) if row.get("kind") == "part" else row["part"]
         gone = fmt.number(row.get("time_after_s")) == 0
         got = "took no time after" if gone else f"got {_factor(row.get('part_speedup'))} faster"
+        how = "replay" if row.get("predicted_by") == "replay" else "what-if"
         lines.append(
             f"{part} ({_share(row.get('share_before'))} of the span before) {got}: the "
-            f"what-if predicted {_factor(row.get('predicted_speedup'))} overall "
+            f"{how} predicted {_factor(row.get('predicted_speedup'))} overall "
             f"({fmt.seconds(fmt.number(row.get('predicted_span_s')))}); measured "
             f"{_factor(row.get('measured_speedup'))}."
         )

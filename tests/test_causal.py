@@ -1,0 +1,207 @@
+"""What follows from the step's dependencies (analysis/causal.py): the what-if and the advice's
+savings replayed on the step's graph, against hand-worked timelines and recorded H200 traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_replay import Timeline, _gpu_bound, _launch_bound
+
+import jupyter_brrr
+from jupyter_brrr.analysis import analyze as analysis
+from jupyter_brrr.analysis import step_graph
+from jupyter_brrr.report.report import Report
+
+DATA = Path(__file__).parent / "data"
+US = 1e-6
+
+
+def test_a_faster_gemm_on_a_launch_bound_mlp_gains_nothing_in_the_what_if() -> None:
+    # 20 Linear(64) layers at batch 8 on the H200 (5 runs): the GPU idles 93% of the span.
+    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    assert report.summary["idle_s"] / report.summary["span_s"] > 0.9
+    table = report.what_if()
+    addmm = table[table["part"].str.startswith("aten::addmm")].iloc[0]
+    # Amdahl on the span says 1.04x: the addmm kernels are 7.5% of it.
+    amdahl = analysis.what_if(report.summary, report.ops)
+    assert amdahl.loc[amdahl["part"] == addmm["part"], "speedup_at_2x"].iloc[0] > 1.035
+    # Replayed: the GPU already waits for the host; faster kernels only lengthen the wait.
+    assert addmm["speedup_at_2x"] == pytest.approx(1.0, abs=0.005)
+    assert addmm["limit"] < 1.005
+    # The host's work is what sets the span: twice as fast, nearly twice the speed.
+    idle = table[table["part"] == "idle"].iloc[0]
+    assert idle["speedup_at_2x"] > 1.9
+    assert idle["change"] == "host work Nx faster"
+    assert "replaying the step's dependencies" in table.attrs["predicted_by"]
+    assert table.attrs["not_modelled"]
+
+
+def test_the_what_if_of_a_gpu_bound_chain_is_amdahl_where_nothing_overlaps() -> None:
+    report = _gpu_bound()
+    table = report.what_if()
+    gemm = table[table["part"].str.startswith("aten::mm")].iloc[0]
+    # Kernels of 50 us, queued 1 us apart: 7 * 51 + 50 against 7 * 101 + 100.
+    assert gemm["speedup_at_2x"] == pytest.approx(807 / 407)
+    assert gemm["span_at_2x_s"] == pytest.approx(report.summary["span_s"] * 407 / 807)
+    # The host's work does not set this span.
+    assert table.loc[table["part"] == "idle", "speedup_at_2x"].iloc[0] == pytest.approx(1.0)
+
+
+def test_a_report_without_a_graph_gets_amdahl_and_says_so() -> None:
+    report = _launch_bound()
+    report.graph = None
+    table = report.what_if()
+    assert "Amdahl" in table.attrs["predicted_by"]
+
+
+def _sync_loop_with_long_launches(n: int = 6) -> Report:
+    """Each iteration (period 240 us): ten ops [T + 20 k, T + 20 k + 18], each launching a 1 us
+    kernel (call [+4, +16], kernel at +17); then aten::item [T+200, T+236]: a copy to the host
+    (call [+202, +206], copy [+207, +208]) and a synchronisation (call [+207, +210]). The GPU
+    idles ~19 us before each kernel while the host launches: launch-bound, and synchronising
+    every iteration."""
+    t = Timeline()
+    for i in range(n):
+        start = 240.0 * i
+        for k in range(10):
+            t.op("aten::add", start + 20 * k, 18)
+            c = t.call("cudaLaunchKernel", start + 20 * k + 4, 12)
+            t.kernel("add_kernel", start + 20 * k + 17, 1, c)
+        t.op("aten::item", start + 200, 36)
+        c = t.call("cudaMemcpyAsync", start + 202, 4)
+        t.copy("Memcpy DtoH (Device -> Pageable)", start + 207, 1, c, 4)
+        t.call("cudaStreamSynchronize", start + 207, 3)
+    return t.report()
+
+
+def test_a_sync_loop_is_not_told_to_use_a_cuda_graph_before_the_syncs_go() -> None:
+    report = _sync_loop_with_long_launches()
+    causes = [r["cause"] for r in report.recommendations]
+    assert "launch overhead" in causes
+    launch = report.recommendations[causes.index("launch overhead")]
+    # A CUDA graph cannot capture a synchronisation: the fix says they go first, and the saving
+    # is the graph's once they have.
+    assert launch["requires"] == "synchronisation"
+    assert launch["fix"].startswith("First remove the step's synchronisations")
+    assert "once the synchronisations are gone" in launch["detail"]
+    if "synchronisation" in causes:
+        assert causes.index("synchronisation") < causes.index("launch overhead")
+    expected = (
+        report.predict(profiler=0, syncs=0).span_s
+        - report.predict(profiler=0, syncs=0, launch=0).span_s
+    )
+    assert launch["saving_s"] == pytest.approx(expected)
+    assert launch["predicted_by"] == "predicted by replaying the step's dependencies"
+
+
+def test_a_launch_bound_loop_without_syncs_is_told_to_use_a_cuda_graph_with_its_replayed_saving() -> (
+    None
+):
+    report = _launch_bound()
+    first = report.recommendations[0]
+    assert first["cause"] == "launch overhead"
+    assert "requires" not in first
+    base = report.predict(profiler=0)
+    graph = report.predict(profiler=0, launch=0)
+    assert first["share"] == pytest.approx(1 - graph.span_s / base.span_s)
+    assert first["speedup"] == pytest.approx(base.span_s / graph.span_s)
+    assert "Predicted by replaying the step's dependencies" in first["detail"]
+
+
+def test_the_recorded_item_loop_removes_its_syncs_before_a_cuda_graph() -> None:
+    report = jupyter_brrr.load(DATA / "advice" / "item_sync.slow.json.gz")
+    causes = [r["cause"] for r in report.recommendations]
+    assert causes[0] == "synchronisation"
+    # Its replayed saving: 1.21x predicted, 1.20x measured (bench/RESULTS.md).
+    assert report.recommendations[0]["speedup"] == pytest.approx(1.2, abs=0.03)
+    launch = report.recommendations[causes.index("launch overhead")]
+    assert launch["requires"] == "synchronisation"
+
+
+def test_a_stall_before_the_first_launch_is_saved_by_taking_cpu_work_off_the_path() -> None:
+    # 13 ms of torch.randn and 4 ms of Python before a 1.5 ms GPU step (H200).
+    report = jupyter_brrr.load(DATA / "advice" / "dataloader_stall.slow.json.gz")
+    first = report.recommendations[0]
+    assert first["cause"] == "host stall"
+    assert first["saving_s"] > 0.015
+    assert first["changes"].startswith("no host work that launches nothing on the way")
+
+
+def test_a_gpu_fix_on_a_gpu_bound_step_keeps_its_additive_saving() -> None:
+    # fp32 GEMMs on the plain FP32 units: the GPU sets the span, so the replay agrees with the
+    # sum (nothing overlaps them).
+    report = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    first = report.recommendations[0]
+    assert first["cause"] == "fp32 without tensor cores"
+    assert first["saving_s"] == pytest.approx(first["saving_bound_s"], rel=0.02)
+
+
+# --- the diff's check: the after span predicted from the before graph --------------------------
+
+
+def _advice_pair(case: str) -> tuple[Path, Path, float]:
+    import json
+
+    slow = DATA / "advice" / f"{case}.slow.json.gz"
+    fixed = DATA / "advice" / f"{case}.fixed.json.gz"
+    times = [
+        json.loads(p.with_name(p.name.replace(".json.gz", ".meta.json")).read_text())[
+            "event_median_s"
+        ]
+        for p in (slow, fixed)
+    ]
+    return slow, fixed, times[0] / times[1]
+
+
+@pytest.mark.parametrize(
+    ("case", "tolerance"),
+    [
+        ("item_sync", 0.03),  # .item() removed from the loop: syncs gone
+        ("launch_bound_loop", 0.05),  # the loop as a CUDA graph: launches gone
+        ("host_copy_in_step", 0.10),  # the copy out of the step (pageable, blocking)
+        ("fp32_matmul_tf32_off", 0.10),  # TF32 on: each op at its own speed-up
+        ("odd_vocab_lm_head", 0.05),  # the padded vocabulary
+    ],
+)
+def test_the_diff_predicts_the_after_span_from_the_before_steps_graph(
+    case: str, tolerance: float
+) -> None:
+    slow, fixed, measured_events = _advice_pair(case)
+    comparison = jupyter_brrr.diff(slow, fixed)
+    first = comparison.amdahl.iloc[0]
+    assert first["kind"] == "replay" and first["predicted_by"] == "replay"
+    # Against the change timed with CUDA events outside the profiler, on the H200.
+    assert first["predicted_speedup"] == pytest.approx(measured_events, rel=tolerance)
+    assert first["measured_speedup"] == pytest.approx(comparison.span.speedup)
+    assert first["not_modelled"]
+    from jupyter_brrr.views.change import amdahl_lines
+
+    line = amdahl_lines(comparison.to_dict(), top=1)[0]
+    assert line.startswith("Every op at its after time, replayed on the before step's")
+
+
+def test_a_faster_kernel_on_a_launch_bound_step_is_not_predicted_as_the_span() -> None:
+    # The hand-worked launch-bound loop, its kernels made 4x faster: the profiled diff's
+    # Amdahl would give the kernels' share; the replay sees that the host sets the span.
+    before = _launch_bound()
+    faster = Timeline()
+    for i in range(10):
+        start = 20.0 * i
+        faster.op("aten::mul", start, 12)
+        c = faster.call("cudaLaunchKernel", start + 5, 5)
+        faster.kernel("mul_kernel", start + 11, 0.5, c)
+    comparison = jupyter_brrr.diff(before, faster.report())
+    first = comparison.amdahl.iloc[0]
+    # Without the profiler's records (1.6 us an op, 2 us a call) a period is 16.4 us; only the
+    # last kernel's end moves, 1.5 us earlier.
+    period = 20 - (step_graph.PROFILER_PER_OP_S + step_graph.PROFILER_PER_CALL_S) / US
+    expected = (9 * period + 2) / (9 * period + 0.5)
+    assert first["predicted_speedup"] == pytest.approx(expected, rel=1e-6)
+    # Measured (the profiled spans): 182 / 180.5, as small.
+    assert first["measured_speedup"] == pytest.approx(182 / 180.5, rel=1e-6)
+    mul = comparison.amdahl.set_index("part").loc["aten::mul"]
+    assert mul["predicted_by"] == "replay"
+    assert mul["predicted_speedup"] == pytest.approx(expected, rel=1e-6)
+    # Amdahl on the span would have said the kernels' 11% share got 4x faster: 1.09x.
+    assert mul["share_before"] * (1 - 1 / 4) > 0.08
