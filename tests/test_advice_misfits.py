@@ -262,26 +262,28 @@ def test_a_knee_inside_the_sizes_measured_is_still_given() -> None:
 
 
 def _gpu_sweep(fixed: float, per_item: float, sizes: list[int]) -> sweeps.SweepResult:
-    """A GPU sweep's points as the magic records them: span, items, peak memory per size."""
-    points = []
+    """A GPU sweep's points as the magic records them (span, items, peak memory per size),
+    analysed against the H200's 141 GB reachable."""
+    rows = []
     for size in sizes:
         row = dict.fromkeys(sweeps.POINT_COLUMNS)
+        span = 1e-3 * (1 + size / 64)
         row.update(
             size=size,
             status="ok",
-            span_s=1e-3 * (1 + size / 64),
+            span_s=span,
             items=float(size),
-            items_per_s=size / (1e-3 * (1 + size / 64)),
+            items_per_s=size / span,
             peak_memory_bytes=fixed + per_item * size,
             compute_s=1e-3,
             memory_s=0.0,
             busy_s=1e-3,
             idle_s=0.0,
         )
-        points.append(sweeps.SweepPoint(size, "ok", row))
-    result = sweeps.SweepResult("batch", points, device="NVIDIA H200", gpu=True)
-    sweeps._analyse(result)
-    return result
+        rows.append(row)
+    return sweeps.analyse_points(
+        "batch", rows, device="NVIDIA H200", gpu=True, capacity_bytes=141e9
+    )
 
 
 def test_a_flat_memory_fit_predicts_no_largest_batch() -> None:
@@ -289,6 +291,7 @@ def test_a_flat_memory_fit_predicts_no_largest_batch() -> None:
     # batch that fits this GPU: about 162,533,394" (and the like for every GPU of the table).
     result = _gpu_sweep(3.85e9, 895.0, [8, 16, 32, 64])
     assert result.fit is not None and result.fit["per_item_bytes"] == pytest.approx(895, rel=1e-3)
+    assert result.capacities[0]["this_gpu"]
     assert all(row["largest_size"] is None for row in result.capacities)
     (note,) = [n for n in result.notes if "fit is flat" in n]
     assert "895 B" in note and "3.85 GB" in note

@@ -624,7 +624,23 @@ def verdict(ratio: float, row: dict, gpu: bool, before: dict | None = None) -> t
     )
 
 
-def _analyse(result: SweepResult) -> None:
+def analyse_points(
+    variable: str,
+    rows: Sequence[dict],
+    *,
+    device: str,
+    gpu: bool,
+    capacity_bytes: float | None = None,
+) -> SweepResult:
+    """A sweep's findings from its points' rows as they were measured (a recorded sweep's
+    ``points`` table), against ``capacity_bytes`` of reachable memory (the GPU's it ran on)."""
+    points = [SweepPoint(int(row["size"]), str(row["status"]), dict(row)) for row in rows]
+    result = SweepResult(variable, points, device=device, gpu=gpu)
+    _analyse(result, capacity_bytes)
+    return result
+
+
+def _analyse(result: SweepResult, capacity_bytes: float | None = None) -> None:
     ok = [p for p in result.points if p.status == "ok" and p.row["span_s"]]
     result.doubling_rows = []
     for a, b in itertools.pairwise(ok):
@@ -663,10 +679,12 @@ def _analyse(result: SweepResult) -> None:
             "allocator), so there is no capacity prediction."
         )
         return
-    _fit_memory(result, ok)
+    _fit_memory(result, ok, capacity_bytes)
 
 
-def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
+def _fit_memory(
+    result: SweepResult, ok: list[SweepPoint], capacity_bytes: float | None = None
+) -> None:
     import numpy as np
 
     points = [(p.size, p.row["peak_memory_bytes"]) for p in ok if p.row["peak_memory_bytes"]]
@@ -689,7 +707,7 @@ def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
         "per_item_bytes": coef[-2],
         "fixed_bytes": coef[-1],
         "max_miss": miss,
-        "capacity_bytes": reachable_gpu_memory(),
+        "capacity_bytes": capacity_bytes or reachable_gpu_memory(),
         "predicted_largest": None,
     }
     capacity = result.fit["capacity_bytes"]
