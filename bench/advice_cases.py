@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -383,3 +384,269 @@ case(
     "",
     fixed=_prefetched,
 )(_stall)
+
+
+# --- the check with known answers (issue 24) -------------------------------------------------------
+#
+# CHECKS: at least 20 workloads, each with what the report must say about it: for a trace, the
+# first recommendation's cause, the op it names and words of its fix (or what no recommendation
+# may say, or words of an op's reason); for a sweep, words of its notes; for timed runs, the
+# first finding's kind. It holds the 12 CASES above and the advice that did not fit its evidence
+# on held-out H200 workloads. ``python bench/advice_cases.py --record`` records each into
+# tests/data/advice_cases/ (traces where there is a GPU; sweeps and timings on either);
+# tests/test_advice_cases.py reads the recordings and checks the answers.
+
+_FIX_WORDS = {
+    "odd_vocab_lm_head": "Pad that dimension",
+    "fp32_matmul_tf32_off": "set_float32_matmul_precision('high')",
+    "small_gemm": "torch.cat",
+    "strided_elementwise": "contiguous",
+    "elementwise_chain": "torch.compile",
+    "launch_bound_loop": "CUDA Graph",
+    "hand_attention": "scaled_dot_product_attention",
+    "embedding_lookup": "embedding_bag",
+    "host_copy_in_step": "pinned memory",
+    "item_sync": ".item()",
+    "conv_channels_first_autocast": "channels_last",
+    "dataloader_stall": "DataLoader",
+}
+
+
+@dataclass
+class Check:
+    """One workload and what the report must say about it (see above). ``kind``: "trace" (a
+    step profiled), "sweep" (``build(device)`` returns the step of one size) or "timing" (the
+    step timed ``repeat`` runs after ``warmup``)."""
+
+    name: str
+    about: str
+    kind: str
+    build: Callable[[str], Callable]
+    cause: str | None = None  # trace: the first recommendation's cause
+    op: str = ""  # ... a substring of an op it names
+    fix: str = ""  # ... words of its fix
+    forbid: tuple[tuple[str, str], ...] = ()  # trace: (cause, op) no recommendation may have
+    why: tuple[str, str] | None = None  # trace: (op, words) its reason must contain
+    sizes: tuple[int, ...] = ()  # sweep: the sizes
+    says: str = ""  # sweep: words a note must hold; timing: the first finding's kind
+    gpu: bool = True  # needs a GPU to be recorded
+
+
+CHECKS: dict[str, Check] = {
+    name: Check(name, c.about, "trace", c.slow, c.cause, c.op, _FIX_WORDS[name])
+    for name, c in CASES.items()
+}
+
+
+def check(**fields: object) -> Callable[[Callable], Callable]:
+    def register(build: Callable) -> Callable:
+        name = str(fields["name"])
+        CHECKS[name] = Check(build=build, **fields)  # type: ignore[arg-type]
+        return build
+
+    return register
+
+
+@check(
+    name="fft_convolution",
+    about="a windowed FFT convolution of 64 signals of 2**16 floats: rfft, a product, irfft",
+    kind="trace",
+    forbid=(("fusion", "_fft"),),
+)
+def _fft_convolution(device: str) -> Step:
+    x = torch.randn(64, 2**16, device=device)
+    k = torch.randn(64, 2**16, device=device)
+    window = torch.hann_window(2**16, device=device)
+
+    def step() -> object:
+        spectrum = torch.fft.rfft(x * window) * torch.fft.rfft(k)
+        return torch.fft.irfft(spectrum, n=x.shape[-1]) * 0.5
+
+    return step
+
+
+@check(
+    name="stft_magnitude",
+    about="the magnitude of an STFT of 32 signals of 2**18 floats (1024-point frames, hop 256)",
+    kind="trace",
+    forbid=(("fusion", "_fft"), ("fusion", "stft")),
+)
+def _stft(device: str) -> Step:
+    x = torch.randn(32, 2**18, device=device)
+    window = torch.hann_window(1024, device=device)
+    return lambda: torch.stft(x, 1024, 256, window=window, return_complex=True).abs()
+
+
+@check(
+    name="decode_gemv",
+    about="a decode step's projections: 8 GEMMs of [4, 1024] x [1024, 1024] bf16 (4 requests)",
+    kind="trace",
+    cause="too little work",
+    op="aten::mm",
+    fix="more requests per step",
+    forbid=(("tile quantisation", ""),),
+    why=("aten::mm", "reading its weights"),
+)
+def _decode_gemv(device: str) -> Step:
+    weights = [torch.randn(1024, 1024, device=device, dtype=torch.bfloat16) for _ in range(8)]
+    x = torch.randn(4, 1024, device=device, dtype=torch.bfloat16)
+
+    def step() -> object:
+        h = x
+        for w in weights:
+            h = h @ w
+        return h
+
+    return step
+
+
+@check(
+    name="one_bf16_matmul",
+    about="a cell that is one 8192^3 bf16 matmul (near the roof): its idle is its own start",
+    kind="trace",
+    forbid=(("host stall", ""), ("launch overhead", "")),
+)
+def _one_matmul(device: str) -> Step:
+    a = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
+    return lambda: a @ b
+
+
+@check(
+    name="int8_int_mm",
+    about="torch._int_mm of 8192^3 int8, both operands row-major",
+    kind="trace",
+    why=("aten::_int_mm", "kernel"),
+)
+def _int_mm(device: str) -> Step:
+    a = torch.randint(-128, 127, (8192, 8192), device=device, dtype=torch.int8)
+    b = torch.randint(-128, 127, (8192, 8192), device=device, dtype=torch.int8)
+    return lambda: torch._int_mm(a, b)  # pyright: ignore[reportPrivateImportUsage]  # the public int8 GEMM
+
+
+@check(
+    name="sweep_knee_beyond",
+    about="a sweep of a step with a fixed 5 ms of host work (a small matmul after it): "
+    "throughput still doubles at the largest size",
+    kind="sweep",
+    sizes=(1, 2, 4, 8),
+    says="knee lies beyond",
+    gpu=False,
+)
+def _launch_bound_sizes(device: str) -> Callable[[int], object]:
+    w = torch.randn(64, 64, device=device)
+
+    def step(n: int) -> object:
+        time.sleep(0.005)  # host work that does not grow with the size (a fixed 5 ms)
+        return torch.randn(n, 64, device=device) @ w
+
+    return step
+
+
+@check(
+    name="sweep_flat_fit",
+    about="a sweep whose peak memory is 4 GB of weights held plus under 1 kB per item",
+    kind="sweep",
+    sizes=(8, 16, 32, 64),
+    says="fit is flat",
+)
+def _flat_memory_sizes(device: str) -> Callable[[int], object]:
+    held = torch.empty(int(3.85e9) // 4, device=device)  # weights, allocated before the step
+    w = torch.randn(224, 224, device=device)
+
+    def step(n: int) -> object:
+        return (torch.randn(n, 224, device=device) @ w).sum() + held[0]
+
+    return step
+
+
+@check(
+    name="warmup_first_runs",
+    about="a step whose first two calls build a table (lazy set-up): slow after a one-run warm-up",
+    kind="timing",
+    says="warmup",
+    gpu=False,
+)
+def _lazy_setup(device: str) -> Callable[[], object]:
+    calls = []
+    x = torch.randn(256, 256, device=device)
+
+    def step() -> object:
+        calls.append(1)
+        if len(calls) <= 2:
+            time.sleep(0.3)  # a first call's set-up: a compilation, a file read, a cache
+        return x @ x
+
+    return step
+
+
+HERE = Path(__file__).resolve().parent
+RECORDED = HERE.parent / "tests" / "data" / "advice_cases"
+
+
+def record(names: list[str] | None = None, out=RECORDED) -> list[str]:
+    """Record each check (``names``: all) into ``out``: a trace and its meta where there is a
+    GPU (bench/h200_record.py's ``record``), a sweep's points, a timing's runs."""
+    import gzip
+    import json
+    import sys
+    import traceback
+
+    sys.path.insert(0, str(HERE))
+    import jupyter_brrr
+
+    gpu = torch.cuda.is_available()
+    device = "cuda" if gpu else "cpu"
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for name, item in CHECKS.items():
+        if names and name not in names:
+            continue
+        if item.gpu and not gpu:
+            lines.append(f"{name}: skipped (needs a GPU)")
+            print(lines[-1], flush=True)
+            continue
+        try:
+            if item.kind == "trace":
+                import h200_record
+
+                h200_record.record(
+                    item.build(device), out / f"{name}.json.gz", {"case": name, "version": "slow"}
+                )
+                meta = json.loads((out / f"{name}.meta.json").read_text())
+                lines.append(f"{name}: {meta['event_median_s'] * 1e3:.3f} ms/step")
+            elif item.kind == "sweep":
+                result = jupyter_brrr.sweep(item.build(device), list(item.sizes), repeat=5)
+                doc = result.to_dict()
+                doc["capacity_bytes"] = (result.fit or {}).get("capacity_bytes")
+                with gzip.open(out / f"{name}.sweep.json.gz", "wt") as f:
+                    json.dump(doc, f)
+                lines.append(f"{name}: {len(result.points)} sizes, knee {result.knee}")
+            else:
+                # Exactly one warm-up run (burst: no sustained GPU warm-up after it).
+                report = jupyter_brrr.profile(item.build(device), warmup=1, repeat=6, burst=True)
+                runs = {"device": device, "times_s": list(report.summary["run_spans_s"] or [])}
+                (out / f"{name}.timing.json").write_text(json.dumps(runs, indent=1))
+                lines.append(f"{name}: {len(runs['times_s'])} timed runs")
+        except Exception as error:  # one check's failure must not stop the others
+            lines.append(f"{name}: FAILED {type(error).__name__}: {str(error)[:300]}")
+            traceback.print_exc()
+        finally:
+            if gpu:
+                torch.cuda.empty_cache()
+        print(lines[-1], flush=True)
+    return lines
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=record.__doc__)
+    parser.add_argument("--record", action="store_true", help="record the checks")
+    parser.add_argument("--only", default="", help="comma-separated names (default: all)")
+    args = parser.parse_args()
+    if not args.record:
+        for name, item in CHECKS.items():
+            print(f"{name} [{item.kind}{', GPU' if item.gpu else ''}]: {item.about}")
+    else:
+        record([n for n in args.only.split(",") if n] or None)

@@ -62,8 +62,9 @@ export interface IRuns {
 /** One way in which the timed runs disagree. */
 export interface ITimingFinding {
   /**
-   * "levels" (two speed levels), "trend" (a drift), "spread" (a wide spread), "host" (the host
-   * CPU's speed changed while the runs ran) or "host_slow" (the host ran slower than its best).
+   * "warmup" (the first runs still warming up), "levels" (two speed levels), "trend" (a drift),
+   * "spread" (a wide spread), "host" (the host CPU's speed changed while the runs ran) or
+   * "host_slow" (the host ran slower than its best).
    */
   kind: string;
   /** What it means, in words. */

@@ -18,14 +18,21 @@ own report. From the points:
   sizes: a cache no longer holds the working set, or the algorithm grows faster than the size).
 - **the knee**: the smallest size whose throughput (items per second) is within ``KNEE_SHARE`` of
   the best measured; doubling past it buys little throughput and costs memory and latency.
+  Where that is the largest size measured and throughput still grew there (by ``STILL_GROWS``
+  or more over the size before), the knee lies beyond the sizes measured: there is none, and a
+  note says so.
 - **the best size that fits**: the measured size of the highest throughput.
 - **capacity**: on a GPU the allocator's peak during each profiled run (``peak_memory_bytes``:
   what was already allocated plus the step's need) is fitted against the size (least squares,
   linear; quadratic when there are four points or more and the line misses by more than
   ``FIT_TOLERANCE``), and the fit gives the largest size that fits this GPU (what this process's
   allocator may reach: its memory fraction of the device, and no more than it holds plus what is
-  free) and the GPUs of the peak table (their nominal memory). When the sweep ended at an
-  out-of-memory error, the predicted largest size is run once to confirm it.
+  free) and the GPUs of the peak table (their nominal memory), only up to ``EXTRAPOLATE_MAX``
+  times the largest size measured (further out the fit is a guess: a note says so). Where the
+  per-item bytes at the largest size measured are under ``FLAT_SHARE`` of the fixed part, the
+  fit is flat (the slope is lost in the fixed part's noise): no largest size, and a note. When
+  the sweep ended at an out-of-memory error, the predicted largest size is run once to confirm
+  it.
 
 The sweep stops cleanly at a CUDA out-of-memory error (the failed frames are released, the
 allocator's cache emptied, "OOM at N" recorded), at its time budget (before a point that would
@@ -54,6 +61,7 @@ from ..analysis.spread import round_hosts, steady_rounds
 from ..capture import clocks
 from ..capture.clocks import host_loop_s
 from ..capture.memory import reachable_gpu_memory
+from ..report.display import nbytes
 from ..report.report import json_safe
 from ..report.shown import Shown
 from ..schema.report import (
@@ -83,6 +91,12 @@ FIXED_BUSY = 0.5
 # whatever its ratio: the time grew with the host's work (more launches).
 OVERHEAD_IDLE = 0.5
 FIT_TOLERANCE = 0.03
+# Throughput this much higher at the largest size than at the one before still grows there.
+STILL_GROWS = 0.05
+# The capacity fit is trusted up to this many times the largest size measured.
+EXTRAPOLATE_MAX = 8
+# Per-item bytes (at the largest size measured) under this share of the fixed part: a flat fit.
+FLAT_SHARE = 0.05
 VERDICTS = SWEEP_VERDICTS
 STATUSES = ("ok", "oom", "error", "budget", "cancelled")
 POINT_COLUMNS = SWEEP_POINT_COLUMNS
@@ -610,7 +624,23 @@ def verdict(ratio: float, row: dict, gpu: bool, before: dict | None = None) -> t
     )
 
 
-def _analyse(result: SweepResult) -> None:
+def analyse_points(
+    variable: str,
+    rows: Sequence[dict],
+    *,
+    device: str,
+    gpu: bool,
+    capacity_bytes: float | None = None,
+) -> SweepResult:
+    """A sweep's findings from its points' rows as they were measured (a recorded sweep's
+    ``points`` table), against ``capacity_bytes`` of reachable memory (the GPU's it ran on)."""
+    points = [SweepPoint(int(row["size"]), str(row["status"]), dict(row)) for row in rows]
+    result = SweepResult(variable, points, device=device, gpu=gpu)
+    _analyse(result, capacity_bytes)
+    return result
+
+
+def _analyse(result: SweepResult, capacity_bytes: float | None = None) -> None:
     ok = [p for p in result.points if p.status == "ok" and p.row["span_s"]]
     result.doubling_rows = []
     for a, b in itertools.pairwise(ok):
@@ -632,16 +662,29 @@ def _analyse(result: SweepResult) -> None:
         top = max(rate for _, rate in rates)
         result.best = max(rates, key=lambda r: r[1])[0]
         result.knee = next(size for size, rate in rates if rate >= KNEE_SHARE * top)
+        if len(rates) >= 2 and result.knee == rates[-1][0]:
+            (before, before_rate), (last, last_rate) = rates[-2], rates[-1]
+            if last_rate >= (1 + STILL_GROWS) * before_rate:
+                result.knee = None
+                result.notes.append(
+                    f"Throughput still grew at the largest {result.variable} measured "
+                    f"({result.variable}={last}: {last_rate / before_rate - 1:.0%} more items/s "
+                    f"than at {before}), so the knee lies beyond the sizes measured and the "
+                    f"best measured, {result.variable}={last}, is only the largest tried: "
+                    "sweep larger sizes to find where throughput levels off."
+                )
     if not result.gpu:
         result.notes.append(
             "On the CPU: times from the host clock, and memory is not measured (no CUDA "
             "allocator), so there is no capacity prediction."
         )
         return
-    _fit_memory(result, ok)
+    _fit_memory(result, ok, capacity_bytes)
 
 
-def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
+def _fit_memory(
+    result: SweepResult, ok: list[SweepPoint], capacity_bytes: float | None = None
+) -> None:
     import numpy as np
 
     points = [(p.size, p.row["peak_memory_bytes"]) for p in ok if p.row["peak_memory_bytes"]]
@@ -664,15 +707,29 @@ def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
         "per_item_bytes": coef[-2],
         "fixed_bytes": coef[-1],
         "max_miss": miss,
-        "capacity_bytes": reachable_gpu_memory(),
+        "capacity_bytes": capacity_bytes or reachable_gpu_memory(),
         "predicted_largest": None,
     }
     capacity = result.fit["capacity_bytes"]
     from ..costs.peaks import KNOWN_GPUS
 
+    measured = int(x.max())
+    per_item = float(np.polyval(coef, measured) - coef[-1]) / measured
+    flat = coef[-1] > 0 and per_item * measured < FLAT_SHARE * coef[-1]
+    far: list[int] = []
+
+    def trusted(size: int | None) -> int | None:
+        """The fit's size, where it is not a guess (see the module docstring)."""
+        if size is None or flat:
+            return None
+        if size > EXTRAPOLATE_MAX * measured:
+            far.append(size)
+            return None
+        return size
+
     rows = []
     if capacity:
-        largest = largest_size(coef, capacity)
+        largest = trusted(largest_size(coef, capacity))
         result.fit["predicted_largest"] = largest
         rows.append(
             {
@@ -691,11 +748,26 @@ def _fit_memory(result: SweepResult, ok: list[SweepPoint]) -> None:
             {
                 "device": gpu.device,
                 "capacity_bytes": gpu.memory_bytes,
-                "largest_size": largest_size(coef, gpu.memory_bytes),
+                "largest_size": trusted(largest_size(coef, gpu.memory_bytes)),
                 "this_gpu": False,
             }
         )
     result.capacities = rows
+    var = result.variable
+    if flat:
+        result.notes.append(
+            f"The memory fit is flat: {nbytes(per_item)} per {var} is tiny against the fixed "
+            f"{nbytes(coef[-1])} (under {FLAT_SHARE:.0%} of it at {var}={measured}), so the "
+            f"sizes measured do not tell how the peak grows: no largest {var} is predicted. "
+            f"Measure larger sizes, where the per-{var} part shows."
+        )
+    elif far:
+        result.notes.append(
+            f"The memory fit puts the largest {var} that fits at up to {max(far):,}, over "
+            f"{EXTRAPOLATE_MAX}x the largest measured ({measured:,}); that far out the fit is a "
+            f"guess, so no largest {var} is given beyond {EXTRAPOLATE_MAX * measured:,}. Measure "
+            "larger sizes to predict it."
+        )
 
 
 def largest_size(coefficients: Sequence[float], capacity: float) -> int | None:

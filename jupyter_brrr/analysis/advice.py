@@ -17,7 +17,8 @@ of the report's span, which may come from unprofiled runs):
   ``too little work`` (many calls of one small GEMM) the calls' time above one batched GEMM at the
   roof, plus the idle gaps before their kernels (one launch instead of many).
 - ``fusion``: runs of memory-bound elementwise kernels on tensors of one size, back to back on a
-  stream: their time above what one fused kernel must move (the run's first inputs read, its last
+  stream (pointwise ops and the copies Inductor fuses with them, not library calls such as an
+  FFT): their time above what one fused kernel must move (the run's first inputs read, its last
   output written; what one op writes and the next reads stays on chip).
 - ``unfused attention``: a softmax over [..., L, S] scores between the two batched matmuls of
   Q K^T and P V: their time above a fused kernel's FLOPs at the roof (the L x S scores never
@@ -31,7 +32,9 @@ of the report's span, which may come from unprofiled runs):
   ``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``) up to the time that call waited (without
   it, the host would have done this gap's work while the GPU still ran); ``host stall`` the rest of
   the gap where the host ran stretches of CPU work of ``STALL_MIN_S`` or more (CPU ops, or time in
-  no torch op: data loading, Python); ``launch overhead`` what remains (launches and short Python
+  no torch op: data loading, Python; before the first GPU work, time in no torch op only beside
+  CPU ops there: alone it is the run's own start, the profiler's and the first launch's);
+  ``launch overhead`` what remains (launches and short Python
   between them), named after the op whose kernel ended the gap.
 - ``host copy``: copies between host and device, the time no other GPU work overlapped.
 """
@@ -50,6 +53,7 @@ from ..costs.peaks import Peaks
 from ..costs.roofs import ROOF_TOLERANCE
 from ..schema.report import CAUSES
 from ..trace import intervals
+from .limits import GEMV_WHY
 
 __all__ = ["CAUSES", "Evidence", "recommend"]
 
@@ -94,6 +98,16 @@ _COLLECTIVE = re.compile(
     re.IGNORECASE,
 )
 _ELEMENTWISE = ("elementwise", "copy")
+# The ops of the "copy" category (no FLOPs, no pointwise tag) that Inductor fuses with the
+# elementwise ops around them; the others there are library calls with kernels of their own
+# (cuFFT's aten::_fft_r2c, sorts, scans, indexing), no candidates for fusion.
+_FUSIBLE_COPIES = frozenset(
+    {
+        *("aten::copy_", "aten::clone", "aten::_to_copy", "aten::contiguous", "aten::fill_"),
+        *("aten::zero_", "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::cat"),
+        *("aten::constant_pad_nd", "aten::repeat", "aten::where", "aten::masked_fill"),
+    }
+)
 _GEMM = ("aten::bmm", "aten::matmul", "aten::baddbmm")
 _LAYER_OPS = ("aten::addmm", "aten::linear", "aten::_addmm_activation", "aten::baddbmm")
 _REDUCE_OVER = ("aten::sum", "aten::mean")
@@ -438,6 +452,25 @@ def _batch(context: _Context, found: list[tuple[int, float]]) -> list[dict]:
         gaps = context.gaps["launch_by_row"].get(row, 0.0)
         context.claimed_rows.add(row)
         per_kernel = _number(op["gpu_time_s"]) / max(int(op["kernels"]), 1)
+        if str(op.get("why") or "").startswith(GEMV_WHY):
+            # A matrix-vector product (a decode step): its calls read the weights for a few
+            # rows each; more rows per call (more requests per step) share each read.
+            items.append(
+                context.item(
+                    "too little work",
+                    f"Batch the requests: the {calls:,} calls of {op['name']} {op['shapes']} "
+                    "each read the weights for a few rows",
+                    f"{context.named(row)}: {calls:,} calls, {per_kernel * 1e6:.3g} us per "
+                    f"kernel; {op.get('why') or ''} The GPU also idled {_ms(gaps)} waiting "
+                    "for their launches.",
+                    "Serve more requests per step (a larger decode batch, or continuous "
+                    "batching): the weights are read once for all the rows of a call, so a call "
+                    "of several times the rows takes about the same time.",
+                    saving + gaps,
+                    [row],
+                )
+            )
+            continue
         items.append(
             context.item(
                 "too little work",
@@ -585,6 +618,8 @@ def _elementwise_rows(context: _Context) -> dict[int, dict]:
     info = {}
     for row, op in context.rows.items():
         if op["category"] not in _ELEMENTWISE or op.get("regime") != "memory":
+            continue
+        if op["category"] == "copy" and str(op["name"]) not in _FUSIBLE_COPIES:
             continue
         dims = _dims(op)
         if not dims:
@@ -987,6 +1022,12 @@ def _gaps(context: _Context) -> dict:
     rest = gap - sync_part
 
     launch_time, cpu_time, untraced_time, comm_time = segments.overlaps(g0, g1)
+    if context.lead > 0 and not cpu_time[0] > 0:
+        # Before the first GPU work, time in no torch op with no CPU op beside it is the run's
+        # own start (the cell's Python, the profiler starting, the first launch), which a
+        # one-kernel cell has too: no evidence of data loading. With CPU ops there (a batch
+        # made on the host), the time between them is that work's.
+        untraced_time[0] = 0.0
     host = launch_time + cpu_time + untraced_time + comm_time
     with np.errstate(divide="ignore", invalid="ignore"):
         stall_share = np.where(host > 0, (cpu_time + untraced_time) / host, 0.0)

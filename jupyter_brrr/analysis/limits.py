@@ -62,6 +62,7 @@ from ..schema.report import REASONS
 
 __all__ = [
     "FAR_UNDER",
+    "GEMV_WHY",
     "LAUNCH_FIELDS",
     "REASONS",
     "Device",
@@ -81,6 +82,7 @@ LAUNCH_FIELDS = ("grid", "block", "registers", "shared_memory")
 
 # Elements in a 16-byte vector, per compute dtype: the alignment tensor-core GEMMs want.
 _ALIGN = {"fp16": 8, "bf16": 8, "tf32": 4, "fp32": 4, "fp8": 16, "int8": 16, "fp64": 2}
+_DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 _TILE = 128  # a typical tensor-core tile edge (cuBLAS and CUTLASS 128x128 tiles)
 _PAD = 64  # what to pad a GEMM dimension to
 _TILE_WASTE = 0.15  # above this share of padding work, tiles are the problem
@@ -89,6 +91,17 @@ _WAVE_EFFICIENCY = 0.75
 _MAX_WAVES = 8  # beyond this many waves the last one's waste is small
 _SHORT_KERNEL_S = 5e-6  # a kernel this short is mostly its own fixed cost
 _UNALIGNED_KERNEL = re.compile(r"align[12]\b|_align[12]_|align1|align2")
+# A matmul with this few rows (or columns) is a matrix-vector product: each weight it reads serves
+# only that many rows, so reading the weights is its limit (a decode step's GEMMs).
+_GEMV_ROWS = 16
+GEMV_WHY = "probably limited by reading its weights"  # how its reason begins
+# Kernel names that say how a GEMM ran: on tensor cores (MMA instructions, cuBLAS's nvjet and
+# xmma kernels), or not (GEMV, SIMT and the plain FP32 GEMMs).
+_TENSOR_CORE_KERNEL = re.compile(r"mma|tensorop|nvjet|xmma|i8816|16816|_tc_|gmma", re.IGNORECASE)
+_NOT_TENSOR_CORE_KERNEL = re.compile(
+    r"gemv|gemmk1|gemmSN|simt|sgemm|dgemm|dot_kernel|ffma", re.IGNORECASE
+)
+_TENSOR_CORE_DTYPES = ("int8", "fp8", "bf16", "fp16", "tf32")
 _HOST_COPY_EVENT = re.compile(r"HtoD|DtoH|Pageable|Pinned")
 _TRANSPOSE_KERNEL = re.compile(r"nchwToNhwc|nhwcToNchw|NCHW2NHWC|NHWC2NCHW|nchw2nhwc|nhwc2nchw")
 _GEMM_OPS = {
@@ -99,6 +112,7 @@ _GEMM_OPS = {
     "aten::baddbmm": "baddbmm",
     "aten::matmul": "matmul",
     "aten::linear": "linear",
+    "aten::_int_mm": "mm",
 }
 _LAYOUT_CATEGORIES = ("elementwise", "reduction", "copy", "norm", "softmax")
 
@@ -369,12 +383,18 @@ def _reason(
             f"bandwidth of its {roof} roof ({at}).",
         )
 
-    # 3. GEMM shapes that tensor-core tiles cannot take as they are.
+    # 3. A matrix-vector product (a decode step's GEMMs): too few rows per weight read; an odd
+    # row count there is not what tiles are about.
+    gemv = _gemv_reason(name, category, dtype, dims, at)
+    if gemv is not None:
+        return "too little work", gemv
+
+    # 4. GEMM shapes that tensor-core tiles cannot take as they are.
     tiles = _alignment_reason(name, category, dtype, dims, kernel, at)
     if tiles is not None:
         return "tile quantisation", tiles
 
-    # 4. How the launch fills the GPU.
+    # 5. How the launch fills the GPU.
     blocks, threads = _float(launch.get("blocks")), _float(launch.get("threads"))
     kernel_s = _float(launch.get("kernel_s"))
     calls = max(_float(op["calls"]), 1.0)
@@ -426,7 +446,7 @@ def _reason(
             f"against {kernel_s * 1e6:.2g} us per kernel{launched} ({at}).",
         )
 
-    # 5. Tiles that pad a GEMM big enough for it to matter (a small one is too little work).
+    # 6. Tiles that pad a GEMM big enough for it to matter (a small one is too little work).
     if ideal >= _SHORT_KERNEL_S:
         tiles = _tile_waste_reason(name, category, dims, at)
         if tiles is not None:
@@ -437,7 +457,62 @@ def _reason(
         if kernel and blocks > 0
         else ""
     )
+    units = _units_reason(category, dtype, kernel, at)
+    if units is not None:
+        grid = f" (a grid of {blocks:,.0f} blocks of {threads:,.0f} threads)" if blocks > 0 else ""
+        return "below roof", f"{units}{grid}."
     return "below roof", f"{at}: the trace does not show why{launched}."
+
+
+def _gemv_reason(name: str, category: str, dtype: str, dims: object, at: str) -> str | None:
+    """A matmul of few rows against a large weight: each weight element read does 2 x rows
+    FLOPs, so reading the weights bounds it, however the tiles fall."""
+    gemm = _gemm_dims(name, dims) if category == "matmul" and isinstance(dims, list) else None
+    if gemm is None:
+        return None
+    m, n, k = gemm["M"], gemm["N"], gemm["K"]
+    rows, columns = min(m, n), max(m, n)
+    if rows > _GEMV_ROWS or columns < 16 * rows or k < 16 * rows:
+        return None
+    weight_bytes = k * columns * _DTYPE_BYTES.get(dtype, 4)
+    return (
+        f"{GEMV_WHY}: a matrix-vector product of {rows} row"
+        f"{'s' if rows != 1 else ''} against a {k} x {columns} weight ({_size(weight_bytes)}), "
+        f"so each weight element read serves only {rows} row{'s' if rows != 1 else ''} "
+        f"({2 * rows} FLOPs); too little work per weight read, whatever its tiles ({at}). "
+        "Batching the requests (more rows per call) does more work per weight read."
+    )
+
+
+def _units_reason(category: str, dtype: str, kernel: str, at: str) -> str | None:
+    """A GEMM held against a tensor-core roof whose kernel's name says it did not run on the
+    tensor cores (a GEMV or SIMT kernel), or does not say that it did."""
+    if category != "matmul" or dtype not in _TENSOR_CORE_DTYPES or not kernel:
+        return None
+    named = _short(kernel.removeprefix("void ").split("<")[0])
+    if _NOT_TENSOR_CORE_KERNEL.search(kernel):
+        return (
+            f"{at}, which assumes {dtype} tensor cores: the kernel that ran, {named}, is not a "
+            "tensor-core kernel (its name says a GEMV or SIMT kernel), so the tensor-core roof "
+            "is out of its reach; a shape and layout cuBLAS has a tensor-core kernel for (each "
+            "dimension a multiple of 16; for int8, the second operand column-major) probably "
+            "gets one"
+        )
+    # Triton's and other generated kernels are named after the code, not the instructions.
+    if not _TENSOR_CORE_KERNEL.search(kernel) and not kernel.startswith("triton_"):
+        return (
+            f"{at}, which assumes {dtype} tensor cores: the kernel that ran, {named}, does not "
+            "name tensor-core instructions (mma, tensorop, nvjet, xmma), so it probably ran on "
+            "the plain units"
+        )
+    return None
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
 
 
 def _alignment_reason(

@@ -11,8 +11,12 @@ How each figure is made:
   a perfectly monotonic run of five already passes at the 5% level) and the Theil-Sen slope
   (the median slope of all pairs of runs). A trend is reported when the test passes and the
   slope moves the time by at least ``TREND_MIN`` of the median over the runs.
-- ``findings``: the plain-language verdicts a report shows: two levels, a trend, or a spread
-  (IQR over median, or the range for fewer than four runs) above ``SPREAD_MAX``.
+- ``warmup``: the first runs (at most half of them) each slower than every later run by more
+  than ``WARMUP_MIN``, with a gap wider than the later runs' own range: those runs were still
+  warming up (first-call costs), whatever the machine did, so the warm-up was too short.
+- ``findings``: the plain-language verdicts a report shows: the warm-up that was too short (the
+  other verdicts then read the later runs only), two levels, a trend, or a spread (IQR over
+  median, or the range for fewer than four runs) above ``SPREAD_MAX``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ HOST_LEVEL_CHANGE = 0.15
 SPREAD_MAX = 0.03
 # Two levels closer than this (ratio of their medians - 1) are one level with some noise.
 LEVEL_MIN = 0.05
+# The first runs this much slower than every later one were still warming up.
+WARMUP_MIN = 0.2
 # A drift smaller than this fraction of the median over all the runs is not worth a word.
 TREND_MIN = 0.02
 # Two-sided 5% level of the Mann-Kendall statistic under the normal approximation.
@@ -131,6 +137,22 @@ def levels(times: Sequence[float]) -> Levels | None:
     )
 
 
+def warmup(times: Sequence[float]) -> int:
+    """How many of the first runs of ``times`` (in run order) were still warming up, as the
+    module docstring says: 0 when none were (or there are fewer than three runs)."""
+    values = np.asarray(times, dtype=float)
+    n = values.size
+    if n < 3 or not np.all(np.isfinite(values)) or values.min() <= 0:
+        return 0
+    best, best_ratio = 0, 1.0 + WARMUP_MIN
+    for k in range(1, n // 2 + 1):
+        first, rest = values[:k], values[k:]
+        ratio = first.min() / rest.max()
+        if ratio > best_ratio and first.min() - rest.max() > rest.max() - rest.min():
+            best, best_ratio = k, ratio
+    return best
+
+
 @dataclass(frozen=True)
 class Trend:
     """A monotonic drift: ``change`` is the Theil-Sen slope over all the runs as a fraction of
@@ -164,7 +186,7 @@ def trend(times: Sequence[float]) -> Trend | None:
 
 @dataclass(frozen=True)
 class Finding:
-    """One way in which repeated runs disagree: ``kind`` is "levels", "trend", "spread", "host"
+    """One way in which repeated runs disagree: ``kind`` is "warmup", "levels", "trend", "spread", "host"
     (the host CPU's speed changed while they ran), or "host_slow" (they agree, but the host ran
     slower than at its best: not a disagreement, a state the times depend on)."""
 
@@ -192,6 +214,28 @@ def findings(times: Sequence[float], *, what: str = "timed runs") -> list[Findin
     if summary is None or summary.n < 2:
         return []
     found: list[Finding] = []
+    slow = warmup(values)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+    if slow:
+        first, rest = values[:slow], values[slow:]
+        settled = float(np.median(rest))
+        runs = "run" if slow == 1 else f"{slow} runs"
+        took = _ms(float(first[0])) if slow == 1 else f"{_ms(float(first.min()))} or more"
+        found.append(
+            Finding(
+                "warmup",
+                f"The first timed {runs} took {took}, {float(first.min()) / settled:.3g}x the "
+                f"other {len(rest)} (median {_ms(settled)}): still warming up (compilation, "
+                "cuDNN and cuBLAS set-up, first allocations, caches), not a change of speed of "
+                f"the machine. The warm-up was too short: warm up more (--warmup {slow + 1} or "
+                f"more). The median of all the runs, {_ms(summary.median)}, counts the warm-up; "
+                f"the settled runs' is {_ms(settled)}.",
+            )
+        )
+        if len(rest) < 2:
+            return found
+        values = rest
+        summary = stats(values)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+        assert summary is not None
     two = levels(values)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     if two is not None:
         n_low, n_high = len(two.low), len(two.high)

@@ -97,7 +97,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
               CPU's speed after each timed run: seconds of a fixed Python loop, clocks.py],
               "host_loop_fastest_s" (its fastest in the process), "host_slowdown" (the runs'
               median reading over the fastest: 1 = the host at its best), "findings": [{"kind":
-              "levels" | "trend" | "spread" | "host" | "host_slow", "text"}]}
+              "warmup" | "levels" | "trend" | "spread" | "host" | "host_slow", "text"}]}
 
 Tables use pandas' "split" orientation without the index; missing numbers are ``null``.
 In a notebook output, numbers are spelled as a browser writes them back (``as_saved_by_browser``).
