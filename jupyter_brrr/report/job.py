@@ -1146,6 +1146,58 @@ _OVERLAP_HOW = {
 }
 
 
+def _bandwidth_advice(job: JobReport) -> dict | None:
+    """The advice on the busiest collective's bandwidth, where it is low or gloo carries GPU
+    tensors."""
+    s, ranks = job.summary, job.ranks
+    table = job.collectives
+    # Only times seen on two ranks or more are transfer times; one rank's include its waits.
+    measured = table[table["ranks"] >= 2] if len(table) else table
+    if len(measured):
+        top = measured.iloc[0]
+        fraction = top["link_fraction"]
+        size = float(top["bytes"]) if top["bytes"] == top["bytes"] else math.nan
+        # Collectives can run at once (gloo runs two): the share is of the rank's span that
+        # any communication covers, never above 1.
+        comm_share = float((ranks["comm_s"] / ranks["span_s"].where(ranks["span_s"] > 0)).max())
+        if fraction == fraction and fraction < LOW_BUS_SHARE:
+            if size < SMALL_MESSAGE_BYTES:
+                how = (
+                    f"The messages are small ({display.nbytes(size)}): each call pays NCCL's latency. "
+                    "Send fewer, larger ones (a larger DDP bucket_cap_mb, coalesced collectives, "
+                    "FSDP units that group more layers)."
+                )
+            else:
+                how = (
+                    f"The messages are large ({display.nbytes(size)}), so the link itself is slow: check "
+                    "the topology (nvidia-smi topo -m: NVLink or PCIe between these GPUs), "
+                    "that NCCL uses it (NCCL_DEBUG=INFO), and across nodes the network."
+                )
+            return {
+                "kind": "bandwidth",
+                "share": comm_share,
+                "title": f"{top['op']} reaches {display.percent(fraction, 1.0)} of the link's bandwidth",
+                "detail": (
+                    f"{int(top['calls'])} calls of {display.nbytes(size)} take {display.seconds(top['median_s'])} "
+                    f"each: bus bandwidth {display.rate(top['busbw'], 'B/s')} against "
+                    f"{display.rate(top['link_peak'], 'B/s')} ({s['link_source']}). " + how
+                ),
+            }
+        elif s["backend"] == "gloo" and s["gpu"] and top["busbw"] == top["busbw"]:
+            return {
+                "kind": "bandwidth",
+                "share": comm_share,
+                "title": f"gloo moves GPU tensors at {display.rate(top['busbw'], 'B/s')}",
+                "detail": (
+                    f"{int(top['calls'])} {top['op']} calls of {display.nbytes(size)} take "
+                    f"{display.seconds(top['median_s'])} each (bus bandwidth "
+                    f"{display.rate(top['busbw'], 'B/s')}): gloo copies GPU tensors to the host "
+                    "and sends them over TCP. Use the nccl backend for GPU tensors."
+                ),
+            }
+    return None
+
+
 def recommend(job: JobReport) -> list[dict]:
     """Advice in the terms of torch.distributed, each naming the figures it rests on."""
     s = job.summary
@@ -1247,55 +1299,9 @@ def recommend(job: JobReport) -> list[dict]:
                 ),
             }
         )
-    table = job.collectives
-    # Only times seen on two ranks or more are transfer times; one rank's include its waits.
-    measured = table[table["ranks"] >= 2] if len(table) else table
-    if len(measured):
-        top = measured.iloc[0]
-        fraction = top["link_fraction"]
-        size = float(top["bytes"]) if top["bytes"] == top["bytes"] else math.nan
-        # Collectives can run at once (gloo runs two): the share is of the rank's span that
-        # any communication covers, never above 1.
-        comm_share = float((ranks["comm_s"] / ranks["span_s"].where(ranks["span_s"] > 0)).max())
-        if fraction == fraction and fraction < LOW_BUS_SHARE:
-            if size < SMALL_MESSAGE_BYTES:
-                how = (
-                    f"The messages are small ({display.nbytes(size)}): each call pays NCCL's latency. "
-                    "Send fewer, larger ones (a larger DDP bucket_cap_mb, coalesced collectives, "
-                    "FSDP units that group more layers)."
-                )
-            else:
-                how = (
-                    f"The messages are large ({display.nbytes(size)}), so the link itself is slow: check "
-                    "the topology (nvidia-smi topo -m: NVLink or PCIe between these GPUs), "
-                    "that NCCL uses it (NCCL_DEBUG=INFO), and across nodes the network."
-                )
-            advice.append(
-                {
-                    "kind": "bandwidth",
-                    "share": comm_share,
-                    "title": f"{top['op']} reaches {display.percent(fraction, 1.0)} of the link's bandwidth",
-                    "detail": (
-                        f"{int(top['calls'])} calls of {display.nbytes(size)} take {display.seconds(top['median_s'])} "
-                        f"each: bus bandwidth {display.rate(top['busbw'], 'B/s')} against "
-                        f"{display.rate(top['link_peak'], 'B/s')} ({s['link_source']}). " + how
-                    ),
-                }
-            )
-        elif s["backend"] == "gloo" and s["gpu"] and top["busbw"] == top["busbw"]:
-            advice.append(
-                {
-                    "kind": "bandwidth",
-                    "share": comm_share,
-                    "title": f"gloo moves GPU tensors at {display.rate(top['busbw'], 'B/s')}",
-                    "detail": (
-                        f"{int(top['calls'])} {top['op']} calls of {display.nbytes(size)} take "
-                        f"{display.seconds(top['median_s'])} each (bus bandwidth "
-                        f"{display.rate(top['busbw'], 'B/s')}): gloo copies GPU tensors to the host "
-                        "and sends them over TCP. Use the nccl backend for GPU tensors."
-                    ),
-                }
-            )
+    bandwidth = _bandwidth_advice(job)
+    if bandwidth is not None:
+        advice.append(bandwidth)
     return sorted(advice, key=lambda a: -a["share"])
 
 
