@@ -140,7 +140,7 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from .report.loading import load
-    from .report.report import Report, SchemaError, same_file
+    from .report.report import Report, SchemaError
     from .report.target import TargetError, parse_goal
     from .views import text
 
@@ -153,12 +153,11 @@ def _report(argv: list[str]) -> int:
         except TargetError as error:
             return _fail(error)
     out = Path(args.json) if args.json else None
-    if out is not None and any(same_file(out, Path(p)) for p in args.trace):
-        return _fail(
-            f"--json {out} names an input file: writing the report there would replace it. "
-            "Give another name for the report."
-        )
     source = args.trace[0] if len(args.trace) == 1 else args.trace
+    if out is not None:
+        refused = _refused_output(out, _inputs(source), "report")
+        if refused:
+            return _fail(refused)
     try:
         if isinstance(source, str) and _is_saved_report(Path(source)):
             report = Report.from_json(Path(source).read_bytes())
@@ -207,6 +206,30 @@ def _fail(message: object) -> int:
     return 2
 
 
+def _inputs(source: str | list[str]) -> list[str]:
+    """The files the command reads: the arguments, and the files a folder or a glob pattern
+    among them stands for (the ranks of a job)."""
+    from .report.job import JobError, rank_files
+
+    given = [source] if isinstance(source, str) else list(source)
+    try:
+        return given + [str(path) for path in rank_files(source)]
+    except (JobError, OSError):
+        return given  # the reading says what is wrong with them
+
+
+def _refused_output(out: Path, inputs: list[str], kind: str) -> str | None:
+    """Why ``--json OUT`` cannot be written (an input, a folder, a device), checked before the
+    reading, for a ``kind`` of document ("report"); None when it can."""
+    from .report.writing import WriteRefused, check_target
+
+    try:
+        check_target(out, inputs, f"{kind}.json")
+    except (OSError, WriteRefused) as error:
+        return f"the {kind} was not saved: {error}"
+    return None
+
+
 def _is_saved_report(path: Path) -> bool:
     """Whether ``path`` holds a report saved by ``Report.save`` (plain JSON that names the
     report schema near its start), rather than a trace."""
@@ -236,12 +259,16 @@ def _diff(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from .report.comparison import diff
-    from .report.report import SchemaError, same_file
+    from .report.report import SchemaError
+    from .report.writing import WriteRefused, write_file
     from .views import change
 
     out = Path(args.json) if args.json else None
-    if out is not None and any(same_file(out, Path(p)) for p in (args.before, args.after)):
-        return _fail(f"--json {out} names an input file: give another name for the comparison.")
+    inputs = [args.before, args.after]
+    if out is not None:
+        refused = _refused_output(out, inputs, "comparison")
+        if refused:
+            return _fail(refused)
     try:
         comparison = diff(args.before, args.after)
     except (OSError, TraceError, SchemaError) as error:
@@ -249,8 +276,9 @@ def _diff(argv: list[str]) -> int:
     _show(change.text(comparison.to_dict(), top=args.top))
     if out is not None:
         try:
-            out.write_text(comparison.to_json())
-        except OSError as error:
+            inputs += comparison._read_from()
+            write_file(out, comparison.to_json().encode(), inputs=inputs, other_name="change.json")
+        except (OSError, WriteRefused) as error:
             return _fail(f"the comparison was not saved: {error}")
         _show(f"\nwritten: {_plain(out)}")
     return 0
@@ -285,7 +313,7 @@ def _upgrade(argv: list[str]) -> int:
     from .report.comparison import COMPARISON_MIME_TYPE
     from .report.history import HISTORY_MIME_TYPE
     from .report.report import Report, SchemaError
-    from .report.writing import write_whole
+    from .report.writing import write_file
     from .schema.job import JOB_MIME_TYPE
     from .schema.report import MIME_TYPE, SCHEMA_VERSION, as_saved_by_browser
     from .views import render
@@ -325,8 +353,8 @@ def _upgrade(argv: list[str]) -> int:
             # it was.
             text = (nbformat.writes(notebook).rstrip("\n") + "\n").encode("utf-8")
             try:
-                write_whole(path, lambda out, text=text: out.write(text))
-            except OSError as error:
-                return _fail(f"{path}: cannot write it ({error.strerror or error}).")
+                write_file(path, text)
+            except (OSError, ValueError) as error:  # a refusal (a device) is a ValueError
+                return _fail(error)
         _show(f"{_plain(path)}: {upgraded} report(s) rewritten in report version {SCHEMA_VERSION}")
     return 0

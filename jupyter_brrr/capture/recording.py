@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["job_profiler", "rank_and_world", "step", "trace_handler"]
 
@@ -97,12 +97,19 @@ def _export_labelled(prof: Any, path: Path, label: dict) -> None:
     os.close(handle)
     try:
         prof.export_chrome_trace(raw)
-        with open(raw, "rb") as source, igzip.open(path, "wb") as target:
-            head = source.read(1 << 16)
-            brace = head.index(b"{") + 1
-            key = b'\n  "jupyter_brrr": ' + json.dumps(label).encode() + b","
-            target.write(head[:brace] + key + head[brace:])  # pyright: ignore[reportArgumentType]  # gzip opened in binary write mode
-            shutil.copyfileobj(source, target, 1 << 20)  # pyright: ignore[reportArgumentType]  # gzip opened in binary write mode
+
+        def compress(out: BinaryIO) -> None:
+            with open(raw, "rb") as source, igzip.IGzipFile(fileobj=out, mode="wb") as target:
+                head = source.read(1 << 16)
+                brace = head.index(b"{") + 1
+                key = b'\n  "jupyter_brrr": ' + json.dumps(label).encode() + b","
+                target.write(head[:brace] + key + head[brace:])
+                shutil.copyfileobj(source, target, 1 << 20)
+
+        from ..report.writing import write_file
+
+        # Whole or not at all, and never onto a device or a folder given as the path.
+        write_file(path, compress)
     finally:
         os.unlink(raw)
 

@@ -73,6 +73,7 @@ import dataclasses
 import gzip
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -128,12 +129,19 @@ def as_report(value: ReportLike, *, what: str = "report") -> Report:
             f"profiler trace file, not {type(value).__name__}."
         )
     path = Path(value)
-    if not path.is_file():
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"jupyter_brrr.diff: the {what} {path.name!r} is a folder. Give one file: a report "
+            "saved with report.save(), or a trace written by torch.profiler (for a job's "
+            "folder, one rank's trace)."
+        )
+    if not os.path.lexists(path):  # a dangling link: load() says where it leads
         raise FileNotFoundError(
             f"jupyter_brrr.diff: the {what} file {path.name!r} does not exist. Give a report "
             "saved with report.save(), or a trace written by torch.profiler."
         )
-    if _is_report_file(path):
+    # A device, a FIFO or a socket is not opened here (a FIFO would block): load() refuses it.
+    if path.is_file() and _is_report_file(path):
         try:
             return Report.from_json(_read_text(path))
         except (ValueError, KeyError, TypeError) as error:  # SchemaError among them
@@ -394,6 +402,11 @@ class Comparison(ShownAsPage):
     )
     before_report: Report | None = field(default=None, repr=False)
     after_report: Report | None = field(default=None, repr=False)
+
+    def _read_from(self) -> list[str]:
+        """The traces the two sides were read from, which no save may write over."""
+        sides = (self.before_report, self.after_report)
+        return [r.trace_path for r in sides if r is not None and r.trace_path]
 
     # --- questions a user asks ----------------------------------------------------------------
 

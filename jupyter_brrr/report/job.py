@@ -1428,7 +1428,14 @@ class JobReport(ShownAsPage):
         )
 
     def save(self, path: str | PathLike) -> Path:
-        """Write the job report's JSON to ``path``; returns it."""
-        path = Path(path)
-        path.write_text(self.to_json())
-        return path
+        """Write the job report's JSON to ``path``, whole or not at all; returns it. Never over
+        a rank's trace, a folder or a device (``writing.write_file``)."""
+        from .writing import write_file
+
+        inputs = self._read_from()
+        other = Path(path).name.split(".")[0] + ".job.json"
+        return write_file(path, self.to_json().encode(), inputs=inputs, other_name=other)
+
+    def _read_from(self) -> list[str]:
+        """The rank traces the job was read from, which no save of it may write over."""
+        return [r.trace_path for r in self.reports.values() if r.trace_path]

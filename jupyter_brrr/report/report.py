@@ -42,7 +42,7 @@ from ..schema.report import (
 from . import display
 from .shown import ShownAsPage
 from .target import Goal, TargetPlan, plan
-from .writing import json_safe, json_value, write_whole
+from .writing import check_target, json_safe, json_value, write_file
 
 if TYPE_CHECKING:
     from ..analysis.replay import Prediction
@@ -361,33 +361,30 @@ class Report(ShownAsPage):
         """Write the report JSON to ``path`` and, when there is one, the raw trace beside it
         (``<stem>.trace.json.gz``, for Perfetto or chrome://tracing). Returns the files.
 
-        Never writes over the trace the report was read from: ``path`` naming it raises
-        ``ValueError`` with another name to use. Each file is written whole or not at all.
+        Never writes over the trace the report was read from, a folder, a device or a FIFO:
+        ``path`` naming one raises (``WriteRefused``, a ``ValueError``, for the trace) with what
+        to give instead. Each file is written whole or not at all (``writing.write_file``).
         """
         path = Path(path)
         source = Path(self.trace_path) if self.trace_path else None
-        if source is not None and same_file(path, source):
-            raise ValueError(
-                f"{path} is the trace this report was read from: saving the report there would "
-                f"replace it. Save it under another name, such as {_report_name(path)}."
-            )
-        document = self.to_json().encode()
-        write_whole(path, lambda out: out.write(document))
-        written = [path]
+        inputs = self._read_from()
+        other = _report_name(path).name
+        check_target(path, inputs, other)
+        written = [write_file(path, self.to_json().encode(), inputs=inputs, other_name=other)]
         if source is not None and source.exists():
             stem = path.name.removesuffix(".json")
             trace_out = path.with_name(f"{stem}.trace.json.gz")
             if same_file(trace_out, source):
                 pass  # a loaded trace saved beside itself: it is already there
-            elif source.suffix == ".gz":
-                write_whole(trace_out, lambda out: _copy(source, out))
             else:
-                write_whole(
-                    trace_out,
-                    lambda out: _copy(source, gzip.GzipFile(fileobj=out, mode="wb")),  # pyright: ignore[reportArgumentType]  # a gzip file object is a binary file
-                )
+                zipped = source.suffix == ".gz"
+                write_file(trace_out, lambda out: _copy(source, out, zipped), inputs=inputs)
             written.append(trace_out)
         return written
+
+    def _read_from(self) -> list[str]:
+        """The files this report was read from, which no save of it may write over."""
+        return [self.trace_path] if self.trace_path else []
 
     mime_type = MIME_TYPE
 
@@ -408,9 +405,14 @@ def _report_name(path: Path) -> Path:
     return path.with_name(f"{stem}.report.json")
 
 
-def _copy(source: Path, out: BinaryIO) -> None:
-    with source.open("rb") as f, out:
-        shutil.copyfileobj(f, out)
+def _copy(source: Path, out: BinaryIO, zipped: bool) -> None:
+    """Copy a trace into ``out``, gzipped (a gzipped trace as it is)."""
+    with source.open("rb") as f:
+        if zipped:
+            shutil.copyfileobj(f, out)
+        else:
+            with gzip.GzipFile(fileobj=out, mode="wb") as packed:
+                shutil.copyfileobj(f, packed)
 
 
 def _graph(doc: Any) -> StepGraph | None:

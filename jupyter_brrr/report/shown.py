@@ -55,9 +55,14 @@ class ShownAsPage(Shown):
         JupyterLab, with BokehJS, inlined next to its JSON (it opens offline, from anywhere).
         The page is made first and written whole, through a temporary file beside ``path``: a
         failure (no app built, a bad path, a full disk) leaves no half page and an older file
-        at ``path`` as it was. Returns the path."""
+        at ``path`` as it was. Never written over a file the object was read from (its trace),
+        a folder or a device. Returns the path."""
         page = _render()(self, "standalone", title=title)
         # The document's kind ("report", "job", ...), for the file name a refusal suggests.
         mime = str(getattr(self, "mime_type", ""))
         kind = mime.removeprefix("application/vnd.jupyter-brrr.").removesuffix("+json")
-        return write_page(path, page, kind or "page")
+        return write_page(path, page, kind or "page", inputs=self._read_from())
+
+    def _read_from(self) -> list[str]:
+        """The files the object was read from, which no save of it may write over."""
+        return []
