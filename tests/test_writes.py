@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 import jupyter_brrr
+from jupyter_brrr.report.job import JobReport
+from jupyter_brrr.report.report import Report
 from jupyter_brrr.report.writing import WriteRefused, write_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +99,8 @@ def test_job_save_and_save_html_refuse_a_ranks_trace(ranks: Path) -> None:
     assert rank0.read_bytes() == (DATA / "ranks" / rank0.name).read_bytes()
     # Saved into its own folder under a new name, the folder still loads.
     job.save(ranks / "job.json")
-    assert sorted(jupyter_brrr.load(ranks).summary["ranks"]) == [0, 1]
+    again = jupyter_brrr.load(ranks)
+    assert isinstance(again, JobReport) and sorted(again.summary["ranks"]) == [0, 1]
 
 
 @pytest.mark.parametrize("given", ["folder", "glob"])
@@ -160,7 +163,9 @@ def test_a_link_to_a_file_writes_the_file_and_keeps_the_link(tmp_path: Path, tra
 def test_a_long_file_name_is_written(tmp_path: Path, trace: Path) -> None:
     # A legal name; the temporary file's name beside it must still be one.
     path = tmp_path / ("r" * 236 + ".json")  # its trace copy beside it: 250 characters
-    assert jupyter_brrr.load(trace).save(path)[0] == path and path.stat().st_size > 0
+    report = jupyter_brrr.load(trace)
+    assert isinstance(report, Report)
+    assert report.save(path)[0] == path and path.stat().st_size > 0
 
 
 def test_a_failed_write_keeps_the_old_file_and_names_the_users_path(
