@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,7 +151,7 @@ def test_forget_deletes_a_names_runs(tmp_path: Path, reports: list[Report]) -> N
     store = Store(tmp_path)
     store.add("attention", reports[0])
     store.add("other", reports[0])
-    assert store.forget("attention") == 1
+    assert store.forget("attention") == (1, [])
     assert store.names() == ["other"] and len(store.history("attention")) == 0
     assert not (tmp_path / STORE_DIRNAME / "attention").exists()
 
@@ -257,3 +260,189 @@ def test_save_html_of_a_history_refuses_a_bad_path(tmp_path: Path, reports: list
         history.save_html(tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "store"]
     assert list((tmp_path / "out").iterdir()) == []
+
+
+# --- issue 21: the store keeps to the notebook's folder, reads only what is safe to read ---------
+
+
+def _outside_and_notebook(tmp_path: Path) -> tuple[Path, Path]:
+    """A notebook's folder, and a folder beside it holding a file of the user's named like a run."""
+    outside, notebook = tmp_path / "outside", tmp_path / "notebook"
+    outside.mkdir()
+    notebook.mkdir()
+    (outside / "run-0001.json.gz").write_bytes(b"the user's own file")
+    return outside, notebook
+
+
+@pytest.mark.parametrize("linked", ["the name's folder", "the store"])
+def test_a_link_out_of_the_notebooks_folder_is_never_written_pruned_or_emptied(
+    tmp_path: Path, reports: list[Report], monkeypatch: pytest.MonkeyPatch, linked: str
+) -> None:
+    outside, notebook = _outside_and_notebook(tmp_path)
+    if linked == "the store":
+        (notebook / STORE_DIRNAME).symlink_to(outside)
+        (outside / "attention").mkdir()
+        (outside / "attention" / "run-0001.json.gz").write_bytes(b"theirs")
+    else:
+        (notebook / STORE_DIRNAME).mkdir()
+        (notebook / STORE_DIRNAME / "attention").symlink_to(outside)
+    before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+    monkeypatch.setattr(history_store, "MAX_RUNS", 1)  # a prune would take the oldest file
+    store = Store(notebook)
+    for report in reports[:2]:
+        _, messages = store.add("attention", report)
+        assert "kept in this kernel only" in messages[0] and "leads outside" in messages[0]
+    assert len(store.history("attention")) == 1  # kept in the kernel (a cap of 1 here)
+    with pytest.raises(HistoryError, match=r"not deleted.*remove the link"):
+        store.forget("attention")
+    assert {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()} == before
+
+
+def test_run_files_that_are_links_are_neither_written_through_nor_deleted(
+    tmp_path: Path, reports: list[Report]
+) -> None:
+    outside, notebook = _outside_and_notebook(tmp_path)
+    folder = notebook / STORE_DIRNAME / "attention"
+    folder.mkdir(parents=True)
+    (folder / "run-0001.json.gz").symlink_to(outside / "run-0001.json.gz")
+    (folder / "run-0002.json.gz").symlink_to(outside / "not-yet-there")
+    entry, _ = Store(notebook).add("attention", reports[0])
+    assert entry.run == 3 and not (outside / "not-yet-there").exists()
+    removed, kept = Store(notebook).forget("attention")
+    assert removed == 1 and len(kept) == 2 and "not a run file of ours" in kept[0]
+    assert (outside / "run-0001.json.gz").read_bytes() == b"the user's own file"
+
+
+def test_a_fifo_in_the_store_never_blocks(tmp_path: Path, reports: list[Report]) -> None:
+    import threading
+
+    Store(tmp_path).add("attention", reports[0])
+    folder = tmp_path / STORE_DIRNAME / "attention"
+    os.mkfifo(folder / "run-0002.json.gz")
+    (folder / "run-0003.json.gz").symlink_to(folder / "run-0002.json.gz")
+    found: list = []
+    reading = threading.Thread(
+        target=lambda: found.append((Store(tmp_path).names(), Store(tmp_path).history("attention")))
+    )
+    reading.start()
+    reading.join(timeout=20)
+    if reading.is_alive():  # blocked in open(): a writer lets it go, and the test fails
+        with open(folder / "run-0002.json.gz", "wb"):
+            pass
+        pytest.fail("reading the store blocked on a FIFO")
+    names, history = found[0]
+    assert names == ["attention"] and [r.run for r in history] == [1]
+    text = "\n".join(history.messages)
+    assert "run-0002.json.gz" in text and "run-0003.json.gz" in text and "not a regular" in text
+
+
+def test_a_gzip_bomb_in_the_store_is_bounded(tmp_path: Path, reports: list[Report]) -> None:
+    import time
+    import tracemalloc
+    import zlib
+
+    Store(tmp_path).add("attention", reports[0])
+    # About 1 MB of gzip that inflates to 1 GiB: 1 MiB of zeros compressed once, its blocks
+    # repeated (after a full flush the compressor starts afresh: each MiB compresses the same).
+    pack = zlib.compressobj(9, zlib.DEFLATED, 31)
+    mib = b"\0" * (1 << 20)
+    first = pack.compress(mib) + pack.flush(zlib.Z_FULL_FLUSH)
+    again = pack.compress(mib) + pack.flush(zlib.Z_FULL_FLUSH)
+    bomb = tmp_path / STORE_DIRNAME / "attention" / "run-0002.json.gz"
+    bomb.write_bytes(first + again * 1023 + pack.flush())
+    assert bomb.stat().st_size < 2_000_000
+    tracemalloc.start()
+    started = time.perf_counter()
+    history = Store(tmp_path).history("attention")
+    seconds = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [r.run for r in history] == [1]
+    assert (
+        "run-0002.json.gz" in history.messages[0]
+        and "inflates to more than" in (history.messages[0])
+    )
+    assert seconds < 5 and peak < 300_000_000, (seconds, peak)
+
+
+def _run_file(doc: dict | str) -> bytes:
+    return gzip.compress((doc if isinstance(doc, str) else json.dumps(doc)).encode())
+
+
+def test_damaged_run_files_are_skipped_and_the_name_keeps_working(
+    tmp_path: Path, reports: list[Report]
+) -> None:
+    store = Store(tmp_path)
+    store.add("attention", reports[0])
+    folder = tmp_path / STORE_DIRNAME / "attention"
+    good = json.loads(gzip.decompress((folder / "run-0001.json.gz").read_bytes()))
+    flipped = bytearray((folder / "run-0001.json.gz").read_bytes())
+    for i in range(40, len(flipped) - 40, 97):
+        flipped[i] ^= 0xFF
+    damaged = {
+        "run-0002.json.gz": _run_file(json.dumps(good).replace('"run": 1', '"run": 1e999')),
+        "run-0003.json.gz": _run_file({**good, "run": 3, "target": 5}),
+        "run-0004.json.gz": _run_file({**good, "run": 4, "target": ["30ms"]}),
+        "run-0005.json.gz": _run_file(
+            '{"schema": "jupyter_brrr.history_run", "version": 1, '
+            '"name": "attention", "run": 5, "report": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        ),
+        "run-0006.json.gz": bytes(flipped),
+    }
+    for name, data in damaged.items():
+        (folder / name).write_bytes(data)
+    history_store._stores.clear()  # a restarted kernel
+    comparison, messages = history_store.keep_run(reports[1], "attention", folder=tmp_path)
+    text = "\n".join(messages)
+    assert all(f"{name} could not be read" in text for name in damaged), text
+    assert comparison is not None and (comparison.before.run, comparison.after.run) == (1, 7)
+    assert [row["run"] for row in reports[1].history or []] == [1, 7]
+    again = Store(tmp_path).history("attention")
+    assert [r.run for r in again] == [1, 7] and len(again.rows()) == 2
+
+
+def test_a_full_disk_leaves_no_empty_run_file(tmp_path: Path, reports: list[Report]) -> None:
+    from test_writes import _file_size_limit
+
+    store = Store(tmp_path)
+    with _file_size_limit(64):
+        entry, messages = store.add("attention", reports[0])
+    assert entry.run == 1 and "kept in this kernel only" in messages[0]
+    assert list((tmp_path / STORE_DIRNAME / "attention").iterdir()) == []
+    # Nothing on disk is "damaged" ever after: the next run is stored and read back cleanly.
+    store.add("attention", reports[1])
+    restarted = Store(tmp_path).history("attention")
+    assert restarted.messages == [] and len(restarted) == 1
+
+
+def test_forget_skips_a_folder_named_like_a_run_file(tmp_path: Path, reports: list[Report]) -> None:
+    store = Store(tmp_path)
+    store.add("attention", reports[0])
+    store.add("attention", reports[1])
+    (tmp_path / STORE_DIRNAME / "attention" / "run-0009.json.gz").mkdir()
+    removed, kept = store.forget("attention")
+    assert removed == 2 and kept == [
+        f"{STORE_DIRNAME}/attention/run-0009.json.gz stayed: it is not a run file of ours."
+    ]
+
+
+def test_two_kernels_pruning_one_name_say_nothing(tmp_path: Path, reports: list[Report]) -> None:
+    # Two processes adding to one name with a cap of 2 runs: each prunes files the other may have
+    # pruned a moment before, which must pass without a word ("could not tidy ... No such file").
+    reports[0].save(tmp_path / "report.json")
+    script = (
+        "import sys\n"
+        "from jupyter_brrr.report import history as h\n"
+        "from jupyter_brrr.report.report import Report\n"
+        "h.MAX_RUNS = 2\n"
+        "report = Report.from_json(open(sys.argv[2]).read())\n"
+        "store = h.Store(sys.argv[1])\n"
+        "said = [m for _ in range(200) for m in store.add('shared', report)[1]]\n"
+        "print(said)\n"
+    )
+    command = [sys.executable, "-c", script, str(tmp_path), str(tmp_path / "report.json")]
+    env = {"PYTHONPATH": str(DATA.parents[1]), "PATH": ""}
+    kernels = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) for _ in "ab"]
+    said = [kernel.communicate(timeout=300)[0] for kernel in kernels]
+    assert all(kernel.returncode == 0 for kernel in kernels)
+    assert said == ["[]\n", "[]\n"]

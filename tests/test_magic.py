@@ -251,3 +251,54 @@ def test_top_level_await_in_a_kernel(tmp_path, kernel_env) -> None:
     value = next(o for o in brrr if o.output_type == "execute_result")
     assert float(value.data["text/plain"]) == pytest.approx(4 * torch.tensor(1.0).cos().item())
     assert after[0].data["text/plain"] == "'the kernel awaits'"
+
+
+def test_a_quoted_name_is_one_name_in_every_command(
+    ip, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One parser (POSIX quotes) for the cell's --name and the line's names: "my model" is the
+    # name my model in each, where the cell kept the quotes and forget found no runs.
+    from jupyter_brrr.report.comparison import Comparison
+    from jupyter_brrr.report.history import History, store_for
+
+    monkeypatch.chdir(tmp_path)
+    ip.run_cell("import torch")
+    run(ip, "torch.ones(4) + 1", '--quiet --name "my model"')
+    run(ip, "torch.ones(4) + 1", "--quiet --name 'my model'")
+    assert ip.user_ns["_brrr"].name == "my model"
+    assert store_for(tmp_path).names() == ["my model"]
+    with capture_output():
+        runs = ip.run_line_magic("brrr", 'history "my model"')
+        change = ip.run_line_magic("brrr", "diff 'my model' 1 2")
+    assert isinstance(runs, History) and len(runs) == 2 and isinstance(change, Comparison)
+    with capture_output() as out:
+        ip.run_line_magic("brrr", 'forget "my model"')
+    assert "the runs of 'my model' are gone (2 stored file(s) deleted)" in out.stdout
+    assert store_for(tmp_path).names() == []
+
+
+def test_a_damaged_run_file_costs_a_message_not_the_name(
+    ip, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    from jupyter_brrr.report import history
+
+    monkeypatch.chdir(tmp_path)
+    ip.run_cell("import torch")
+    run(ip, "torch.ones(4) + 1", "--name mine")
+    damaged = tmp_path / history.STORE_DIRNAME / "mine" / "run-0002.json.gz"
+    damaged.write_bytes(
+        gzip.compress(
+            b'{"schema": "jupyter_brrr.history_run", "version": 1, "name": "mine", "run": 1e999}'
+        )
+    )
+    history._stores.clear()  # a restarted kernel reads the store again
+    with capture_output() as out:
+        ip.run_cell_magic("brrr", "--name mine", "torch.ones(4) + 1")
+    assert "run-0002.json.gz could not be read" in out.stdout
+    assert [row["run"] for row in ip.user_ns["_brrr"].history] == [1, 3]
+    history._stores.clear()
+    with capture_output() as out:
+        runs = ip.run_line_magic("brrr", "history mine")
+    assert [r.run for r in runs] == [1, 3] and "run-0002.json.gz" in out.stdout

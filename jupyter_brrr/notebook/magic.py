@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import DisplayHandle, display
 
 from ..actions.cell_function import CellNotSupported
@@ -414,15 +414,10 @@ class BrrrMagics(Magics):
 
     def _line(self, line: str) -> Any:
         """``%brrr history|diff|forget ...``: the line magic."""
-        import shlex
-
         from ..report import history
         from ..report.comparison import Comparison
 
-        try:
-            words = shlex.split(line)
-        except ValueError as error:
-            raise UsageError(f"%brrr: {error}\n\n{_line_usage()}") from None
+        words = split_line(line, _line_usage())
         if not words or words[0] in ("-h", "--help", "help"):
             print(_line_usage())
             return None
@@ -470,16 +465,22 @@ class BrrrMagics(Magics):
         if command == "forget":
             if len(rest) != 1:
                 raise UsageError(f"%brrr forget takes one name.\n\n{_line_usage()}")
-            removed = store.forget(rest[0])
+            try:
+                removed, kept = store.forget(rest[0])
+            except history.HistoryError as error:
+                raise UsageError(f"%brrr forget: {error}") from None
             print(
                 f"%brrr forget: the runs of {rest[0]!r} are gone ({removed} stored file(s) deleted)."
             )
+            for message in kept:
+                print(f"%brrr forget: {message}")
             return None
         raise UsageError(f"%brrr: unknown command {command!r}.\n\n{_line_usage()}")
 
     def _parse(self, line: str) -> Namespace | None:
+        parser = self.brrr.parser  # pyright: ignore[reportAttributeAccessIssue]  # set by @magic_arguments
         try:
-            args = parse_argstring(self.brrr, line)
+            args = parser.parse_args(split_line(line, _usage()))
         except UsageError as error:
             raise UsageError(f"{error}\n\n{_usage()}") from None
         if args.help:
@@ -555,6 +556,18 @@ class BrrrMagics(Magics):
         if args.name is not None and not args.name.strip():
             raise UsageError(f"--name must not be empty.\n\n{_usage()}")
         return args
+
+
+def split_line(line: str, usage: str) -> list[str]:
+    """The words of a magic's line, as a POSIX shell splits them (``--name "my model"`` is the
+    name ``my model``, without its quotes): the one parser of ``%%brrr``'s flags and of
+    ``%brrr history/diff/forget``'s names. IPython's own split keeps the quotes."""
+    import shlex
+
+    try:
+        return shlex.split(line)
+    except ValueError as error:  # an unbalanced quote
+        raise UsageError(f"%brrr: {error}\n\n{usage}") from None
 
 
 def _not_a_sweep_variable(name: str, hidden: set[str]) -> str | None:

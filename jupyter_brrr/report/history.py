@@ -10,9 +10,13 @@ notebook's folder): nothing is written anywhere else. Each run is one gzipped JS
 ``.brrr_history/<name>/run-0003.json.gz``, holding the report without its per-launch kernel list
 (kernels are kept summed by name, which is what a comparison reads) and without its timeline.
 Per name the newest ``MAX_RUNS`` runs are kept, and older ones go while a name's files hold more
-than ``MAX_NAME_BYTES``. A file that cannot be read is skipped with a message that names it; the
-store never stops a cell. Reports and comparisons carry run numbers and times, never the store's
-path.
+than ``MAX_NAME_BYTES``. A file that cannot be read (damaged, not a regular file, inflating past
+``MAX_RUN_BYTES``) is skipped with a message that names it; the store never stops a cell.
+Nothing is written, pruned or deleted outside the notebook's folder: a ``.brrr_history`` or a
+name's folder that is a symbolic link leading out of it is refused for those (the run stays in
+the kernel), and only our own regular run files are ever deleted. Run files are written through
+``writing.write_file`` (whole or not at all: a full disk leaves no empty run file). Reports and
+comparisons carry run numbers and times, never the store's path.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import json
 import math
 import os
 import re
+import stat
 import sys
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +51,14 @@ from ..schema.types import parse_document
 from .comparison import Comparison, _Figures, compare_reports, judge_span
 from .report import Report, SchemaError
 from .shown import ShownAsPage
+from .writing import write_file
 
 STORE_DIRNAME = ".brrr_history"
 MAX_RUNS = 50
 MAX_NAME_BYTES = 20_000_000
+# What one run file may inflate to (a stored GPT-2 run is about 200 kB): a gzip bomb in the store
+# costs this much, not gigabytes.
+MAX_RUN_BYTES = 64_000_000
 # A history's own document, drawn by the extension (js/src/job_app.ts HistoryApp): the same
 # chart and runs table as the report's Change tab.
 _RUN_FILE = re.compile(r"^run-(\d+)\.json\.gz$")
@@ -318,7 +328,10 @@ class Store:
             code_sha1=code_hash(code) if code is not None else None,
             target=dict(target) if target else None,
         )
+        outside = self._outside(folder)
         try:
+            if outside:
+                raise OSError(outside)
             entry.run = _write(folder, entry)
         except OSError as error:
             messages.append(
@@ -328,22 +341,49 @@ class Store:
             )
         history.runs.append(entry)
         del history.runs[:-MAX_RUNS]
-        messages += _prune(folder)
+        if not outside:
+            messages += _prune(folder)
         return entry, messages
 
-    def forget(self, name: str) -> int:
-        """Delete the runs of ``name``, in memory and on disk; returns how many files went."""
-        self._histories.pop(name, None)
+    def forget(self, name: str) -> tuple[int, list[str]]:
+        """Delete the runs of ``name``, in memory and on disk: only our own run files (regular
+        files named ``run-NNNN.json.gz``), never outside the notebook's folder (a linked folder:
+        ``HistoryError``, nothing deleted). Returns how many files went, and what stayed."""
         folder = self.root / folder_slug(name)
-        removed = 0
+        outside = self._outside(folder)
+        if outside:
+            raise HistoryError(f"the runs of {name!r} were not deleted: {outside}.")
+        self._histories.pop(name, None)
+        removed, kept = 0, []
         if folder.is_dir():
-            for path in folder.iterdir():
-                if _RUN_FILE.match(path.name):
+            for path in sorted(folder.iterdir()):
+                if not _is_run_file(path):
+                    kept.append(path.name)
+                    continue
+                try:
                     path.unlink()
-                    removed += 1
-            if not any(folder.iterdir()):
+                except FileNotFoundError:
+                    continue  # another kernel deleted it first
+                removed += 1
+            if not kept:
                 folder.rmdir()
-        return removed
+        messages = [
+            f"{STORE_DIRNAME}/{folder.name}/{entry} stayed: it is not a run file of ours."
+            for entry in kept
+        ]
+        return removed, messages
+
+    def _outside(self, folder: Path) -> str | None:
+        """Why the store must not write or delete in ``folder``: it leads out of the notebook's
+        folder (a symbolic link); None when it is inside."""
+        home = self.folder.resolve()
+        if folder.resolve().is_relative_to(home):
+            return None
+        return (
+            f"{STORE_DIRNAME}/{folder.name} leads outside the notebook's folder, to "
+            f"{folder.resolve()} (a symbolic link); remove the link to keep runs beside the "
+            "notebook"
+        )
 
     def _read(self, name: str) -> History:
         history = History(name)
@@ -363,7 +403,9 @@ class Store:
                 entry = _read_run(path)
                 if entry.name != name:
                     raise SchemaError(f"it holds a run of {entry.name!r}")
-            except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
+            # Whatever a damaged file makes the reading raise (RecursionError, OverflowError
+            # ...): the file is skipped, the name keeps working.
+            except Exception as error:
                 history.messages.append(
                     f"history of {name!r}: {STORE_DIRNAME}/{folder.name}/{path.name} could not be "
                     f"read ({type(error).__name__}: {error}); it was skipped. Delete the file "
@@ -434,13 +476,11 @@ def _write(folder: Path, entry: Run) -> int:
         "target": entry.target,
         "report": entry.report.to_dict(),
     }
-    data = gzip.compress(json.dumps(doc, allow_nan=False).encode("utf-8"), compresslevel=6)
     number = entry.run
     while True:
-        path = folder / f"run-{number:04d}.json.gz"
+        data = gzip.compress(json.dumps(doc, allow_nan=False).encode("utf-8"), compresslevel=6)
         try:
-            with open(path, "xb") as f:
-                f.write(data)
+            write_file(folder / f"run-{number:04d}.json.gz", data, exclusive=True)
             return number
         except FileExistsError:
             number += 1
@@ -448,9 +488,11 @@ def _write(folder: Path, entry: Run) -> int:
 
 
 def _read_run(path: Path) -> Run:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        doc = json.load(f)
-    return run_from_json(doc)
+    entry = run_from_json(_read_document(path))
+    # What the history shows of the run must work: a damaged one is skipped here, not later.
+    run_settings(entry)
+    _Figures(entry.report)
+    return entry
 
 
 def run_from_json(doc: object) -> Run:
@@ -472,16 +514,53 @@ def run_from_json(doc: object) -> Run:
     )
 
 
+def _read_document(path: Path) -> dict:
+    """A run file's document: a regular file only (a FIFO, or a link to one, is refused before
+    it could block), inflated to at most ``MAX_RUN_BYTES``."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a device is not even opened
+        raise SchemaError("it is not a regular file")
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # and a FIFO put there since: no block
+    with os.fdopen(handle, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise SchemaError("it is not a regular file")
+        packed = f.read(MAX_RUN_BYTES + 1)
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # a gzip stream
+    text = inflate.decompress(packed, MAX_RUN_BYTES)
+    if inflate.unconsumed_tail or len(packed) > MAX_RUN_BYTES:
+        raise SchemaError(f"it inflates to more than {MAX_RUN_BYTES:,} bytes")
+    if not inflate.eof:
+        raise SchemaError("the gzip stream is truncated")
+    doc = json.loads(text)
+    if not isinstance(doc, dict) or doc.get("schema") != RUN_SCHEMA:
+        raise SchemaError("not a jupyter_brrr history run")
+    return doc
+
+
+def _is_run_file(path: Path) -> bool:
+    """Whether ``path`` is one of our run files: its name, and a regular file (not a link)."""
+    try:
+        return _run_number(path) is not None and stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except FileNotFoundError:  # another kernel on the same name pruned it
+        return 0
+
+
 def _name_in(folder: Path) -> str | None:
     """The history name stored in a folder's newest readable run file."""
     files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
     for path in reversed(files):
         try:
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                doc = json.load(f)
-            return str(doc["name"])
-        except (OSError, EOFError, ValueError, KeyError, TypeError):
+            name = _read_document(path).get("name")
+        except Exception:  # a damaged file: the next one may name it
             continue
+        if isinstance(name, str):
+            return name
     return None
 
 
@@ -491,13 +570,12 @@ def _prune(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
     try:
-        files = sorted((p for p in folder.iterdir() if _run_number(p) is not None), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
-        sizes = [p.stat().st_size for p in files]
-        removed = 0
+        files = sorted((p for p in folder.iterdir() if _is_run_file(p)), key=_run_number)  # pyright: ignore[reportArgumentType, reportCallIssue]  # filtered: only files with a run number
+        sizes = [_size(p) for p in files]
         while len(files) > 2 and (len(files) > MAX_RUNS or sum(sizes) > MAX_NAME_BYTES):
-            files.pop(0).unlink()
+            # missing_ok: another kernel on the same name may have pruned it first
+            files.pop(0).unlink(missing_ok=True)
             sizes.pop(0)
-            removed += 1
     except OSError as error:
         return [f"history: could not tidy {STORE_DIRNAME}/{folder.name} ({error})."]
     return []
