@@ -13,6 +13,9 @@ import time
 import pytest
 from IPython.utils.capture import capture_output
 
+import jupyter_brrr
+from jupyter_brrr.notebook.controls import cell_controls
+
 AB = "--ab graph --ab-budget 0.05"  # on the CPU the graph fails at once; eager is timed
 SWEEP = "--sweep n=1,2 --warmup 1 --repeat 2"
 
@@ -236,6 +239,16 @@ def test_a_cell_that_starts_a_thread_runs_again_only_with_keep(ip) -> None:
     out = run(ip, THREAD_CELL, f"{AB} --ab-stateful restore")
     assert "not run: the cell changes state that no copy can put back" in out.stdout
     assert ip.user_ns["_brrr"].ab is None
+    # The buttons: the confirmation names it, and a confirmed click runs nothing.
+    report = jupyter_brrr.profile(lambda: ip.user_ns["x"].cos())
+    controls = cell_controls(ip, THREAD_CELL, name="cell [t]", report=report, handle=None)
+    controls.budget.value = 0.05
+    confirmation = controls._confirmation_text(["graph"])
+    assert "<b>No copy can put back</b>" in confirmation and "starts a thread" in confirmation
+    controls.request(["graph"])
+    controls.confirm_button.click()
+    controls.wait(60)
+    assert "Not run: the cell changes state that no copy can put back" in controls.status.value
     out = run(ip, THREAD_CELL, f"{SWEEP} --sweep-stateful restore")
     assert "not run: the cell changes state that no copy can put back" in out.stdout
     out = run(ip, THREAD_CELL, f"{SWEEP}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
 
 from jupyter_brrr.capture.launch import JobCancelled, JobRunError, run_job
 from jupyter_brrr.notebook.job_controls import JobControls, _parse
@@ -139,6 +140,27 @@ def test_bad_magic_lines_get_the_usage(ipython_shell, capsys) -> None:
     # -h, like --help, prints the help and runs nothing (it is not a script named -h).
     assert ipython_shell.run_line_magic("brrr_job", "-h") is None
     assert "To stop a job" in capsys.readouterr().out
+
+
+def test_the_magic_refuses_an_output_file_and_impossible_ranks_before_starting(
+    ipython_shell, in_tmp
+) -> None:
+    """Through ``%brrr_job`` itself: a UsageError that says what to give, the file untouched,
+    nothing started (not even the line on how to stop a job), the kernel usable."""
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    (in_tmp / "notes.txt").write_text("mine")
+    for line, says in [
+        (f"--wait --out notes.txt {SCRIPT}", "notes.txt is a file, not a folder"),
+        (f"--wait --nproc -5 {SCRIPT}", "nproc=-5: a job needs at least one rank"),
+        (f"--wait --nproc {10**20} {SCRIPT}", "give at most"),
+        (f"--wait --timeout nan {SCRIPT}", "positive number of seconds"),
+    ]:
+        with capture_output() as out, pytest.raises(UsageError, match=says):
+            ipython_shell.run_line_magic("brrr_job", line)
+        assert "interrupt the kernel" not in out.stdout, line
+    assert (in_tmp / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["notes.txt"]
+    assert ipython_shell.run_cell("print('still usable')").success
 
 
 def test_the_magic_line_is_options_then_the_script_and_its_arguments() -> None:

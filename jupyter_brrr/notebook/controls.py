@@ -220,6 +220,14 @@ class ABControls:
             text += html.escape(
                 f"The state cannot be copied here ({plan.limit}): the A/B will not run. "
             )
+        blocked = self.cell_ab.cannot_put_back(plan) if plan is not None else []
+        if blocked:
+            lines = "".join(f"<li>{html.escape(item)}</li>" for item in blocked[:6])
+            text += (
+                "<b>No copy can put back</b> what it changes, so the A/B will not run (it would "
+                "claim what does not hold; <code>%%brrr --ab ... --ab-stateful keep</code> runs "
+                f"it, keeping what the runs do):<ul>{lines}</ul>"
+            )
         undoable = self.cell_ab.undoable
         if undoable:
             lines = "".join(f"<li>{html.escape(str(f))}</li>" for f in undoable[:6])

@@ -169,11 +169,12 @@ class JobMagics(Magics):
         seen: list[str] = []
 
         def progress(_fraction: float, message: str) -> None:
+            if not seen:  # the job starts now (a refused one never gets here)
+                print("%brrr_job: interrupt the kernel to stop the job.", flush=True)
             if not seen or seen[-1] != message:
                 seen.append(message)
                 print(f"%brrr_job: {message}", flush=True)
 
-        print("%brrr_job: interrupt the kernel to stop the job.", flush=True)
         try:
             job = run_job(script, *args, progress=progress, **options)
         except KeyboardInterrupt:
