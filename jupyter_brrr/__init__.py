@@ -9,6 +9,7 @@ Public API::
     jupyter_brrr.measure_peaks() -> Peaks
     jupyter_brrr.Report.from_json(text) -> Report
     jupyter_brrr.compare(fn, *args, variants=("compile", "graph"), **kwargs) -> ABResult
+    jupyter_brrr.try_fix(report, n, fn, *args) -> dict  # recommendation n's fix, its verdict
     jupyter_brrr.diff(before, after) -> Comparison      # reports, saved reports or traces
     jupyter_brrr.history("attention") -> History       # the runs of %%brrr --name attention
     jupyter_brrr.run_job("train.py", *args, nproc=2) -> JobReport  # torchrun, every rank profiled
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from .actions.ab import ABResult, compare
+    from .actions.fixes import try_fix
     from .actions.sweep import SweepResult, sweep
     from .capture.launch import run_job
     from .capture.memory import MemoryBreakdown, memory_breakdown
@@ -61,6 +63,7 @@ _LAZY = {
     "MemoryBreakdown": "capture.memory",
     "memory_breakdown": "capture.memory",
     "sweep": "actions.sweep",
+    "try_fix": "actions.fixes",
 }
 
 
@@ -98,6 +101,7 @@ __all__ = [
     "profile",
     "run_job",
     "sweep",
+    "try_fix",
 ]
 
 

@@ -100,11 +100,18 @@ def snapshot(value: Any) -> Any:
 
 
 def compare_outputs(
-    reference: Any, value: Any, *, rtol: float | None = None, atol: float | None = None
+    reference: Any,
+    value: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    lowered: bool = False,
 ) -> Check:
     """Compare ``value`` with ``reference`` (the eager output). ``rtol``/``atol`` override the
-    per-dtype tolerances."""
+    per-dtype tolerances. ``lowered``: the value was computed at a lower precision on purpose
+    (autocast): a floating tensor of another floating dtype is compared in the reference's."""
     state = _State(rtol, atol)
+    state.lowered = lowered
     state.compare(reference, value, "")
     if state.mismatch:
         correct: bool | None = False
@@ -130,6 +137,7 @@ def compare_outputs(
 class _State:
     def __init__(self, rtol: float | None, atol: float | None) -> None:
         self.rtol, self.atol = rtol, atol
+        self.lowered = False
         self.compared = 0
         self.mismatch = False
         self.problems: list[str] = []
@@ -225,6 +233,9 @@ class _State:
         if ref.shape != val.shape:
             self._fail(where, f"shape {tuple(ref.shape)} vs {tuple(val.shape)}")
             return
+        lowered = self.lowered and ref.is_floating_point() and val.is_floating_point()
+        if ref.dtype != val.dtype and lowered:
+            val = val.to(ref.dtype)
         if ref.dtype != val.dtype:
             self._fail(where, f"dtype {ref.dtype} vs {val.dtype}")
             return

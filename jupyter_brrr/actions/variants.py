@@ -1,4 +1,13 @@
-"""The variants of an A/B: eager, ``torch.compile`` (with a mode), a CUDA graph, or a callable.
+"""The variants of an A/B: eager, ``torch.compile`` (with a mode), a CUDA graph, a fix applied
+without editing the code (``FIXES``), or a callable.
+
+The fixes change only the variant's own calls: ``tf32`` allows TF32 tensor cores for float32
+matmuls and convolutions (``torch.backends`` flags and the matmul precision, put back after each
+call); ``bf16`` runs each call under ``torch.autocast`` to bfloat16; ``channels_last`` converts the
+modules the target uses (its arguments, the function itself, and the globals and closure cells
+its code reads) to channels_last for the variant's life, and runs each call with its 4-D tensor
+inputs (arguments and the globals it reads) as channels_last copies; ``cudnn_benchmark`` lets
+cuDNN time its algorithms (``torch.backends.cudnn.benchmark``) for the variant's calls.
 
 Each variant turns a ``Target`` (a function, how to get the arguments of one call, and what to do
 with its result) into a zero-argument callable that runs it once. Making that callable is the
@@ -22,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+# Fixes a variant applies without editing the code (the module docstring says how each acts).
+FIXES = ("tf32", "bf16", "channels_last", "cudnn_benchmark")
 GRAPH_WARMUP = 3  # side-stream runs before capture (the count in PyTorch's CUDA Graphs docs)
 
 
@@ -91,7 +102,8 @@ def _code_of(fn: Any) -> types.CodeType | None:
 
 @dataclass(frozen=True)
 class VariantSpec:
-    """A variant by name: ``kind`` is "eager", "compile", "graph" or "custom" (``fn`` given)."""
+    """A variant by name: ``kind`` is "eager", "compile", "graph", "fix" (``mode``: one of
+    ``FIXES``) or "custom" (``fn`` given)."""
 
     name: str
     kind: str
@@ -105,8 +117,9 @@ def parse_variants(variants: Any) -> list[VariantSpec]:
     Accepts a comma-separated string (``"compile,compile:max-autotune,graph"``) or an iterable
     of names, ``(name, callable)`` pairs and ``VariantSpec``; or a mapping from name to a name
     or callable. Names: ``eager``, ``compile`` (default mode), ``compile:MODE`` with MODE one of
-    ``COMPILE_MODES``, ``graph``. A callable is called like the target (same arguments) and
-    compared like any variant.
+    ``COMPILE_MODES``, ``graph``, and the fixes ``tf32``, ``bf16``, ``channels_last``,
+    ``cudnn_benchmark``. A callable is called like the target (same arguments) and compared
+    like any variant.
     """
     if isinstance(variants, str):
         items: Iterable[Any] = [v for v in (part.strip() for part in variants.split(",")) if v]
@@ -144,6 +157,8 @@ def _spec(item: Any) -> VariantSpec:
         return VariantSpec("eager", "eager")
     if kind == "graph" and mode is None:
         return VariantSpec("graph", "graph")
+    if kind in FIXES and mode is None:
+        return VariantSpec(kind, "fix", kind)
     if kind == "compile":
         if mode in (None, "default"):
             return VariantSpec("compile", "compile")
@@ -153,7 +168,8 @@ def _spec(item: Any) -> VariantSpec:
             f"unknown torch.compile mode {mode!r}; one of: {', '.join(COMPILE_MODES)}."
         )
     raise ValueError(
-        f"unknown variant {name!r}: use compile, compile:MODE ({', '.join(COMPILE_MODES[1:])}) or graph."
+        f"unknown variant {name!r}: use compile, compile:MODE ({', '.join(COMPILE_MODES[1:])}), "
+        f"graph, or a fix: {', '.join(FIXES)}."
     )
 
 
@@ -165,6 +181,9 @@ class Variant:
     ``runs`` counts every run); ``call`` runs it once; ``close`` frees what it holds."""
 
     prepare_runs = 0  # runs of the target that ``prepare`` makes (for estimates before a run)
+    # (rtol, atol) its outputs are checked with against eager's, where the variant lowers the
+    # precision on purpose (a fix to TF32 or bf16); None: the outputs' own dtype's.
+    tolerance: tuple[float, float] | None = None
 
     def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
         self.spec = spec
@@ -274,10 +293,122 @@ class Graphed(Variant):
         self._fn = replay  # holds the graph and its outputs until close() drops it
 
 
+class Fixed(Variant):
+    """A fix applied without editing the code (``FIXES``), to this variant's calls only."""
+
+    def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
+        super().__init__(spec, target, gpu)
+        from .correctness import TOLERANCES
+
+        lowered = {"tf32": "tf32", "bf16": "bfloat16"}.get(spec.mode or "")
+        self.tolerance = TOLERANCES[lowered] if lowered else None
+        self._modules: list[Any] = []
+        self._swaps: list[tuple[dict, str, Any]] = []  # (globals, name, channels_last copy)
+        self._copies: dict[int, Any] = {}  # id of a 4-D tensor argument: its channels_last copy
+
+    def prepare(self, timer: Any) -> None:
+        import torch
+
+        fix = self.spec.mode
+        if fix in ("tf32", "cudnn_benchmark") and not (self.gpu and torch.cuda.is_available()):
+            what = "TF32 tensor cores" if fix == "tf32" else "cuDNN's algorithm search"
+            raise VariantUnavailable(
+                f"needs CUDA: {what} act only on GPU work, and this A/B runs on the CPU."
+            )
+        if fix == "channels_last":
+            self._to_channels_last()
+
+    def _to_channels_last(self) -> None:
+        import torch
+
+        args, kwargs = self.target.arguments()
+        seen: set[int] = set()
+        found = [self.target.fn, *args, *kwargs.values()]
+        for value in (*args, *kwargs.values()):  # converted once, not in every timed call
+            if isinstance(value, torch.Tensor) and value.dim() == 4:
+                self._copies[id(value)] = value.contiguous(memory_format=torch.channels_last)
+        code = _code_of(self.target.fn)
+        scope = getattr(self.target.fn, "__globals__", None)
+        if code is not None and isinstance(scope, dict):
+            for name in _global_names(code):
+                value = scope.get(name)
+                if isinstance(value, torch.Tensor) and value.dim() == 4:
+                    copy = value.contiguous(memory_format=torch.channels_last)
+                    self._swaps.append((scope, name, copy))
+                else:
+                    found.append(value)
+        for cell in getattr(self.target.fn, "__closure__", None) or ():
+            with contextlib.suppress(ValueError):  # an empty cell
+                found.append(cell.cell_contents)
+        for value in found:
+            if isinstance(value, torch.nn.Module) and id(value) not in seen:
+                seen.add(id(value))
+                value.to(memory_format=torch.channels_last)  # pyright: ignore[reportCallIssue]  # torch stubs: Module.to takes memory_format
+                self._modules.append(value)
+
+    @contextlib.contextmanager
+    def _applied(self) -> Any:
+        import torch
+
+        fix = self.spec.mode
+        with contextlib.ExitStack() as stack:
+            if fix == "tf32":
+                matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+                saved = (matmul.allow_tf32, cudnn.allow_tf32, torch.get_float32_matmul_precision())
+                setattr(matmul, "allow_tf32", True)  # noqa: B010  # a module's flag, untyped
+                setattr(cudnn, "allow_tf32", True)  # noqa: B010
+                torch.set_float32_matmul_precision("high")
+
+                def put_back() -> None:
+                    setattr(matmul, "allow_tf32", saved[0])  # noqa: B010
+                    setattr(cudnn, "allow_tf32", saved[1])  # noqa: B010
+                    torch.set_float32_matmul_precision(saved[2])
+
+                stack.callback(put_back)
+            elif fix == "bf16":
+                device = "cuda" if self.gpu and torch.cuda.is_available() else "cpu"
+                stack.enter_context(torch.autocast(device_type=device, dtype=torch.bfloat16))
+            elif fix == "cudnn_benchmark":
+                before = torch.backends.cudnn.benchmark
+                torch.backends.cudnn.benchmark = True
+                stack.callback(setattr, torch.backends.cudnn, "benchmark", before)
+            elif fix == "channels_last":
+                for scope, name, copy in self._swaps:
+                    stack.callback(scope.__setitem__, name, scope.get(name))
+                    scope[name] = copy
+            yield
+
+    def call(self) -> Any:
+        with self._applied():
+            if self.spec.mode != "channels_last":
+                return self.target.call(self._fn)
+            import torch
+
+            args, kwargs = self.target.arguments()
+
+            def last(value: Any) -> Any:
+                if isinstance(value, torch.Tensor) and value.dim() == 4:
+                    copy = self._copies.get(id(value))
+                    return copy if copy is not None else value.to(memory_format=torch.channels_last)
+                return value
+
+            raw = self._fn(*(last(a) for a in args), **{k: last(v) for k, v in kwargs.items()})
+            return self.target.finish(raw)
+
+    def close(self) -> None:
+        super().close()
+        import torch
+
+        for module in self._modules:  # the user's modules back in their own layout
+            module.to(memory_format=torch.contiguous_format)
+        self._modules, self._swaps, self._copies = [], [], {}
+
+
 VARIANT_KINDS: dict[str, type[Variant]] = {
     "eager": Eager,
     "compile": Compiled,
     "graph": Graphed,
+    "fix": Fixed,
     "custom": Custom,
 }
 

@@ -1,0 +1,140 @@
+"""Advice that proves itself: the fix of a recommendation run as a variant of the A/B, and its
+verdict against the saving the step's replay predicted.
+
+``try_fix(report, n, fn, *args)`` runs recommendation ``n``'s fix (``FIX_OF_CAUSE``: a variant of
+``variants.py``, applied without editing the code) against eager through ``ab.compare`` (the
+same output check and run-count bound), predicts the fix's saving with ``report.predict`` (the
+step's dependency replay: a fix that speeds up GPU work cannot shorten a host-bound span), and
+stores the verdict in the recommendation's ``"try"``:
+
+- ``not applicable``: no automatic fix for this cause, the variant failed, or its outputs differ
+  from eager's beyond the fix's precision (the reason says which);
+- ``refuted``: no gain (the speed-up's range holds 1x) or slower;
+- ``confirmed``: the measured saving reaches the predicted one within the noise band (the
+  speed-up's range), or passes it;
+- ``smaller than predicted``: a real gain, short of the prediction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..report.report import Report
+from .ab import ABResult, compare
+
+# The variant that applies each cause's fix without editing the code.
+FIX_OF_CAUSE = {
+    "fp32 without tensor cores": "tf32",
+    "bf16": "bf16",
+    "layout": "channels_last",
+    "launch overhead": "graph",
+    "fusion": "compile",
+}
+VERDICTS = ("confirmed", "smaller than predicted", "refuted", "not applicable")
+
+
+def predicted_span(report: Report, recommendation: Mapping) -> tuple[float, float] | None:
+    """(baseline, predicted) span of the step with the recommendation's cause removed, by the
+    replay: its ops' GPU time cut to what they would take once fixed, or for launch overhead
+    the launches gone. None without a step graph to replay."""
+    if report.graph is None:
+        return None
+    if recommendation["cause"] == "launch overhead":
+        prediction = report.predict(launch=0.0)
+        return prediction.baseline_s, prediction.span_s
+    ops = recommendation.get("ops") or []
+    total = sum(float(op.get("time_s") or 0.0) for op in ops)
+    saving = float(recommendation.get("saving_s") or 0.0)
+    if total <= 0 or saving <= 0:
+        return None
+    # The saving spread over the named ops in proportion to their time: each runs faster by
+    # time / (time - its part of the saving).
+    factor = total / max(total - min(saving, 0.95 * total), 1e-12)
+    changes = {(str(op["name"]), str(op["shapes"])): factor for op in ops if op.get("time_s")}
+    prediction = report.predict(ops=changes)
+    return prediction.baseline_s, prediction.span_s
+
+
+def verdict(
+    recommendation: Mapping, result: ABResult, fix: str, prediction: tuple[float, float] | None
+) -> dict:
+    """The verdict of one fix's A/B (see the module docstring), as stored in ``"try"``."""
+    base, tried = result.variants[0], result[fix]
+    entry: dict[str, Any] = {
+        "fix": fix,
+        "verdict": "",
+        "reason": "",
+        "predicted_s": None,
+        "measured_s": None,
+        "measured_low_s": None,
+        "measured_high_s": None,
+        "base_s": base.median_s,
+        "fixed_s": tried.median_s,
+        "correct": tried.correct,
+        "runs": result.runs_total,
+    }
+    if prediction is not None:
+        baseline_s, span_s = prediction
+        # The replay's saving, as a share of its baseline, applied to the measured eager time.
+        share = (baseline_s - span_s) / baseline_s if baseline_s > 0 else 0.0
+        entry["predicted_s"] = share * (base.median_s or 0.0)
+    if tried.verdict in ("failed", "mismatch") or tried.median_s is None or not base.median_s:
+        entry["verdict"] = "not applicable"
+        entry["reason"] = (
+            f"the outputs differ from eager's beyond the fix's precision: {tried.check_detail}"
+            if tried.verdict == "mismatch"
+            else f"the variant failed: {tried.error or 'no timing'}"
+        )
+        return entry
+    base_s = base.median_s
+    speedup = tried.speedup or base_s / tried.median_s
+    low, high = tried.speedup_low or speedup, tried.speedup_high or speedup
+
+    def saved(ratio: float) -> float:
+        return base_s * (1 - 1 / ratio) if ratio > 0 else -math.inf
+
+    entry.update(measured_s=saved(speedup), measured_low_s=saved(low), measured_high_s=saved(high))
+    predicted = entry["predicted_s"]
+    if high <= 1.0 or tried.verdict in ("slower", "noise"):
+        entry["verdict"] = "refuted"
+        entry["reason"] = f"no gain: {speedup:.2f}x ({low:.2f}-{high:.2f}x) against eager"
+    elif predicted is None or saved(high) >= predicted:
+        entry["verdict"] = "confirmed"
+        entry["reason"] = f"{speedup:.2f}x against eager" + (
+            f", at least the predicted {predicted * 1e3:.3g} ms within the noise"
+            if predicted
+            else ""
+        )
+    else:
+        entry["verdict"] = "smaller than predicted"
+        entry["reason"] = (
+            f"measured {saved(speedup) * 1e3:.3g} ms saved ({saved(low) * 1e3:.3g} to "
+            f"{saved(high) * 1e3:.3g} ms), predicted {predicted * 1e3:.3g} ms"
+        )
+    return entry
+
+
+def try_fix(report: Report, n: int, fn: Any, *args: Any, **options: Any) -> dict:
+    """Run recommendation ``n``'s fix on ``fn(*args)`` against eager and store the verdict in
+    ``report.recommendations[n]["try"]`` (returned too). ``options`` go to ``compare``
+    (``budget_s``, ``cpu``, ``max_runs``...)."""
+    recommendations = report.recommendations
+    if not 0 <= n < len(recommendations):
+        raise IndexError(f"no recommendation {n}: the report has {len(recommendations)}.")
+    recommendation = recommendations[n]
+    fix = FIX_OF_CAUSE.get(recommendation["cause"])
+    if fix is None:
+        entry = {
+            "fix": None,
+            "verdict": "not applicable",
+            "reason": f"no automatic fix for {recommendation['cause']}: it needs a code change "
+            f"({recommendation.get('fix', '')})",
+        }
+    else:
+        options.setdefault("profile", False)
+        result = compare(fn, *args, variants=[fix], **options)
+        entry = verdict(recommendation, result, fix, predicted_span(report, recommendation))
+    recommendation["try"] = entry
+    return entry
