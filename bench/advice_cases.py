@@ -638,15 +638,80 @@ def record(names: list[str] | None = None, out=RECORDED) -> list[str]:
     return lines
 
 
+def try_fixes(names: list[str] | None = None, budget_s: float = 2.0) -> list[dict]:
+    """Profile each trace check as ``jupyter_brrr.profile`` does, try every recommendation's
+    automatic fix (``jupyter_brrr.try_fix``) and print case, advice, predicted, measured and
+    verdict: the table of bench/RESULTS.md. Needs a GPU for the figures to mean anything."""
+    import statistics
+
+    import jupyter_brrr
+    from jupyter_brrr.actions.fixes import FIX_OF_CAUSE
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    rows = []
+    print("| case | advice | fix | predicted ms | measured ms | verdict | step ms |")
+    print("|---|---|---|---|---|---|---|")
+    for name, item in CHECKS.items():
+        if item.kind != "trace" or (names and name not in names):
+            continue
+        try:
+            step = item.build(device)
+            report = jupyter_brrr.profile(step, warmup=3, repeat=10)
+            assert isinstance(report, jupyter_brrr.Report)
+            span = float(report.summary["span_s"])
+            for n, recommendation in enumerate(report.recommendations):
+                if recommendation["cause"] not in FIX_OF_CAUSE:
+                    continue
+                entry = jupyter_brrr.try_fix(report, n, step, budget_s=budget_s)
+                row = {"case": name, "rank": n + 1, "advice": recommendation["title"]}
+                row.update(entry, step_s=span)
+                rows.append(row)
+
+                def ms(value: object) -> str:
+                    return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
+
+                print(
+                    f"| {name} | {n + 1}. {recommendation['title'][:60]} | {entry['fix']} | "
+                    f"{ms(entry.get('predicted_s'))} | {ms(entry.get('measured_s'))} | "
+                    f"{entry['verdict']} | {span * 1e3:.3g} |",
+                    flush=True,
+                )
+        except Exception as error:  # one case's failure must not stop the table
+            print(f"| {name} | FAILED {type(error).__name__}: {str(error)[:200]} | | | | | |")
+        finally:
+            step = None
+            if device == "cuda":
+                torch.cuda.empty_cache()
+    errors = [
+        abs(r["predicted_s"] - r["measured_s"]) / r["step_s"]
+        for r in rows
+        if isinstance(r.get("predicted_s"), float) and isinstance(r.get("measured_s"), float)
+    ]
+    if errors:
+        print(
+            f"median |predicted - measured| / step time over {len(errors)} fixes: "
+            f"{statistics.median(errors):.1%}"
+        )
+    first_refuted = [r["case"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
+    print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
+    return rows
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=record.__doc__)
     parser.add_argument("--record", action="store_true", help="record the checks")
+    parser.add_argument(
+        "--try-fixes", action="store_true", help="try every automatic fix, print the table"
+    )
     parser.add_argument("--only", default="", help="comma-separated names (default: all)")
     args = parser.parse_args()
-    if not args.record:
+    only = [n for n in args.only.split(",") if n] or None
+    if args.record:
+        record(only)
+    elif args.try_fixes:
+        try_fixes(only)
+    else:
         for name, item in CHECKS.items():
             print(f"{name} [{item.kind}{', GPU' if item.gpu else ''}]: {item.about}")
-    else:
-        record([n for n in args.only.split(",") if n] or None)
