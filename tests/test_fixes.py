@@ -115,3 +115,42 @@ def test_a_fix_that_cannot_run_here_or_needs_a_code_change_is_not_applicable() -
     attention = _load("hand_attention.slow.json.gz")
     entry = try_fix(attention, 0, lambda a: a @ a, a, **QUICK)
     assert entry["verdict"] == "not applicable" and "needs a code change" in entry["reason"]
+
+
+# --- in the notebook: %%brrr --ab with a fix, --try-fixes ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ip(ipython_shell):
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    ipython_shell.run_cell(
+        "import torch\n"
+        "conv = torch.nn.Conv2d(16, 32, 3, padding=1)\n"
+        "images = torch.randn(4, 16, 24, 24)"
+    )
+    return ipython_shell
+
+
+def _cell(ip, line: str) -> str:
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as out:
+        ip.run_cell_magic("brrr", line, "with torch.no_grad():\n    y = conv(images)\ny")
+    return out.stdout
+
+
+def test_a_cell_gets_the_fixes_as_variants_of_its_ab(ip) -> None:
+    _cell(ip, "--cpu --ab bf16,channels_last --ab-budget 0.2")
+    report = ip.user_ns["_brrr"]
+    names = [v["name"] for v in report.ab["variants"]]
+    assert names == ["eager", "bf16", "channels_last"]
+    assert all(v["correct"] is True for v in report.ab["variants"][1:]), report.ab["variants"]
+    # The namespace is the user's again: the input and the module in their own layout.
+    assert ip.user_ns["images"].is_contiguous() and ip.user_ns["conv"].weight.is_contiguous()
+
+
+def test_try_fixes_on_a_cell_without_recommendations_runs_nothing_and_says_so(ip) -> None:
+    out = _cell(ip, "--cpu --try-fixes")
+    report = ip.user_ns["_brrr"]
+    assert report.recommendations == [] and report.ab is None
+    assert "no recommendation has a fix that runs without editing the code" in out

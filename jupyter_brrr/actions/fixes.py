@@ -116,6 +116,34 @@ def verdict(
     return entry
 
 
+def needs_code_change(recommendation: Mapping) -> dict:
+    """The verdict of a recommendation no variant can apply."""
+    return {
+        "fix": None,
+        "verdict": "not applicable",
+        "reason": f"no automatic fix for {recommendation['cause']}: it needs a code change "
+        f"({recommendation.get('fix', '')})",
+    }
+
+
+def store_verdicts(report: Report, result: ABResult | None) -> list[dict]:
+    """Each recommendation's verdict from an A/B that ran the fixes (``%%brrr --try-fixes``;
+    None: no A/B ran), stored in its ``"try"``; a fix the A/B did not run is left without one."""
+    tried = {v.name for v in result.variants} if result is not None else set()
+    entries = []
+    for recommendation in report.recommendations:
+        fix = FIX_OF_CAUSE.get(recommendation["cause"])
+        if fix is None:
+            recommendation["try"] = needs_code_change(recommendation)
+        elif result is not None and fix in tried:
+            prediction = predicted_span(report, recommendation)
+            recommendation["try"] = verdict(recommendation, result, fix, prediction)
+        else:
+            continue
+        entries.append(recommendation["try"])
+    return entries
+
+
 def try_fix(report: Report, n: int, fn: Any, *args: Any, **options: Any) -> dict:
     """Run recommendation ``n``'s fix on ``fn(*args)`` against eager and store the verdict in
     ``report.recommendations[n]["try"]`` (returned too). ``options`` go to ``compare``
@@ -126,12 +154,7 @@ def try_fix(report: Report, n: int, fn: Any, *args: Any, **options: Any) -> dict
     recommendation = recommendations[n]
     fix = FIX_OF_CAUSE.get(recommendation["cause"])
     if fix is None:
-        entry = {
-            "fix": None,
-            "verdict": "not applicable",
-            "reason": f"no automatic fix for {recommendation['cause']}: it needs a code change "
-            f"({recommendation.get('fix', '')})",
-        }
+        entry = needs_code_change(recommendation)
     else:
         options.setdefault("profile", False)
         result = compare(fn, *args, variants=[fix], **options)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from IPython.core.interactiveshell import InteractiveShell
 
+    from ..actions.ab import ABResult
     from ..report.history import Store
     from ..report.report import Report
 
@@ -140,6 +141,16 @@ class BrrrMagics(Magics):
             "compile, compile:MODE (MODE: reduce-overhead, max-autotune-no-cudagraphs, "
             "max-autotune), graph (a CUDA graph). E.g. --ab compile,graph. Runs the cell many "
             "more times (the count is printed) and adds the comparison to the report"
+        ),
+    )
+    @argument(
+        "--try-fixes",
+        action="store_true",
+        help=(
+            "after the profile, run the fix of each recommendation that has one without "
+            "editing the code (TF32, bf16 autocast, channels_last, a CUDA graph, torch.compile) "
+            "as variants of the A/B (--ab-budget, --ab-stateful apply), and store each "
+            "recommendation's verdict against its predicted saving in the report"
         ),
     )
     @argument(
@@ -294,10 +305,12 @@ class BrrrMagics(Magics):
         if result.error is not None:
             _explain(result.error)
             raise result.error
-        if report is not None and args.ab:
+        if report is not None and (args.ab or args.try_fixes):
             if report.empty:
                 if not args.quiet:
                     print("%%brrr --ab: the cell ran no torch operations: no A/B.")
+            elif args.try_fixes:
+                self._try_fixes(code, args, name, report, handle)
             else:
                 self._ab(code, args, name, report, handle)
         elif (
@@ -309,7 +322,7 @@ class BrrrMagics(Magics):
             _show_controls(self.ip, code, name, report, handle, cpu=args.cpu)
         return result.value if code.show else None
 
-    def _ab(
+    def _try_fixes(
         self,
         code: NotebookCell,
         args: Namespace,
@@ -317,6 +330,46 @@ class BrrrMagics(Magics):
         report: Report,
         handle: DisplayHandle | None,
     ) -> None:
+        """``--try-fixes``: the fixes of the recommendations (with ``--ab``'s variants) in one
+        A/B (``_ab``: the same state copy, output check and run-count bound), then each
+        recommendation's verdict stored in the report and printed."""
+        from ..actions.fixes import FIX_OF_CAUSE, store_verdicts
+        from ..actions.variants import parse_variants
+
+        say, _ = progress_printers("--try-fixes", args.quiet)
+        fixes = [
+            FIX_OF_CAUSE[r["cause"]] for r in report.recommendations if r["cause"] in FIX_OF_CAUSE
+        ]
+        if not fixes:
+            store_verdicts(report, None)
+            say(
+                "no recommendation has a fix that runs without editing the code"
+                + (" (there are no recommendations)." if not report.recommendations else ".")
+            )
+            if handle is not None:
+                handle.update(report)
+            return
+        asked = [s.name for s in (args.ab_variants or [])[1:]]
+        args.ab_variants = parse_variants(list(dict.fromkeys([*asked, *fixes])))
+        result = self._ab(code, args, name, report, handle)
+        if result is None or result.cancelled:
+            return
+        store_verdicts(report, result)
+        for n, recommendation in enumerate(report.recommendations, 1):
+            entry = recommendation.get("try")
+            if entry:
+                say(f"{n}. {recommendation['title']}: {entry['verdict']} ({entry['reason']})")
+        if handle is not None:
+            handle.update(report)
+
+    def _ab(
+        self,
+        code: NotebookCell,
+        args: Namespace,
+        name: str,
+        report: Report,
+        handle: DisplayHandle | None,
+    ) -> ABResult | None:
         """``--ab``: run the A/B now (``CellAB``, as the buttons do), printing progress; the
         report is updated in place.
 
@@ -385,6 +438,7 @@ class BrrrMagics(Magics):
 
         for line in ab_text.variant_lines(result):
             say(f"  {line}")
+        return result
 
     def _remeasure(self, report: Report, args: Namespace, cell: str) -> None:
         """A named run joins its name's history (with the change since the previous run); a
@@ -503,7 +557,7 @@ class BrrrMagics(Magics):
                 raise UsageError(f"--ab: {error}\n\n{_usage()}") from None
             if len(args.ab_variants) < 2:
                 raise UsageError(f"--ab needs at least one variant (compile, graph).\n\n{_usage()}")
-        if args.ab_stateful is not None and args.ab is None:
+        if args.ab_stateful is not None and args.ab is None and not args.try_fixes:
             raise UsageError(
                 f"--ab-stateful goes with --ab (it says how to re-run a stateful cell).\n\n{_usage()}"
             )
