@@ -41,6 +41,14 @@ if TYPE_CHECKING:
     from ..report.report import Report
 
 
+_TRY_FIXES_HELP = (
+    "after the profile, run the fix of each recommendation that has one without editing the "
+    "code (TF32, bf16 autocast, channels_last, a CUDA graph, torch.compile) as variants of the "
+    "A/B (--ab-budget, --ab-stateful apply), and store each recommendation's verdict against "
+    "its predicted saving in the report"
+)
+
+
 @magics_class
 class BrrrMagics(Magics):
     """Holds the ``%%brrr`` cell magic."""
@@ -143,16 +151,7 @@ class BrrrMagics(Magics):
             "more times (the count is printed) and adds the comparison to the report"
         ),
     )
-    @argument(
-        "--try-fixes",
-        action="store_true",
-        help=(
-            "after the profile, run the fix of each recommendation that has one without "
-            "editing the code (TF32, bf16 autocast, channels_last, a CUDA graph, torch.compile) "
-            "as variants of the A/B (--ab-budget, --ab-stateful apply), and store each "
-            "recommendation's verdict against its predicted saving in the report"
-        ),
-    )
+    @argument("--try-fixes", action="store_true", help=_TRY_FIXES_HELP)
     @argument(
         "--ab-budget",
         type=float,
@@ -229,9 +228,8 @@ class BrrrMagics(Magics):
         without a yes: ``--ab-stateful restore`` (or the confirmation under the buttons). The
         comparison is in ``_brrr.ab`` and, with its tables and per-variant reports, ``_brrr_ab``.
 
-        torch's profilers cannot nest: under a profiler of your own the cell runs once, as a
-        plain cell, without a report; a cell that starts its own profiler keeps it, and gets
-        no report either.
+        ``--try-fixes`` runs the fixes that need no code change the same way, with verdicts. Under
+        a profiler of your own, or one the cell starts (they cannot nest), there is no report.
 
         ``--name NAME`` keeps every run of that name; the report then shows the change since the
         previous run (also in ``_brrr_change``). As a line magic (one %)::
@@ -309,10 +307,8 @@ class BrrrMagics(Magics):
             if report.empty:
                 if not args.quiet:
                     print("%%brrr --ab: the cell ran no torch operations: no A/B.")
-            elif args.try_fixes:
-                self._try_fixes(code, args, name, report, handle)
             else:
-                self._ab(code, args, name, report, handle)
+                (self._try_fixes if args.try_fixes else self._ab)(code, args, name, report, handle)
         elif (
             report is not None
             and handle is not None
