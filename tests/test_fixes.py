@@ -13,6 +13,7 @@ import torch
 import jupyter_brrr
 from jupyter_brrr.actions.fixes import VERDICTS, try_fix
 from jupyter_brrr.actions.variants import parse_variants
+from jupyter_brrr.views.text import summary_lines
 
 DATA = Path(__file__).parent / "data" / "advice"
 QUICK = {"budget_s": 0.3, "rounds": 3, "cpu": True, "profile": False}
@@ -154,3 +155,14 @@ def test_try_fixes_on_a_cell_without_recommendations_runs_nothing_and_says_so(ip
     report = ip.user_ns["_brrr"]
     assert report.recommendations == [] and report.ab is None
     assert "no recommendation has a fix that runs without editing the code" in out
+
+
+def test_the_verdict_is_shown_with_its_recommendation_in_the_static_views() -> None:
+    report = _load("fp32_matmul_tf32_off.slow.json.gz")
+    a = torch.randn(64, 64)
+    try_fix(report, 0, lambda a: a @ a, a, **QUICK)
+    again = jupyter_brrr.Report.from_json(report.to_json())  # as a saved notebook holds it
+    text = "\n".join(summary_lines(again))
+    assert "Tried (tf32): not applicable" in text and "needs CUDA" in text
+    html = again._repr_html_()
+    assert "Tried (tf32): not applicable" in html

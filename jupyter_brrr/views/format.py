@@ -234,3 +234,19 @@ def tree_order(tree: Any, key: str) -> list[dict]:
     visit("")
     ordered += [r for r in rows if not r["path"]]
     return ordered
+
+
+def tried(advice: Mapping[str, Any]) -> str:
+    """The verdict of a recommendation's fix, tried (``actions/fixes.py``), in words; "" when
+    it was not tried."""
+    entry = advice.get("try")
+    if not isinstance(entry, Mapping) or not entry.get("verdict"):
+        return ""
+    fix = f" ({entry['fix']})" if entry.get("fix") else ""
+    figures = []
+    for key, label in (("measured_s", "measured"), ("predicted_s", "predicted")):
+        value = entry.get(key)
+        if isinstance(value, int | float) and math.isfinite(value):
+            figures.append(f"{label} {seconds(value)} saved")
+    said = f": {', '.join(figures)}" if figures else ""
+    return f"Tried{fix}: {entry['verdict']}{said}. {entry.get('reason') or ''}".strip()

@@ -145,6 +145,8 @@ def _recommendations(report: Report, top: int = 3) -> str:
                 f'<div style="font-style:italic">{_e(advice.get("fix", ""))}</div>'
                 f'<div style="{_MUTED}">{_e(_bound_sentence(advice))}</div>'
             )
+            if fmt.tried(advice):
+                body += f'<div style="font-weight:bold">{_e(fmt.tried(advice))}</div>'
         else:  # an older report: one sentence
             tag = f"{bottleneck} {100 * share:.0f}%" if share is not None else bottleneck
             body = f"{_e(advice.get('detail', ''))}"

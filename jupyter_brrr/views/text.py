@@ -68,6 +68,8 @@ def summary_lines(report: Report) -> list[str]:
             else ""
         )
         lines.append(f"* {tag}{_text(advice['title'])}: {_text(advice['detail'], 3 * TEXT_LIMIT)}")
+        if fmt.tried(advice):
+            lines.append(f"  {_text(fmt.tried(advice), 2 * TEXT_LIMIT)}")
     if report.target or report.change:
         if report.target:
             goal = (report.target.get("goal") or {}).get("text", "")
