@@ -205,3 +205,32 @@ def test_a_faster_kernel_on_a_launch_bound_step_is_not_predicted_as_the_span() -
     assert mul["predicted_speedup"] == pytest.approx(expected, rel=1e-6)
     # Amdahl on the span would have said the kernels' 11% share got 4x faster: 1.09x.
     assert mul["share_before"] * (1 - 1 / 4) > 0.08
+
+
+# --- the target plan ---------------------------------------------------------------------------
+
+
+def test_the_target_plan_replays_the_fix_of_a_launch_bound_mlp() -> None:
+    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    report.set_target("0.5ms")
+    fixes = {fix["part"]: fix for fix in report.target["fixes"]}
+    addmm = fixes["aten::addmm"]
+    # Amdahl: 7.5% of the span, at most 1.08x; replayed, the GPU already waits for the host.
+    assert addmm["amdahl_remains_s"] < 0.93 * report.target["span_s"]
+    assert addmm["limit"] < 1.005
+    assert not addmm["closes"]
+    assert addmm["predicted_by"] == "predicted by replaying the step's dependencies"
+    assert any(
+        "aten::addmm" in line and "replaying the step's dependencies" in line
+        for line in report.target["lines"]
+    )
+
+
+def test_the_target_plan_finds_the_factor_a_gpu_bound_fix_needs() -> None:
+    # One fp32 GEMM sets the span (H200): 2.15x faster reaches a goal 2.15x below it.
+    report = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    span = report.summary["span_s"]
+    report.set_target(f"{span / 2.15 * 1e3:.6f}ms")
+    mm = next(f for f in report.target["fixes"] if f["part"] == "aten::mm")
+    assert mm["closes"]
+    assert mm["needed_factor"] == pytest.approx(2.15, rel=0.01)
