@@ -234,3 +234,38 @@ def test_the_target_plan_finds_the_factor_a_gpu_bound_fix_needs() -> None:
     mm = next(f for f in report.target["fixes"] if f["part"] == "aten::mm")
     assert mm["closes"]
     assert mm["needed_factor"] == pytest.approx(2.15, rel=0.01)
+
+
+# --- who sets the span: the sweep's verdict per doubling ---------------------------------------
+
+
+def test_the_gpu_share_of_the_critical_path_says_who_sets_the_span() -> None:
+    from jupyter_brrr.analysis.causal import gpu_path_share
+
+    host = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    gpu = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    assert gpu_path_share(host.graph) < 0.2
+    assert gpu_path_share(gpu.graph) > 0.9
+    assert gpu_path_share(_gpu_bound().graph) > 0.9
+    assert gpu_path_share(_launch_bound().graph) < 0.2
+
+
+def test_a_doubling_where_the_gpu_overtakes_the_host_is_the_transition_not_fixed_work() -> None:
+    from jupyter_brrr.actions import sweep as sweeps
+
+    # Batch 32 leaves the GPU idle 44% (the host sets the span); batch 64 fills it: the time
+    # barely grew, the GPU busy 95% of the larger span. The split alone said "fixed".
+    small = {"span_s": 1.0, "busy_s": 0.56, "gpu_path_share": 0.3}
+    large = {"span_s": 1.1, "busy_s": 1.05, "compute_s": 0.2, "memory_s": 0.85}
+    assert sweeps.verdict(1.1, large, gpu=True, before=small)[0] == "fixed"  # no replay: as before
+    kind, why = sweeps.verdict(1.1, {**large, "gpu_path_share": 0.9}, gpu=True, before=small)
+    assert kind == "transition"
+    assert "the GPU's work overtakes the host's here" in why
+    # The host sets the span at both sizes: overhead, whatever the split.
+    kind, _ = sweeps.verdict(1.1, {**large, "gpu_path_share": 0.4}, gpu=True, before=small)
+    assert kind == "overhead"
+    # The GPU already set it at the smaller size: fixed work.
+    kind, _ = sweeps.verdict(
+        1.1, {**large, "gpu_path_share": 0.9}, gpu=True, before={**small, "gpu_path_share": 0.8}
+    )
+    assert kind == "fixed"
