@@ -269,3 +269,10 @@ def test_a_doubling_where_the_gpu_overtakes_the_host_is_the_transition_not_fixed
         1.1, {**large, "gpu_path_share": 0.9}, gpu=True, before={**small, "gpu_path_share": 0.8}
     )
     assert kind == "fixed"
+
+
+def test_twice_the_launches_lengthen_a_launch_bound_loop_twice() -> None:
+    # Every 20 us of host time is the launch path (the op that launches, its call, the Python
+    # between): twice as long, each kernel still 2 us: 9 * 40 + 2 us.
+    report = _launch_bound()
+    assert report.predict(launch=2).span_s == pytest.approx((9 * 40 + 2) * US, rel=1e-6)
