@@ -197,9 +197,13 @@ def replay_savings(
     out = []
     for recommendation in recommendations:
         item = dict(recommendation)
+        item["requires"] = None
         changes = _changes_of(item, graph)
         if changes is None:
+            item["saving_bound_s"] = item.get("saving_s")
             item["predicted_by"] = "an additive bound: the replay cannot model this change"
+            item["changes"] = ""
+            item["not_modelled"] = ["the change itself (collectives hidden behind compute)"]
             out.append(item)
             continue
         first: dict = {}
