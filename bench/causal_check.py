@@ -1,22 +1,32 @@
 """H200 acceptance of the replay: real changes, predicted from the before-capture, against CUDA events.
 
     PYTHONUNBUFFERED=1 python bench/causal_check.py [--only NAME,...] [--runs 30]
+    python bench/causal_check.py --cpu-smoke    # tiny sizes on the CPU: the script runs through
 
 Each case runs a step before and after a real change. Both are timed with CUDA events outside the
 profiler (a sustained warm-up of at least ``--warmup`` seconds, then ``--runs`` runs, each of
 ``reps`` steps back to back: a steady loop's time per step), and both are profiled over a few
-steps (``torch.profiler`` schedule, ``record_shapes=True``) and loaded: the before-capture's
-median step is replayed (``Report.predict``) under the change the case names, without the
-profiler on both sides (``profiler=0``), and the predicted speed-up is held against the measured
-one. Where the change is to what kernels cost (a dtype, a layout, SDPA, torch.compile's fusion),
-the factor comes from the after-capture's GPU busy time per step: the replay decides what that
-does to the span. A larger batch is compared per item.
+steps (``torch.profiler`` schedule, ``record_shapes=True``) and loaded. The prediction is the
+diff's (``jupyter_brrr.diff(before, after)``, the first row of its Amdahl check): the after span
+predicted from the before step's graph with the after side's op times (each op at its own
+speed-up, the ops that vanished at the speed-up of those that appeared, launches in proportion to
+the after side's count, synchronisations and blocking copies gone where the after step has at
+most half as many), replayed without the profiler (``profiler=0``): what a user gets from a diff
+of two captures. The ``explicit`` column is the change the case names, asked of the before
+report alone (``launch=0`` for a CUDA graph, ``syncs=0``, ``copies="async"``; for a change to
+what kernels cost, the after-capture's GPU busy time as one factor on all of them). A larger
+batch is compared per item.
 
-Printed as it goes: one row per case (model, change, host-bound?, measured, predicted, error),
-then the median absolute error and the checks of issue 23 (median within 10%, none off by more
-than 25%, no prediction above 1.2x where the measured gain is under 1.05x), then the profiled
-span, ``predict(profiler=0)`` and the CUDA-event time of each before-step. Each case is in its
-own try/except: one that fails prints its error and the rest go on. About 5 minutes on an H200.
+Printed as it goes: one row per case (model, change, host-bound?, measured, predicted, error,
+explicit), then the median absolute error and the checks of issue 23 (median within 10%, none
+off by more than 25%, no prediction above 1.2x where the measured gain is under 1.05x), then the
+profiled span, ``predict(profiler=0)`` and the CUDA-event time of each before-step. Each case is
+in its own try/except: one that fails prints its error and the rest go on. About 6 minutes on an
+H200.
+
+``--cpu-smoke`` runs every case that needs no CUDA graph nor torch.compile at tiny sizes on the CPU, timed by the
+host clock, to check that the script runs through; its figures mean nothing (a CPU trace has no
+GPU work to replay: its predictions print as n/a).
 """
 
 from __future__ import annotations
@@ -41,6 +51,12 @@ import jupyter_brrr  # noqa: E402
 
 Step = Callable[[], object]
 DEVICE = "cuda"
+SMOKE = False  # --cpu-smoke: tiny sizes on the CPU
+
+
+def size(full: int, smoke: int) -> int:
+    """A case's size: ``smoke`` under --cpu-smoke."""
+    return smoke if SMOKE else full
 
 
 @dataclass
@@ -53,6 +69,7 @@ class Case:
     # What the replay is asked: (before report, after report) -> predict() keyword arguments.
     spec: Callable[[object, object], dict]
     items_ratio: float = 1.0  # after's items per step over before's (a larger batch)
+    cuda_only: bool = False  # CUDA graphs: left out of --cpu-smoke
 
 
 def _busy(report) -> float:
@@ -72,12 +89,18 @@ def compiled(before, after) -> dict:
 # --- models ------------------------------------------------------------------------------------
 
 
-def resnet(batch: int, fast: bool) -> Callable[[], Step]:
+def resnet(batch: int, fast: bool, depth: int = 50) -> Callable[[], Step]:
     def build() -> Step:
         import torchvision
 
-        model = torchvision.models.resnet50().to(DEVICE).eval()
-        x = torch.randn(batch, 3, 224, 224, device=DEVICE)
+        net = (
+            torchvision.models.resnet50
+            if depth == 50 and not SMOKE
+            else torchvision.models.resnet18
+        )
+        model = net().to(DEVICE).eval()
+        side = size(224, 32)
+        x = torch.randn(size(batch, 2), 3, side, side, device=DEVICE)
         if fast:
             model = model.to(dtype=torch.bfloat16, memory_format=torch.channels_last)
             x = x.to(dtype=torch.bfloat16, memory_format=torch.channels_last)
@@ -148,8 +171,8 @@ def elementwise_loop(variant: str) -> Callable[[], Step]:
 
 def item_loop(sync: bool) -> Callable[[], Step]:
     def build() -> Step:
-        w = torch.randn(4096, 2048, device=DEVICE, dtype=torch.bfloat16)
-        x = torch.randn(4096, 4096, device=DEVICE, dtype=torch.bfloat16)
+        w = torch.randn(size(4096, 64), size(2048, 32), device=DEVICE, dtype=torch.bfloat16)
+        x = torch.randn(size(4096, 64), size(4096, 64), device=DEVICE, dtype=torch.bfloat16)
 
         def with_item() -> object:
             total = 0.0
@@ -170,9 +193,9 @@ def item_loop(sync: bool) -> Callable[[], Step]:
 
 def host_copy(pinned: bool) -> Callable[[], Step]:
     def build() -> Step:
-        w = torch.randn(2048, 2048, device=DEVICE)
-        host = torch.randn(4096, 2048)
-        if pinned:
+        w = torch.randn(size(2048, 64), size(2048, 64), device=DEVICE)
+        host = torch.randn(size(4096, 64), size(2048, 64))
+        if pinned and DEVICE == "cuda":
             host = host.pin_memory()
         return lambda: host.to(DEVICE, non_blocking=pinned) @ w
 
@@ -182,7 +205,10 @@ def host_copy(pinned: bool) -> Callable[[], Step]:
 def attention(fused: bool) -> Callable[[], Step]:
     def build() -> Step:
         q, k, v = (
-            torch.randn(8, 16, 2048, 64, device=DEVICE, dtype=torch.bfloat16) for _ in range(3)
+            torch.randn(
+                size(8, 1), size(16, 2), size(2048, 64), 64, device=DEVICE, dtype=torch.bfloat16
+            )
+            for _ in range(3)
         )
         if fused:
             return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)
@@ -195,15 +221,50 @@ def encoder(variant: str) -> Callable[[], Step]:
     def build() -> Step:
         layer = torch.nn.TransformerEncoderLayer(512, 8, 2048, batch_first=True).to(DEVICE)
         layer.eval()
-        x = torch.randn(32, 256, 512, device=DEVICE)
+        x = torch.randn(size(32, 2), size(256, 16), 512, device=DEVICE)
         fn = torch.compile(layer) if variant == "compile" else layer
 
         def step() -> object:
             with torch.no_grad():
                 if variant == "bf16":
-                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                    with torch.autocast(DEVICE, dtype=torch.bfloat16):
                         return fn(x)
                 return fn(x)
+
+        return step
+
+    return build
+
+
+def block(variant: str) -> Callable[[], Step]:
+    """Four transformer MLP blocks (Linear 256 -> 1024, GELU, Linear 1024 -> 256, a residual) at
+    batch 4: host-bound on an H200."""
+
+    def build() -> Step:
+        layers = [
+            torch.nn.Sequential(
+                torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)
+            )
+            for _ in range(4)
+        ]
+        model = torch.nn.ModuleList(layers).to(DEVICE).eval()
+        x = torch.randn(4, 256, device=DEVICE)
+
+        def body() -> torch.Tensor:
+            y = x
+            for layer in model:
+                y = y + layer(y)
+            return y
+
+        if variant == "graph":
+            return _graphed(body)
+
+        def step() -> object:
+            with torch.no_grad():
+                if variant == "bf16":
+                    with torch.autocast(DEVICE, dtype=torch.bfloat16):
+                        return body()
+                return body()
 
         return step
 
@@ -243,6 +304,7 @@ CASES = [
         mlp(8),
         mlp(8, "graph"),
         lambda b, a: {"launch": 0},
+        cuda_only=True,
     ),
     Case(
         "mlp_compile",
@@ -268,6 +330,7 @@ CASES = [
         elementwise_loop("eager"),
         elementwise_loop("graph"),
         lambda b, a: {"launch": 0},
+        cuda_only=True,
     ),
     Case(
         "item_removed",
@@ -309,15 +372,55 @@ CASES = [
         encoder("bf16"),
         gpu_ratio,
     ),
+    # Host-bound: a dtype and layout change at a small batch, and small MLP blocks.
+    Case(
+        "resnet18_b1_bf16_cl",
+        "ResNet-18 b1",
+        "fp32 NCHW -> bf16 channels_last",
+        resnet(1, False, depth=18),
+        resnet(1, True, depth=18),
+        gpu_ratio,
+    ),
+    Case(
+        "block_graph",
+        "4 MLP blocks 256-1024 b4",
+        "eager -> CUDA graph",
+        block("eager"),
+        block("graph"),
+        lambda b, a: {"launch": 0},
+        cuda_only=True,
+    ),
+    Case(
+        "block_bf16",
+        "4 MLP blocks 256-1024 b4",
+        "fp32 -> bf16 autocast",
+        block("eager"),
+        block("bf16"),
+        gpu_ratio,
+    ),
 ]
 
 
 # --- measuring --------------------------------------------------------------------------------
 
 
+def _sync() -> None:
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def event_time(step: Step, runs: int, warmup_s: float) -> float:
     """Median time per step by CUDA events over ``runs`` runs of ``reps`` steps back to back,
-    after a sustained warm-up."""
+    after a sustained warm-up (the host clock under --cpu-smoke)."""
+    if DEVICE != "cuda":
+        for _ in range(2):
+            step()
+        times = []
+        for _ in range(runs):
+            begin = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - begin)
+        return statistics.median(times)
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -345,7 +448,9 @@ def event_time(step: Step, runs: int, warmup_s: float) -> float:
 
 def profiled(step: Step, folder: Path, name: str):
     path = folder / f"{name}.json.gz"
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if DEVICE == "cuda":
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
     schedule = torch.profiler.schedule(wait=1, warmup=2, active=4, repeat=1)
     with torch.profiler.profile(
         activities=acts,
@@ -356,8 +461,36 @@ def profiled(step: Step, folder: Path, name: str):
         for _ in range(7):
             step()
             prof.step()
-    torch.cuda.synchronize()
+    _sync()
     return jupyter_brrr.load(path)
+
+
+def diff_prediction(before, after) -> float:
+    """The diff's replayed speed-up: the after span predicted from the before step's graph with
+    the after side's op times (NaN where the before report has no graph to replay)."""
+    table = jupyter_brrr.diff(before, after).amdahl
+    rows = table[table["kind"] == "replay"] if len(table) else table
+    return float(rows["predicted_speedup"].iloc[0]) if len(rows) else math.nan
+
+
+def explicit_prediction(case: Case, before, after) -> tuple[float, dict]:
+    if before.graph is None or not before.graph.gpu_count:
+        return math.nan, {}
+    change = case.spec(before, after)
+    base = before.predict(profiler=0)
+    return base.span_s / before.predict(profiler=0, **change).span_s, change
+
+
+def _x(value: float) -> str:
+    return f"{value:8.3f}x" if value == value else f"{'n/a':>9s}"
+
+
+def _ms(seconds: float, width: int) -> str:
+    return f"{seconds * 1e3:.3f}ms".rjust(width) if seconds == seconds else "n/a".rjust(width)
+
+
+def _pct(value: float) -> str:
+    return f"{value:+7.1%}" if value == value else f"{'n/a':>7s}"
 
 
 def main() -> int:
@@ -365,13 +498,28 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated case names")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up")
+    parser.add_argument(
+        "--cpu-smoke", action="store_true", help="tiny sizes on the CPU: check it runs through"
+    )
     args = parser.parse_args()
+    global DEVICE, SMOKE
+    if args.cpu_smoke:
+        DEVICE, SMOKE = "cpu", True
+        args.runs, args.warmup = min(args.runs, 3), 0.0
     wanted = {n for n in args.only.split(",") if n}
-    cases = [c for c in CASES if not wanted or c.name in wanted]
-    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}; {len(cases)} cases")
+    cases = [
+        c
+        for c in CASES
+        # The smoke run leaves out CUDA graphs, and torch.compile (minutes of C++ on a CPU).
+        if (not wanted or c.name in wanted)
+        and not (SMOKE and (c.cuda_only or "compile" in c.change))
+    ]
+    where = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (smoke run)"
+    models = len({c.model for c in cases})
+    print(f"torch {torch.__version__} on {where}; {len(cases)} cases on {models} models")
     header = (
         f"{'case':24s} {'model':28s} {'change':36s} {'host':>5s} {'measured':>9s} "
-        f"{'predicted':>9s} {'error':>7s}"
+        f"{'predicted':>9s} {'error':>7s} {'explicit':>9s}"
     )
     print(header)
     rows, profiler_rows = [], []
@@ -387,32 +535,38 @@ def main() -> int:
                 after_s = event_time(after_step, args.runs, args.warmup)
                 after = profiled(after_step, Path(folder), case.name + "_after")
                 del after_step
-                change = case.spec(before, after)
-                base = before.predict(profiler=0)
-                predicted = base.span_s / before.predict(profiler=0, **change).span_s
-                predicted *= case.items_ratio
+                predicted = diff_prediction(before, after) * case.items_ratio
+                explicit, change = explicit_prediction(case, before, after)
+                explicit *= case.items_ratio
                 measured = before_s / after_s * case.items_ratio
                 summary = before.summary
-                host_bound = summary["idle_s"] / summary["span_s"] > 0.3
+                span = summary["span_s"] or math.nan
+                host_bound = (summary["idle_s"] or 0.0) / span > 0.3 if span == span else False
                 error = predicted / measured - 1
-                rows.append((case, measured, predicted, error, host_bound))
-                profiler_rows.append(
-                    (case.name, summary["span_s"], base.span_s, before_s, host_bound)
+                if predicted == predicted:
+                    rows.append((case, measured, predicted, error, host_bound))
+                unprofiled = (
+                    before.predict(profiler=0).span_s
+                    if before.graph is not None and before.graph.gpu_count
+                    else math.nan
                 )
+                profiler_rows.append((case.name, span, unprofiled, before_s, host_bound))
                 words = ", ".join(
                     f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                     for k, v in change.items()
                 )
                 print(
                     f"{case.name:24s} {case.model:28s} {case.change:36s} "
-                    f"{'yes' if host_bound else 'no':>5s} {measured:8.3f}x {predicted:8.3f}x "
-                    f"{error:+7.1%}   ({words}; {before_s * 1e3:.3f} -> {after_s * 1e3:.3f} ms)"
+                    f"{'yes' if host_bound else 'no':>5s} {measured:8.3f}x {_x(predicted)} "
+                    f"{_pct(error)} {_x(explicit)}   ({words}; {before_s * 1e3:.3f} -> "
+                    f"{after_s * 1e3:.3f} ms)"
                 )
             except Exception as error:  # one case failing leaves the others to run
                 print(f"{case.name:24s} FAILED: {type(error).__name__}: {error}")
                 traceback.print_exc(limit=3)
             finally:
-                torch.cuda.empty_cache()
+                if DEVICE == "cuda":
+                    torch.cuda.empty_cache()
     if rows:
         errors = [abs(r[3]) for r in rows]
         median = statistics.median(errors)
@@ -426,6 +580,13 @@ def main() -> int:
             f"largest error {worst[3]:+.1%} ({worst[0].name}): "
             f"{'within' if abs(worst[3]) <= 0.25 else 'NOT within'} 25%"
         )
+        host = sum(r[4] for r in rows)
+        models = len({r[0].model for r in rows})
+        print(
+            f"{len(rows)} changes on {models} models, {host} host-bound: "
+            + ("at least" if len(rows) >= 12 and models >= 6 and 2 * host >= len(rows) else "NOT")
+            + " 12 changes on 6 models, half of them host-bound"
+        )
         false = [r[0].name for r in rows if r[1] < 1.05 and r[2] > 1.2]
         print(
             "no prediction above 1.2x where the measured gain is under 1.05x: "
@@ -438,10 +599,10 @@ def main() -> int:
         )
         for name, span, unprofiled, event, host_bound in profiler_rows:
             print(
-                f"{name:24s} {'yes' if host_bound else 'no':>5s} {span * 1e3:8.3f}ms "
-                f"{unprofiled * 1e3:9.3f}ms {event * 1e3:10.3f}ms {unprofiled / event - 1:+7.1%}"
+                f"{name:24s} {'yes' if host_bound else 'no':>5s} {_ms(span, 10)} "
+                f"{_ms(unprofiled, 11)} {_ms(event, 12)} {_pct(unprofiled / event - 1)}"
             )
-        host = [abs(u / e - 1) for _, _, u, e, h in profiler_rows if h]
+        host = [abs(u / e - 1) for _, _, u, e, h in profiler_rows if h and u == u]
         if host:
             print(
                 f"host-bound steps: median |profiler=0 / CUDA events - 1| = "

@@ -101,7 +101,7 @@ def test_a_launch_bound_loop_without_syncs_is_told_to_use_a_cuda_graph_with_its_
     report = _launch_bound()
     first = report.recommendations[0]
     assert first["cause"] == "launch overhead"
-    assert "requires" not in first
+    assert first["requires"] is None
     base = report.predict(profiler=0)
     graph = report.predict(profiler=0, launch=0)
     assert first["share"] == pytest.approx(1 - graph.span_s / base.span_s)
@@ -205,3 +205,74 @@ def test_a_faster_kernel_on_a_launch_bound_step_is_not_predicted_as_the_span() -
     assert mul["predicted_speedup"] == pytest.approx(expected, rel=1e-6)
     # Amdahl on the span would have said the kernels' 11% share got 4x faster: 1.09x.
     assert mul["share_before"] * (1 - 1 / 4) > 0.08
+
+
+# --- the target plan ---------------------------------------------------------------------------
+
+
+def test_the_target_plan_replays_the_fix_of_a_launch_bound_mlp() -> None:
+    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    report.set_target("0.5ms")
+    fixes = {fix["part"]: fix for fix in report.target["fixes"]}
+    addmm = fixes["aten::addmm"]
+    # Amdahl: 7.5% of the span, at most 1.08x; replayed, the GPU already waits for the host.
+    assert addmm["amdahl_remains_s"] < 0.93 * report.target["span_s"]
+    assert addmm["limit"] < 1.005
+    assert not addmm["closes"]
+    assert addmm["predicted_by"] == "predicted by replaying the step's dependencies"
+    assert any(
+        "aten::addmm" in line and "replaying the step's dependencies" in line
+        for line in report.target["lines"]
+    )
+
+
+def test_the_target_plan_finds_the_factor_a_gpu_bound_fix_needs() -> None:
+    # One fp32 GEMM sets the span (H200): 2.15x faster reaches a goal 2.15x below it.
+    report = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    span = report.summary["span_s"]
+    report.set_target(f"{span / 2.15 * 1e3:.6f}ms")
+    mm = next(f for f in report.target["fixes"] if f["part"] == "aten::mm")
+    assert mm["closes"]
+    assert mm["needed_factor"] == pytest.approx(2.15, rel=0.01)
+
+
+# --- who sets the span: the sweep's verdict per doubling ---------------------------------------
+
+
+def test_the_gpu_share_of_the_critical_path_says_who_sets_the_span() -> None:
+    from jupyter_brrr.analysis.causal import gpu_path_share
+
+    host = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    gpu = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    assert gpu_path_share(host.graph) < 0.2
+    assert gpu_path_share(gpu.graph) > 0.9
+    assert gpu_path_share(_gpu_bound().graph) > 0.9
+    assert gpu_path_share(_launch_bound().graph) < 0.2
+
+
+def test_a_doubling_where_the_gpu_overtakes_the_host_is_the_transition_not_fixed_work() -> None:
+    from jupyter_brrr.actions import sweep as sweeps
+
+    # Batch 32 leaves the GPU idle 44% (the host sets the span); batch 64 fills it: the time
+    # barely grew, the GPU busy 95% of the larger span. The split alone said "fixed".
+    small = {"span_s": 1.0, "busy_s": 0.56, "gpu_path_share": 0.3}
+    large = {"span_s": 1.1, "busy_s": 1.05, "compute_s": 0.2, "memory_s": 0.85}
+    assert sweeps.verdict(1.1, large, gpu=True, before=small)[0] == "fixed"  # no replay: as before
+    kind, why = sweeps.verdict(1.1, {**large, "gpu_path_share": 0.9}, gpu=True, before=small)
+    assert kind == "transition"
+    assert "the GPU's work overtakes the host's here" in why
+    # The host sets the span at both sizes: overhead, whatever the split.
+    kind, _ = sweeps.verdict(1.1, {**large, "gpu_path_share": 0.4}, gpu=True, before=small)
+    assert kind == "overhead"
+    # The GPU already set it at the smaller size: fixed work.
+    kind, _ = sweeps.verdict(
+        1.1, {**large, "gpu_path_share": 0.9}, gpu=True, before={**small, "gpu_path_share": 0.8}
+    )
+    assert kind == "fixed"
+
+
+def test_twice_the_launches_lengthen_a_launch_bound_loop_twice() -> None:
+    # Every 20 us of host time is the launch path (the op that launches, its call, the Python
+    # between): twice as long, each kernel still 2 us: 9 * 40 + 2 us.
+    report = _launch_bound()
+    assert report.predict(launch=2).span_s == pytest.approx((9 * 40 + 2) * US, rel=1e-6)

@@ -263,7 +263,9 @@ def test_changes_combine_and_bad_ones_are_refused_in_words() -> None:
     assert both.span_s == pytest.approx((7 * 26 + 25) * US, abs=1e-12)
     for bad, words in [
         ({"gpu": 0}, "above 0"),
-        ({"launch": 2}, "from 0"),
+        ({"launch": -1}, "share of what it was"),
+        ({"host": 0}, "above 0"),
+        ({"profiler": 2}, "from 0"),
         ({"syncs": 0.5}, "cannot be half"),
         ({"copies": "fast"}, "'async'"),
     ]:

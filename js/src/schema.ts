@@ -243,6 +243,16 @@ export interface IRecommendation {
   speedup: number | null;
   /** Whether it is an inference ("probably") rather than a measurement. */
   probably: boolean;
+  /** The additive bound it had before the replay (absent from older reports). */
+  saving_bound_s?: number | null;
+  /** How the saving was made: "predicted by replaying the step's dependencies", or why not. */
+  predicted_by?: string;
+  /** The change replayed, in words. */
+  changes?: string;
+  /** What the replay could not model. */
+  not_modelled?: string[];
+  /** The cause whose fix must come first (a CUDA graph needs the syncs gone), or null. */
+  requires?: string | null;
 }
 
 /** The span split of one A/B variant. */
@@ -774,6 +784,10 @@ export interface IAmdahlRow {
   measured_speedup: number | null;
   /** The most that speeding it up could give. */
   limit: number | null;
+  /** "replay" (on the before step's dependencies) or "Amdahl" (absent from older ones). */
+  predicted_by?: string | null;
+  /** The replay row's: what it could not model. */
+  not_modelled?: string | null;
 }
 
 /** One run of a named cell. */
@@ -832,6 +846,10 @@ export interface ITargetFix {
   needed_factor: number | null;
   /** The overall speed-up at best with it at zero. */
   limit: number | null;
+  /** The remainder by Amdahl's law, beside the replayed one (absent from older plans). */
+  amdahl_remains_s?: number | null;
+  /** "predicted by replaying the step's dependencies" where the report has a step graph. */
+  predicted_by?: string;
 }
 
 /** The plan for a target (jupyter_brrr/target.py). */

@@ -16,6 +16,12 @@ own report. From the points:
   **compute** or **memory** (on a CPU there is no split: **saturated**). In between, the
   **transition**; above ``SUPERLINEAR_RATIO``, **superlinear** (an item costs more at larger
   sizes: a cache no longer holds the working set, or the algorithm grows faster than the size).
+- **who sets the span** at each size, on a GPU: the GPU's share of the critical path of the
+  point's step, replayed on its dependencies without the profiler (``causal.gpu_path_share``).
+  Where the host sets it at the smaller size and the GPU at the larger, the doubling is the
+  **transition** (the GPU's growing work fills the host's gaps: where it overtakes the host's),
+  whatever the ratio says; where the host sets it at both, **overhead**; **fixed** only where the
+  GPU already set it at the smaller size.
 - **the knee**: the smallest size whose throughput (items per second) is within ``KNEE_SHARE`` of
   the best measured; doubling past it buys little throughput and costs memory and latency.
   Where that is the largest size measured and throughput still grew there (by ``STILL_GROWS``
@@ -57,6 +63,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..analysis import causal
 from ..analysis.spread import round_hosts, steady_rounds
 from ..capture import clocks
 from ..capture.clocks import host_loop_s
@@ -523,6 +530,8 @@ def _point(size: int, report: Report, items: float) -> SweepPoint:
         "runs": (s.get("runs") or {}).get("total"),
         "launches": len(report.kernels) if s.get("gpu") else None,
         "error": None,
+        # Who sets the span: the GPU's share of the step's critical path, replayed.
+        "gpu_path_share": causal.gpu_path_share(report.graph) if s.get("gpu") else None,
     }
     return SweepPoint(size, "ok", row, report)
 
@@ -576,6 +585,25 @@ def verdict(ratio: float, row: dict, gpu: bool, before: dict | None = None) -> t
     the launches it grew from), and why in words."""
     busy = row.get("busy_s") or 0.0
     span = row.get("span_s") or 0.0
+    # Who sets the span at each size, from the critical path of each point's replayed step.
+    now_share = row.get("gpu_path_share")
+    then_share = (before or {}).get("gpu_path_share")
+    known = gpu and isinstance(now_share, float) and isinstance(then_share, float)
+    now = float(now_share) if isinstance(now_share, float) else 0.0
+    then = float(then_share) if isinstance(then_share, float) else 0.0
+    if known and then < 0.5 <= now and ratio < BOUND_RATIO:
+        return "transition", (
+            f"time x{ratio:.2f} per doubling: the GPU's work overtakes the host's here; at the "
+            f"smaller size the host set the span ({1 - then:.0%} of its critical path was host "
+            f"work), at this one the GPU does ({now:.0%} of it): the GPU's growing work fills "
+            "the host's gaps (predicted by replaying each size's dependencies)"
+        )
+    if known and now < 0.5 and ratio < BOUND_RATIO:
+        return "overhead", (
+            f"time x{ratio:.2f} per doubling, the host setting the span at both sizes "
+            f"({1 - now:.0%} of this one's critical path is host work: launches, Python, "
+            "synchronisations): the GPU waits on the host"
+        )
     if ratio >= OVERHEAD_RATIO and gpu and span > 0 and span - busy >= OVERHEAD_IDLE * span:
         # The time grew, but the GPU still waits on the host most of the span: the host's work
         # grew (more launches: a library choosing a split GEMM with a reduction kernel).
@@ -586,7 +614,14 @@ def verdict(ratio: float, row: dict, gpu: bool, before: dict | None = None) -> t
             f"time x{ratio:.2f} per doubling, but the GPU is idle {1 - busy / span:.0%} of the "
             f"span: the host's work grew{launches}, not the GPU's"
         )
-    if ratio < OVERHEAD_RATIO and gpu and span > 0 and busy >= FIXED_BUSY * span:
+    host_before = known and then < 0.5
+    if (
+        ratio < OVERHEAD_RATIO
+        and gpu
+        and span > 0
+        and busy >= FIXED_BUSY * span
+        and not host_before
+    ):
         compute, memory = row.get("compute_s") or 0.0, row.get("memory_s") or 0.0
         kind = "compute" if compute > memory else "memory"
         return "fixed", (

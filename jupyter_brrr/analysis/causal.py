@@ -36,7 +36,10 @@ from . import step_graph as sg
 from .replay import Prediction, predict
 from .step_graph import StepGraph
 
-__all__ = ["PREDICTED_BY", "prerequisites", "replay_savings", "what_if"]
+__all__ = ["PREDICTED_BY", "gpu_path_share", "prerequisites", "replay_savings", "what_if"]
+
+# The critical path's resources that are the GPU's own work (the rest is the host's).
+GPU_RESOURCES = ("GPU kernel", "copy", "communication", "GPU wait")
 
 PREDICTED_BY = "predicted by replaying the step's dependencies"
 # A factor large enough to stand for "infinitely faster" (the limit of a what-if row).
@@ -194,9 +197,13 @@ def replay_savings(
     out = []
     for recommendation in recommendations:
         item = dict(recommendation)
+        item["requires"] = None
         changes = _changes_of(item, graph)
         if changes is None:
+            item["saving_bound_s"] = item.get("saving_s")
             item["predicted_by"] = "an additive bound: the replay cannot model this change"
+            item["changes"] = ""
+            item["not_modelled"] = ["the change itself (collectives hidden behind compute)"]
             out.append(item)
             continue
         first: dict = {}
@@ -256,3 +263,16 @@ def _after_what_they_need(items: list[dict]) -> list[dict]:
             if here < at:
                 items.insert(at, items.pop(here))
     return items
+
+
+def gpu_path_share(graph: StepGraph | None) -> float | None:
+    """The share of the step's critical path (replayed without the profiler's own cost) that is
+    the GPU's work (kernels, copies, communication, waits between streams): above one half the
+    GPU sets the span, below it the host does. None without a graph with GPU work."""
+    if graph is None or not graph.gpu_count:
+        return None
+    path = predict(graph, profiler=0).critical_path
+    total = float(path["dur_s"].sum()) if len(path) else 0.0
+    if total <= 0:
+        return None
+    return float(path.loc[path["resource"].isin(GPU_RESOURCES), "dur_s"].sum()) / total

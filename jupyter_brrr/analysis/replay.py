@@ -18,7 +18,8 @@ How each change acts on the graph:
   ``category={"memory": k}``: the kernels of a bound (compute, memory, overhead, other) or a
   category (matmul, conv, elementwise, attention, host copy...). ``modules={"model.layer1": k}``:
   the GPU work of the ops in that module and below. Factors of several changes multiply.
-- ``launch=0``: what a CUDA graph does. The host's launch path goes (dispatch of the ops that
+- ``launch=0``: what a CUDA graph does (``launch=2``: twice the launch path, as when a change
+  launches twice the kernels). The host's launch path goes (dispatch of the ops that
   launch GPU work, the Python between them, the launch calls, event records and waits): the
   GPU's kernels follow each other at the stream's gap. Synchronisations stay (a graph cannot
   capture one), and so does host work that launched nothing. ``launch=0.5`` halves it.
@@ -95,7 +96,14 @@ class Changes:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name}={value!r}: a speed-up factor must be a number above 0")
-        for name in ("launch", "syncs", "profiler", "cpu"):
+        if not (isinstance(self.launch, int | float) and math.isfinite(self.launch)) or (
+            self.launch < 0
+        ):
+            raise ValueError(
+                f"launch={self.launch!r}: the launch path's time as a share of what it was, 0 "
+                "(gone: a CUDA graph) or more (2: twice the launches)"
+            )
+        for name in ("syncs", "profiler", "cpu"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value <= 1):
                 raise ValueError(

@@ -1115,8 +1115,8 @@ def _replayed_change(b: _Figures, a: _Figures, ops: pd.DataFrame) -> dict | None
     changes: dict[str, Any] = {"ops": factors}
     launches_b = _num(b.summary.get("launch_count")) / b.per_run
     launches_a = _num(a.summary.get("launch_count")) / a.per_run
-    if launches_b > 0 and launches_a >= 0 and launches_a < launches_b:
-        changes["launch"] = max(launches_a / launches_b, 0.0)
+    if launches_b > 0 and launches_a >= 0 and launches_a != launches_b:
+        changes["launch"] = launches_a / launches_b
     after_graph = a.report.graph
 
     def waits(g: Any) -> tuple[int, int]:

@@ -170,8 +170,11 @@ def plan(report: Report, goal: Goal | str, items: float | None = None) -> dict:
     out["fixes"] = [
         f for f in (_top_part(s, span, per_run, gpu), _top_op(report, span, per_run)) if f
     ]
+    graph = report.graph if gpu and report.graph is not None and report.graph.gpu_count else None
     for fix in out["fixes"]:
         fix.update(_fix_figures(fix["time_s"], span, goal.span_s))
+        if graph is not None:
+            fix.update(_replayed_fix(graph, fix, span, goal.span_s))
     # Scaling out is the other road to the goal: shown whenever the goal is not met (after
     # the fixes, which may be the cheaper road when one can close the gap).
     if not out["met"] and gpu:
@@ -238,6 +241,54 @@ def _fix_figures(part_s: float, span: float, goal_s: float) -> dict:
         "closes": closes,
         "needed_factor": needed,
         "limit": 1.0 / (1.0 - share) if share < 1 else math.inf,
+    }
+
+
+# A part made "infinitely" faster: the replay's limit.
+_LIMIT_FACTOR = 1e6
+
+
+def _replayed_fix(graph: Any, fix: Mapping, span: float, goal_s: float) -> dict:
+    """``_fix_figures`` predicted by replaying the step's dependencies (without the profiler's
+    own cost), its speed-ups applied to the report's span: what remains with the part at no
+    time, and the factor it needs (found by bisection: the span only shrinks as the part gets
+    faster). An op is its GPU work; a part of the split its kernels of that bound; idle time
+    the host's work (what shortens it)."""
+    from ..analysis.replay import predict
+
+    part = str(fix["part"])
+
+    def changes(k: float) -> dict:
+        if fix["kind"] == "op":
+            return {"ops": {part: k}}
+        if part == "idle":
+            return {"host": k}
+        if part == "other":
+            return {"category": {"other": k, "overhead": k}}
+        return {"category": {part: k}}
+
+    def span_at(k: float) -> float:
+        return span / predict(graph, profiler=0, **changes(k)).speedup
+
+    remains = span_at(_LIMIT_FACTOR)
+    closes = remains <= goal_s
+    if span <= goal_s:
+        needed = 1.0
+    elif not closes:
+        needed = math.inf
+    else:
+        low, high = 1.0, _LIMIT_FACTOR
+        for _ in range(24):
+            middle = math.sqrt(low * high)
+            low, high = (middle, high) if span_at(middle) > goal_s else (low, middle)
+        needed = high if high < _LIMIT_FACTOR / 2 else math.inf
+    return {
+        "remains_s": remains,
+        "closes": closes,
+        "needed_factor": needed,
+        "limit": span / remains if remains > 0 else math.inf,
+        "amdahl_remains_s": span - float(fix["time_s"]),
+        "predicted_by": "predicted by replaying the step's dependencies",
     }
 
 
@@ -366,17 +417,21 @@ def _words(goal: Goal, plan: dict, gpu: bool) -> tuple[list[str], list[str]]:
     for fix in plan["fixes"]:
         what = fix["label"]
         share = f"{100 * fix['share']:.0f}%"
+        replayed = (
+            ", predicted by replaying the step's dependencies" if fix.get("predicted_by") else ""
+        )
         if fix["closes"]:
             needed = fix["needed_factor"]
             how = "taking no time at all" if math.isinf(needed) else f"{needed:.3g}x faster"
             lines.append(
                 f"Fixing {what} ({share} of the span) can close it: it must get {how} "
-                f"(with it at zero, {display.seconds(fix['remains_s'])} would remain)."
+                f"(with it at zero, {display.seconds(fix['remains_s'])} would remain{replayed})."
             )
         else:
             lines.append(
                 f"Fixing {what} ({share} of the span) cannot close it: even at zero time "
-                f"{display.seconds(fix['remains_s'])} would remain (at most {fix['limit']:.2f}x)."
+                f"{display.seconds(fix['remains_s'])} would remain (at most {fix['limit']:.2f}x"
+                f"{replayed})."
             )
     scale = plan.get("scale")
     capacity = plan.get("capacity")
