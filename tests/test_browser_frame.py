@@ -176,3 +176,57 @@ def test_without_scripts_the_static_fallback_is_all_there_is(show, outputs, name
     assert page.locator("iframe").is_hidden()
     assert len(fallback.inner_text()) > 200
     assert shown.remote == []
+
+
+# The width of a JupyterLab output at a 1000 px window (issue 25: a 942 px output).
+OUTPUT_WIDTH = 942
+
+
+def key_columns_fit(frame, table_testid: str) -> dict:
+    """Where the table's headers end against its scrolling box, and whether its first column
+    is pinned."""
+    return frame.locator(f'[data-testid="{table_testid}"]').evaluate(
+        """t => {
+          const box = t.parentElement.getBoundingClientRect();
+          const heads = [...t.querySelectorAll('thead th')].map(th => {
+            const r = th.getBoundingClientRect();
+            return [th.textContent.replace(/[\\u25be\\u25b4]/g, '').trim(), r.left, r.right];
+          });
+          return {
+            left: box.left, right: box.right, heads,
+            pinned: getComputedStyle(t.querySelector('tbody td')).position,
+          };
+        }"""
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "tab", "table", "keys"),
+    [
+        (
+            "gpt2",
+            "operators",
+            "brrr-ops-table",
+            ["op", "self GPU", "total GPU", "TFLOP/s", "GB/s", "FLOP/B", "% of roof", "bound"],
+        ),
+        ("comparison", "change", "brrr-change-ops-table", ["op", "before", "after", "verdict"]),
+    ],
+)
+def test_the_op_tables_key_columns_show_in_a_notebook_output(
+    show, outputs, name: str, tab: str, table: str, keys: list[str]
+) -> None:
+    shown = show(f'<div style="width:{OUTPUT_WIDTH}px">{outputs[name]}</div>')
+    page = shown.page
+    page.wait_for_selector('.jp-brrr-framed[data-shown="app"]', timeout=T_VIEW)
+    frame = page.frame_locator(".jp-brrr-framed > iframe")
+    frame.locator(f'[data-testid="brrr-tab-{tab}"]').click()
+    frame.locator(f'[data-testid="{table}"] tbody td').first.wait_for(timeout=T_VIEW)
+    fit = key_columns_fit(frame, table)
+    assert fit["right"] - fit["left"] < OUTPUT_WIDTH
+    heads = {label: (left, right) for label, left, right in fit["heads"]}
+    for key in keys:
+        left, right = heads[key]
+        assert fit["left"] - 1 <= left and right <= fit["right"] + 1, (key, fit)
+    # Where a narrower output has to scroll, the op's name stays in view.
+    assert fit["pinned"] == "sticky"
+    assert shown.errors == []
