@@ -367,6 +367,7 @@ def test_try_compile_button_runs_the_ab_and_updates_the_report(ip) -> None:
     assert handle.updates == [report]  # the report output was updated in place
     assert "Done:" in controls.status.value
     assert not controls.compile_button.disabled and controls.cancel_button.disabled
+    assert controls.cancel_button.layout.display == "none"  # "Done" stands alone
     assert "c1" not in ip.user_ns  # the A/B left the namespace as it found it
 
 
@@ -440,6 +441,7 @@ def test_cancel_button_stops_the_worker(ip) -> None:
     # 2 x 600 s of timing if nothing stopped it; the waits are generous for a loaded machine
     # and still well short of that.
     controls, report, handle = controls_for(ip, "x.cos() + 1", budget=600)
+    assert controls.cancel_button.layout.display == "none"  # nothing to cancel yet
     controls.start(["graph"])
     deadline = time.monotonic() + 120
     while (
@@ -447,6 +449,7 @@ def test_cancel_button_stops_the_worker(ip) -> None:
     ):
         time.sleep(0.02)
     assert "timing" in controls.status.value
+    assert controls.cancel_button.layout.display is None  # shown while it runs
     controls.cancel_button.click()
     result = controls.wait(300)
     assert not controls.running

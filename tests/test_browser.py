@@ -389,6 +389,9 @@ def test_gpu_report_views(gpu_page, lab, artifacts):
     s = doc["summary"]
     root = page.locator(".jp-brrr").first
     assert root.get_attribute("data-state") == "done"
+    # JupyterLab draws the report's own MIME type, never its text/html (the app in a frame, for
+    # front ends without the extension): one report on the page, not two.
+    assert page.locator(".jp-brrr-framed, .jp-brrr-fallback, iframe[srcdoc]").count() == 0
     # No kernel for this notebook (the live CPU notebook's may run, whichever test came first).
     assert kernel_status(page) is None
     assert "gpu.ipynb" not in [session["path"] for session in server.sessions()]
@@ -839,6 +842,9 @@ def test_xss_names_are_text(context, server, lab, artifacts):
         static = page.locator(".jp-CodeCell").nth(2).locator(".jp-OutputArea-output")
         static.scroll_into_view_if_needed()
         assert XSS_SCRIPT in static.inner_text()
+        # Untrusted, its frame and script are gone: the fallback is what shows.
+        assert static.locator("iframe, script").count() == 0
+        assert static.locator("table").first.is_visible()
 
         painted(page)
         assert_no_xss(page)

@@ -238,3 +238,33 @@ def test_tiny_cells_stop_at_the_run_cap(quick_warmup, monkeypatch: pytest.Monkey
     monkeypatch.setattr(capture_module, "WARMUP_S", 10.0)
     warm = warm_up(lambda: None, None)
     assert warm.runs == 7 and warm.ended == "max runs"
+
+
+def test_the_protocol_note_says_what_the_profiled_run_took_and_quotes_real_quartiles() -> None:
+    from jupyter_brrr.capture.run import _protocol_note
+
+    timing = {
+        "clock": "cuda_events",
+        "protocol": "sustained",
+        "warmup_runs": 20,
+        "warmup_s": 0.5,
+        "warmup_sm_clock_mhz": [None, None],
+        "warmup_ended": "settled",
+        "timed_runs": 3,
+        "min_s": 300e-6,
+        "q1_s": 350e-6,
+        "median_s": 400e-6,
+        "q3_s": 6.2e-3,
+        "max_s": 12e-3,
+        "sm_clock_mhz": [],
+        "power_w": [],
+        "sensors": None,
+    }
+    # Three runs: the extremes, not interpolated quartiles called the IQR; a profiled run faster
+    # than the median is not called inflated.
+    note = _protocol_note(timing, "magic", 168e-6, 400e-6)
+    assert "min 300 µs, max 12 ms" in note and "IQR" not in note
+    assert "(0.42x), faster than the median timed run" in note and "inflated" not in note
+    note = _protocol_note({**timing, "timed_runs": 5}, "magic", 800e-6, 400e-6)
+    assert "min 300 µs, IQR 350 µs - 6.2 ms" in note
+    assert "(2.00x): that much the profiler inflated it" in note

@@ -27,6 +27,7 @@ from jupyter_brrr.report.comparison import (
     span_change,
 )
 from jupyter_brrr.report.report import Report, SchemaError
+from jupyter_brrr.views import frame
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -394,7 +395,7 @@ def test_display_is_static_html_and_text_and_escapes_names() -> None:
     bundle = jupyter_brrr.diff(before, after)._repr_mimebundle_()
     assert set(bundle) == {COMPARISON_MIME_TYPE, "text/html", "text/plain"}
     parser = _Tags()
-    parser.feed(bundle["text/html"])
+    parser.feed(frame.static_part(bundle["text/html"]))
     assert not parser.tags & {"script", "iframe", "style", "img"}
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in bundle["text/html"]
     assert bundle[COMPARISON_MIME_TYPE]["schema"] == COMPARISON_SCHEMA

@@ -25,6 +25,7 @@ from jupyter_brrr.report.history import (
     trimmed,
 )
 from jupyter_brrr.report.report import Report
+from jupyter_brrr.views import frame
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 
@@ -164,7 +165,7 @@ def test_history_display(tmp_path: Path, reports: list[Report]) -> None:
     text = repr(history)
     assert text.splitlines()[0].split()[:4] == ["run", "when", "(UTC)", "span"]
     assert len(text.splitlines()) == 4
-    html = history._repr_mimebundle_()["text/html"]
+    html = frame.static_part(history._repr_mimebundle_()["text/html"])
     assert "jupyter_brrr history: attention (3 runs)" in html and "<script" not in html
     assert list(history.table.index) == [1, 2, 3]
 
@@ -198,8 +199,9 @@ def test_history_display_has_its_own_mime_type_with_static_fallbacks(
             sum(run[f"{p}_s"] for p in ("compute", "memory", "communication", "other", "idle"))
         )
     # The static fallbacks (nbconvert, GitHub, a front end without the extension) stay.
-    html = bundle["text/html"]
+    html = frame.static_part(bundle["text/html"])
     assert "jupyter_brrr history: attention (3 runs)" in html and "<script" not in html
+    assert frame.framed_doc(bundle["text/html"]) == doc  # the app in a frame, elsewhere
     assert html.count("<tr") == 4  # a head and one row per run
     assert bundle["text/plain"] == repr(history)
     assert len(bundle["text/plain"].splitlines()) == 4

@@ -30,6 +30,7 @@ from jupyter_brrr.schema.job import (
     JOB_STEP_COLUMNS,
     JOB_SUMMARY_KEYS,
 )
+from jupyter_brrr.views import frame
 
 DATA = Path(__file__).parent / "data"
 JOBS = Path(__file__).parent / "jobs"
@@ -239,7 +240,7 @@ def test_lanes_lie_on_the_aligned_clock(job: JobReport) -> None:
 def test_static_views_show_the_job(job: JobReport) -> None:
     bundle = job._repr_mimebundle_()
     assert set(bundle) == {"application/vnd.jupyter-brrr.job+json", "text/html", "text/plain"}
-    page = bundle["text/html"]
+    page = frame.static_part(bundle["text/html"])
     assert "<script" not in page and "<style" not in page and "<iframe" not in page
     assert "rank 2 (straggler)" in page and "Collectives" in page
     assert "straggler: rank 2" in bundle["text/plain"]

@@ -21,6 +21,7 @@ import pytest
 from nbclient import NotebookClient
 
 from jupyter_brrr.schema.report import MIME_TYPE, SCHEMA_NAME
+from jupyter_brrr.views import frame
 
 ROOT = Path(__file__).resolve().parents[1]
 TOUR = ROOT / "notebooks" / "tour.ipynb"
@@ -171,12 +172,15 @@ class _Page(HTMLParser):
         super().__init__()
         self.scripts: list[dict[str, str | None]] = []
         self.images: list[str] = []
+        self.frames: list[dict[str, str | None]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "script":
             self.scripts.append(dict(attrs))
         elif tag == "img":
             self.images.append(dict(attrs).get("src") or "")
+        elif tag == "iframe":
+            self.frames.append(dict(attrs))
 
 
 def test_nbconvert_html_shows_the_static_report(
@@ -190,10 +194,17 @@ def test_nbconvert_html_shows_the_static_report(
     parsed, parsed_bare = _Page(), _Page()
     parsed.feed(page)
     parsed_bare.feed(bare)
-    # Our outputs add no script: the page has exactly the template's own.
-    assert len(parsed.scripts) == len(parsed_bare.scripts)
-    assert "<iframe" not in page
     reports = len(brrr_cells(nb)) + 1  # the seven cells and the GPT-2 trace
+    # Each of our outputs adds one hidden sandboxed frame (the app, for a browser that runs
+    # scripts) and one inline script that shows it: nothing loaded from elsewhere.
+    framed = reports + 1  # ... and %brrr history
+    added = parsed.scripts[len(parsed_bare.scripts) :]
+    assert parsed.scripts[: len(parsed_bare.scripts)] == parsed_bare.scripts
+    assert added == [{}] * framed
+    assert len(parsed.frames) == framed
+    for attrs in parsed.frames:
+        assert attrs["sandbox"] == "allow-scripts" and "hidden" in attrs and attrs["srcdoc"]
+        assert "src" not in attrs
     # ... and the static table of %brrr history
     assert page.count('class="jupyter-brrr-static"') == reports + 1
     pictures = [src for src in parsed.images if src.startswith("data:image/png;base64,")]
@@ -207,11 +218,12 @@ def test_no_javascript_view_has_tables_and_pictures(
     executed: tuple[nbformat.NotebookNode, float],
 ) -> None:
     # Where no JavaScript runs (GitHub), a front-end picks text/html or image/png: both carry
-    # the report on their own, and the HTML has no script, iframe or style block.
+    # the report on their own, and the HTML's static fallback has no script, iframe or style
+    # block (the app's frame beside it, for front ends that run scripts, shows instead there).
     nb, _ = executed
     for cell in [*brrr_cells(nb), nb.cells[-1]]:
         (output,) = report_outputs(cell)
-        fragment = output.data["text/html"]
+        fragment = frame.static_part(output.data["text/html"])
         for forbidden in ("<script", "<iframe", "<style"):
             assert forbidden not in fragment.lower()
         assert "<table" in fragment

@@ -112,7 +112,7 @@ def test_host_findings_say_when_the_host_changed_speed_during_the_runs() -> None
     loops = [HOST_USUAL_S * f for f in HOST_EPISODE]
     found = host_findings(loops, fastest=HOST_USUAL_S * 0.96)
     assert [f.kind for f in found] == ["host"]
-    assert "895 us to 1643 us (1.84x)" in found[0].text
+    assert "895 µs to 1643 µs (1.84x)" in found[0].text
 
 
 def test_host_findings_say_when_the_host_ran_slower_than_its_best() -> None:
@@ -123,3 +123,16 @@ def test_host_findings_say_when_the_host_ran_slower_than_its_best() -> None:
     # At its usual level, with the jitter of one level: nothing to say.
     assert host_findings([HOST_USUAL_S * f for f in (1.0, 1.03, 0.98)], HOST_USUAL_S * 0.96) == []
     assert host_findings([], HOST_USUAL_S) == []
+
+
+def test_the_spread_finding_quotes_the_ends_it_measures() -> None:
+    # Ten runs: the interquartile range, between the quartiles (not the fastest and slowest).
+    many = [1.0e-3, 1.6e-3, 1.2e-3, 2.0e-3, 1.4e-3, 1.1e-3, 1.8e-3, 1.3e-3, 2.2e-3, 1.5e-3]
+    (finding,) = findings(many)
+    assert finding.kind == "spread"
+    assert "interquartile range is 36.2% of the median (1.22 ms to 1.75 ms)" in finding.text
+    assert "2.2 ms" not in finding.text
+    # Three runs: their range, between the fastest and the slowest, in µs.
+    (finding,) = findings([300e-6, 12e-3, 400e-6])
+    assert "their range is 2925.0% of the median (300 µs to 12 ms)" in finding.text
+    assert "median, 400 µs" in finding.text and " us" not in finding.text

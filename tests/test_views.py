@@ -21,6 +21,7 @@ import jupyter_brrr
 from jupyter_brrr.report.report import Report
 from jupyter_brrr.schema.report import MIME_TYPE
 from jupyter_brrr.views import bundle, formats, html, pictures, render, standalone
+from jupyter_brrr.views import format as fmt
 
 DATA = Path(__file__).parent / "data"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -297,6 +298,12 @@ def test_the_timed_runs_clocks_and_the_cells_memory_are_shown(gpt2: Report) -> N
     )
     assert rows["peak memory"] == (
         "1.5 GB of 150 GB (1%): 1.1 GB allocated before the run, + 400 MB by one run"
+    )
+    # Three runs: their quartiles are interpolated, so the line quotes the extremes, and the
+    # spread as the range's share of the median, never as an IQR.
+    three = {**timing, "timed_runs": 3, "spread": 5.841}
+    assert fmt.timed_runs({**summary, "timing": three}).startswith(  # pyright: ignore[reportOptionalMemberAccess]
+        "3 runs: min 6.78 ms, median 6.83 ms, max 6.9 ms (range 584.1% of the median); "
     )
     text = repr(report)
     assert "timed runs: 5 runs: min 6.78 ms" in text

@@ -58,4 +58,34 @@ export async function main(): Promise<void> {
   await app.render(doc);
 }
 
-void main();
+/** The kind of message that tells the notebook output around a frame the app's height. */
+export const FRAME_MESSAGE = 'jupyter_brrr.frame';
+
+/**
+ * In a notebook output's sandboxed frame (jupyter_brrr/views/frame.py, for
+ * front ends without the extension), tell the output the app has drawn, and
+ * its height each time it changes (a tab opened): the output then sizes the
+ * frame to it and hides its static fallback. The frame's origin is opaque, so
+ * the output cannot measure it itself.
+ */
+export function tellTheFrame(root: HTMLElement): void {
+  if (window.parent === window) {
+    return; // a page of its own (save_html)
+  }
+  const post = (): void => {
+    const style = getComputedStyle(document.body);
+    const height =
+      root.getBoundingClientRect().height +
+      parseFloat(style.paddingTop) +
+      parseFloat(style.paddingBottom);
+    window.parent.postMessage({ kind: FRAME_MESSAGE, height }, '*');
+  };
+  new ResizeObserver(post).observe(root);
+  post();
+}
+
+void main().then(() => {
+  if (document.body.classList.contains('jp-brrr-in-frame')) {
+    tellTheFrame(document.getElementById(ROOT_ID) as HTMLElement);
+  }
+});

@@ -1108,7 +1108,7 @@ class _Run:
             notes.append(
                 f"Medians and speed-ups are from the {len(self.steady)} of {len(hosts)} rounds in "
                 "which the host CPU ran at its best speed of this A/B (a fixed Python loop within "
-                f"{HOST_LEVEL_CHANGE:.0%} of {best * 1e6:.0f} us); in the others it ran up to "
+                f"{HOST_LEVEL_CHANGE:.0%} of {best * 1e6:.0f} µs); in the others it ran up to "
                 f"{max(hosts) / best:.2f}x slower, which lengthens launch-bound eager time and "
                 "inflates a speed-up over it by as much as the share of slow rounds."
             )
@@ -1288,7 +1288,7 @@ def _baseline_disagreement(report: Report | None, base: VariantResult, gpu: bool
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.4g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.4g} us"
+    return f"{seconds * 1e3:.4g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.4g} µs"
 
 
 # --- explaining the difference --------------------------------------------------------------------

@@ -479,7 +479,7 @@ def _interleave(
         per_round = round_hosts(hosts)
         result.notes.append(
             f"The host CPU's own speed changed during the rounds (a fixed Python loop took "
-            f"{min(per_round) * 1e6:.0f} to {max(per_round) * 1e6:.0f} us): the times are from "
+            f"{min(per_round) * 1e6:.0f} to {max(per_round) * 1e6:.0f} µs): the times are from "
             f"the {len(used)} of {done} rounds at its best speed, since launch-bound sizes slow "
             "down with the host and GPU-bound ones do not."
         )

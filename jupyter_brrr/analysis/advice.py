@@ -476,7 +476,7 @@ def _batch(context: _Context, found: list[tuple[int, float]]) -> list[dict]:
                 "too little work",
                 f"Batch the {calls:,} calls of {op['name']} {op['shapes']}",
                 f"{context.named(row)}: {calls:,} calls of the same shape, "
-                f"{per_kernel * 1e6:.3g} us per kernel for {context.ideal_s(row) / calls * 1e6:.2g} "
+                f"{per_kernel * 1e6:.3g} µs per kernel for {context.ideal_s(row) / calls * 1e6:.2g} "
                 f"us of work each; {op.get('why') or ''} The GPU also idled "
                 f"{_ms(gaps)} waiting for their launches.",
                 "If the calls are independent (a loop over inputs that share a weight), make "
@@ -892,7 +892,7 @@ def _idle(context: _Context) -> list[dict]:
                 "host stall",
                 "The GPU waits while the host does other work",
                 f"The GPU idled {_ms(stall)} while the launching thread ran CPU work in "
-                f"stretches of {STALL_MIN_S * 1e6:.0f} us or more: {'; '.join(parts)}.",
+                f"stretches of {STALL_MIN_S * 1e6:.0f} µs or more: {'; '.join(parts)}.",
                 "Prepare the next batch off the critical path: a DataLoader with num_workers > 0 "
                 "and pin_memory=True, work done once before the loop, or CPU work overlapped "
                 "with the GPU's (launch the step, then prepare the next batch).",
@@ -923,7 +923,7 @@ def _idle(context: _Context) -> list[dict]:
                 "launch overhead",
                 f"The GPU waits for launches {_percent(context.share(launch, host=True))} of the "
                 "time",
-                f"Between {kernels:,} kernels ({short:,} shorter than 10 us) the GPU idled "
+                f"Between {kernels:,} kernels ({short:,} shorter than 10 µs) the GPU idled "
                 f"{_ms(launch)} while the host launched the next: Python and PyTorch's "
                 f"dispatch per op cost more than the kernels. Most before: {named or 'n/a'}.",
                 "Replay the step as a CUDA Graph (the Try CUDA Graph button, torch.cuda.graph, "
@@ -1229,7 +1229,7 @@ def _dtype_bytes(dtype: str) -> int:
 def _ms(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} us"
+    return f"{seconds * 1e6:.3g} µs"
 
 
 def _percent(share: float) -> str:

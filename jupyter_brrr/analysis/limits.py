@@ -442,8 +442,8 @@ def _reason(
         )
         return (
             "too little work",
-            f"probably too little work per launch: {ideal * 1e6:.2g} us of ideal work per call "
-            f"against {kernel_s * 1e6:.2g} us per kernel{launched} ({at}).",
+            f"probably too little work per launch: {ideal * 1e6:.2g} µs of ideal work per call "
+            f"against {kernel_s * 1e6:.2g} µs per kernel{launched} ({at}).",
         )
 
     # 6. Tiles that pad a GEMM big enough for it to matter (a small one is too little work).

@@ -249,7 +249,7 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
     if changes.profiler != 1:
         notes.append(
             "the profiler's cost is an estimate per recorded op and runtime call "
-            f"({sg.PROFILER_PER_OP_S * 1e6:g} and {sg.PROFILER_PER_CALL_S * 1e6:g} us, "
+            f"({sg.PROFILER_PER_OP_S * 1e6:g} and {sg.PROFILER_PER_CALL_S * 1e6:g} µs, "
             "measured on an H200 host): a faster or slower host CPU pays less or more"
         )
     if graph.mode == "period":

@@ -198,7 +198,9 @@ class Finding:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
 
 
 def _median_among(n_low: int, n_high: int) -> str:
@@ -271,12 +273,17 @@ def findings(times: Sequence[float], *, what: str = "timed runs") -> list[Findin
             )
         )
     if not found and summary.spread > SPREAD_MAX:
-        width = "interquartile range" if summary.n >= 4 else "range"
+        # The width the spread measures, with its own ends: the quartiles, or the extremes of
+        # fewer than four runs (see Stats.spread).
+        if summary.n >= 4:
+            width, low, high = "interquartile range", summary.q1, summary.q3
+        else:
+            width, low, high = "range", summary.min, summary.max
         found.append(
             Finding(
                 "spread",
                 f"The {what} spread widely: their {width} is {summary.spread:.1%} of the median "
-                f"({_ms(summary.min)} to {_ms(summary.max)}), so the median, {_ms(summary.median)}, "
+                f"({_ms(low)} to {_ms(high)}), so the median, {_ms(summary.median)}, "
                 "is uncertain by about that much.",
             )
         )
@@ -284,7 +291,7 @@ def findings(times: Sequence[float], *, what: str = "timed runs") -> list[Findin
 
 
 def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:.0f} us"
+    return f"{seconds * 1e6:.0f} µs"
 
 
 def host_findings(

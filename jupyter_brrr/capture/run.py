@@ -1050,7 +1050,11 @@ def _protocol_note(timing: dict, source: str, profiled_span: float | None, span:
         )
     else:
         how = f"after {warm} (on the CPU the warm-up is the runs asked for)"
-    stats = f"min {_ms(timing['min_s'])}, IQR {_ms(timing['q1_s'])} - {_ms(timing['q3_s'])}"
+    # Quartiles of fewer than four runs are interpolated: quote the extremes then.
+    if timing["timed_runs"] >= 4:
+        stats = f"min {_ms(timing['min_s'])}, IQR {_ms(timing['q1_s'])} - {_ms(timing['q3_s'])}"
+    else:
+        stats = f"min {_ms(timing['min_s'])}, max {_ms(timing['max_s'])}"
     clocks_used = [c for c in timing["sm_clock_mhz"] if c is not None]
     power = [p for p in timing["power_w"] if p is not None]
     while_timed = ""
@@ -1064,10 +1068,15 @@ def _protocol_note(timing: dict, source: str, profiled_span: float | None, span:
         f"Span per run: median of {timing['timed_runs']} unprofiled runs timed with {clock} "
         f"({stats}{while_timed}), {how}."
     )
-    if profiled_span:
+    if profiled_span and profiled_span >= span:
         text += (
             f" The profiled run took {_ms(profiled_span)} ({profiled_span / span:.2f}x): "
             "that much the profiler inflated it."
+        )
+    elif profiled_span:
+        text += (
+            f" The profiled run took {_ms(profiled_span)} ({profiled_span / span:.2f}x), "
+            "faster than the median timed run: the runs vary more than the profiler costs."
         )
     return text
 
@@ -1075,7 +1084,7 @@ def _protocol_note(timing: dict, source: str, profiled_span: float | None, span:
 def _ms(seconds: float | None) -> str:
     if seconds is None:
         return "-"
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
 
 
 def _range(values: list[float], unit: str) -> str:

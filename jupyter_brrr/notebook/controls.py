@@ -111,7 +111,13 @@ class ABControls:
             value=0.0, min=0.0, max=1.0, layout=w.Layout(width="16em", visibility="hidden")
         )
         self.status = w.HTML("")
-        self.cancel_button = w.Button(description="Cancel", button_style="warning", disabled=True)
+        # Shown only while an A/B runs: after it, "Done" or "Cancelled" stands alone.
+        self.cancel_button = w.Button(
+            description="Cancel",
+            button_style="warning",
+            disabled=True,
+            layout=w.Layout(display="none"),
+        )
         self.warning = w.HTML("")
         self.confirm_button = w.Button(
             description="Run, then put state back",
@@ -323,6 +329,7 @@ class ABControls:
         self.graph_button.disabled = running or bool(self.graph_reason.value)
         self.budget.disabled = running
         self.cancel_button.disabled = not running
+        self.cancel_button.layout.display = None if running else "none"
         self.progress.layout.visibility = "visible" if running else "hidden"
         if running:
             self.progress.value = 0.0

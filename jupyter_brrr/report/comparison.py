@@ -1222,7 +1222,7 @@ def _notes(c: Comparison, b: _Figures, a: _Figures) -> list[str]:
         way = "slower" if ha > hb else "faster"
         notes.append(
             f"The host CPU itself ran {max(ha / hb, hb / ha):.2f}x {way} while the after side was "
-            f"timed (a fixed Python loop: {hb * 1e6:.0f} -> {ha * 1e6:.0f} us): time in Python, "
+            f"timed (a fixed Python loop: {hb * 1e6:.0f} -> {ha * 1e6:.0f} µs): time in Python, "
             "dispatch and launches moved with it, so part of the change may be the host's."
         )
     return notes

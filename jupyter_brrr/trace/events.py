@@ -1154,7 +1154,7 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         # Times no run can have (a timestamp of 0 among epoch ones, a duration of 1e300 us)
         # would make every figure of the report meaningless.
         raise TraceError(
-            f"the events span {last:.3g} s (from ts {origin:.17g} us on): a trace covers "
+            f"the events span {last:.3g} s (from ts {origin:.17g} µs on): a trace covers "
             "seconds to hours, so some timestamps or durations are damaged."
         )
 

@@ -168,10 +168,16 @@ def timed_runs(summary: Mapping[str, Any]) -> str | None:
     timing = summary.get("timing") or {}
     if not timing.get("timed_runs") or timing.get("median_s") is None:
         return None
+    # The spread is the IQR over the median, or the range over it for fewer than four runs
+    # (analysis/spread.py): quote the ends it is measured between.
+    share = f"{100 * (number(timing.get('spread')) or 0):.1f}%"
+    if timing["timed_runs"] >= 4:
+        width = f"IQR {seconds(timing.get('q1_s'))} - {seconds(timing.get('q3_s'))} ({share})"
+    else:
+        width = f"max {seconds(timing.get('max_s'))} (range {share} of the median)"
     text = (
         f"{timing['timed_runs']} runs: min {seconds(timing.get('min_s'))}, median "
-        f"{seconds(timing['median_s'])}, IQR {seconds(timing.get('q1_s'))} - "
-        f"{seconds(timing.get('q3_s'))} ({100 * (number(timing.get('spread')) or 0):.1f}%)"
+        f"{seconds(timing['median_s'])}, {width}"
     )
     protocol = timing.get("protocol")
     warmup = timing.get("warmup_runs") or 0

@@ -6,8 +6,11 @@ display methods (``repr``, the notebook's ``_repr_mimebundle_`` and ``_repr_html
 Formats:
 
 - ``"mimebundle"``: the notebook output, one bundle of representations (the object's own MIME
-  type with its JSON where the JupyterLab renderer draws it, static HTML, plain text; a report's
-  picture as ``image/png``); front ends pick the richest one they can show.
+  type with its JSON where the JupyterLab renderer draws it, HTML, plain text; a report's
+  picture as ``image/png``); front ends pick the richest one they can show. For the objects the
+  app draws (those with a standalone page), the ``text/html`` is the app in a sandboxed frame
+  with the static HTML as its fallback (``frame.py``): the interactive report in VS Code and
+  hosted notebooks, the static one where no script runs.
 - ``"text"``: plain text (``repr``, the CLI, ``text/plain``).
 - ``"html"``: a static HTML fragment, no script (nbconvert, GitHub, ``text/html``).
 - ``"standalone"``: the offline page of ``save_html``: the report app with the JSON inlined.
@@ -50,7 +53,18 @@ from ..report.report import Report
 from ..report.target import TargetPlan
 from ..schema.job import JOB_MIME_TYPE
 from ..schema.report import as_saved_by_browser
-from . import ab_text, bundle, change, html, job_html, job_text, pictures, standalone, text
+from . import (
+    ab_text,
+    bundle,
+    change,
+    frame,
+    html,
+    job_html,
+    job_text,
+    pictures,
+    standalone,
+    text,
+)
 from . import sweep_memory as sweep_view
 from .markup import wrap
 
@@ -191,7 +205,12 @@ def render(
     if title is not None and format != "standalone":
         raise ValueError("render: a title is only for the 'standalone' page.")
     if format == "mimebundle":
-        return view.mimebundle(obj)
+        shown = view.mimebundle(obj)
+        if view.standalone:
+            mime = obj.mime_type  # pyright: ignore[reportAttributeAccessIssue]  # the app's documents have one
+            title = standalone.default_title(obj)  # pyright: ignore[reportArgumentType]
+            shown["text/html"] = frame.framed(shown[mime], shown["text/html"], title)
+        return shown
     if format == "text":
         return view.text(obj)
     if format == "html":

@@ -362,6 +362,7 @@ function opsSection(c: IComparison): HTMLElement | null {
     testid: 'brrr-change-ops-table',
     compact: true
   });
+  table.classList.add('jp-brrr-change-ops'); // its key columns in 1000 px (base.css)
   const tb = table.tBodies[0];
   const wrap = h('div', { class: 'jp-brrr-table-wrap' }, table);
   sec.appendChild(wrap);

@@ -20,13 +20,21 @@ import {
   tableHead
 } from './common';
 
-/** The timed runs' spread, protocol and clock, for the span card (null without timed runs). */
-function timingDetail(s: ISummary): string | null {
+/**
+ * The timed runs' spread, protocol and clock, for the span card (null without
+ * timed runs). The quartiles of fewer than four runs are interpolated, so
+ * then it quotes the extremes (as the spread does: analysis/spread.py).
+ */
+export function timingDetail(s: ISummary): string | null {
   const t = s.timing;
   if (!t || !t.timed_runs || t.median_s === null) {
     return null;
   }
-  let text = `median of ${fmtInt(t.timed_runs)} ${t.protocol} runs; min ${fmtTime(t.min_s)}, IQR ${fmtTime(t.q1_s)}\u2013${fmtTime(t.q3_s)}`;
+  const width =
+    t.timed_runs >= 4
+      ? `IQR ${fmtTime(t.q1_s)}\u2013${fmtTime(t.q3_s)}`
+      : `max ${fmtTime(t.max_s)}`;
+  let text = `median of ${fmtInt(t.timed_runs)} ${t.protocol} runs; min ${fmtTime(t.min_s)}, ${width}`;
   const clocks = t.sm_clock_mhz.filter((c): c is number => c !== null);
   if (clocks.length) {
     text += `; SM clock ${Math.round(Math.min(...clocks))}\u2013${Math.round(Math.max(...clocks))} MHz`;
