@@ -311,6 +311,34 @@ def check_faults() -> None:
         grown <= 1e6 and not enabled,
         f"profiler enabled after: {enabled}",
     )
+    # A CUDA graph that cannot be captured (a sync inside) must leave the process usable: the
+    # random draws after it (dropout, randn) once failed with "Offset increment outside graph
+    # capture" for the rest of the process.
+    from jupyter_brrr.actions.ab import compare
+
+    def syncs() -> object:
+        y = torch.nn.functional.dropout(small, 0.1)
+        return y.sum().item()
+
+    failed = compare(syncs, variants=["graph"], budget_s=0.2)
+    try:
+        torch.nn.functional.dropout(small, 0.1)
+        torch.randn(16, device="cuda")
+        torch.cuda.synchronize()
+        after_graph = "random draws work"
+    except RuntimeError as error:
+        after_graph = f"{type(error).__name__}: {error}"
+    graph_row = next((r for r in failed.variants if r.name == "graph"), None)
+    row(
+        "CUDA graph that cannot be captured: the process draws random numbers after it",
+        float(after_graph == "random draws work"),
+        1.0,
+        "ok",
+        after_graph == "random draws work"
+        and graph_row is not None
+        and graph_row.verdict == "failed",
+        f"{after_graph}; graph variant: {getattr(graph_row, 'error', None)!s:.120}",
+    )
     report = capture(lambda: small @ small, cpu=True).report
     row(
         "--cpu on a GPU machine",

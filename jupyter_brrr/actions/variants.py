@@ -279,10 +279,20 @@ class Graphed(Variant):
         graph = torch.cuda.CUDAGraph()
         args, kwargs = target.arguments()
         self.runs += 1
-        # thread_local: the A/B may run in a worker thread while the user runs other cells; a
-        # CUDA call from their thread must not invalidate this capture (nor fail because of it).
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            static = fn(*args, **kwargs)
+        # A capture that fails leaves the random generator it recorded marked as capturing, and
+        # every later random draw of the process then fails ("Offset increment outside graph
+        # capture"): the graph records a private copy of the generator's state, and the user's
+        # own state is put back whatever happens (the replays draw from the copy).
+        generator = torch.cuda.default_generators[torch.cuda.current_device()]
+        users_state = generator.graphsafe_get_state()
+        generator.graphsafe_set_state(generator.clone_state())
+        try:
+            # thread_local: the A/B may run in a worker thread while the user runs other cells;
+            # a CUDA call from their thread must not invalidate this capture (nor fail by it).
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                static = fn(*args, **kwargs)
+        finally:
+            generator.graphsafe_set_state(users_state)
         torch.cuda.synchronize()
         self.prepare_s = time.perf_counter() - start
 
