@@ -428,8 +428,6 @@ def private_uses(module: str) -> list[str]:
 # shrinks (a test fails on an entry that has fewer, so that it is lowered or dropped).
 PRIVATE_NOT_YET: dict[str, int] = {
     "analysis.replay": 2,
-    "analysis.steps": 1,
-    "capture.memory": 1,
     "costs._meta": 5,
     "report.history": 1,
     "report.job": 2,
