@@ -146,7 +146,7 @@ def test_overlapping_streams_are_not_double_counted() -> None:
             "bound": ["compute", "memory", "memory"],
         }
     )
-    split = analysis._split(kernels, True, pd.DataFrame())
+    split = analysis.split_by_bound(kernels, True, pd.DataFrame())
     assert split["busy_s"] == pytest.approx(2.5)
     assert split["compute_s"] == pytest.approx(1.0)
     assert split["memory_s"] == pytest.approx(1.5)

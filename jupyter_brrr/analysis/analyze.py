@@ -169,7 +169,7 @@ def analyze(
     # Host collectives count within the span of the GPU work.
     host_start = np.clip(comm.host_start - origin, 0.0, trace_span)
     host_end = np.clip(comm.host_end - origin, 0.0, trace_span)
-    split = _split(kernels, gpu_work, ops, host_start, host_end)
+    split = split_by_bound(kernels, gpu_work, ops, host_start, host_end)
     span = span_s if span_s is not None else trace_span
     active = split["busy_s"] + split["host_communication_s"]
     if gpu_work and span < active:
@@ -810,7 +810,7 @@ def _kernel_table(
 # --- the split -------------------------------------------------------------------------------------
 
 
-def _split(
+def split_by_bound(
     kernels: _Columns,
     gpu_work: bool,
     trace_ops: _Columns,

@@ -247,7 +247,7 @@ def _step_split(
     host_end: np.ndarray,
 ) -> dict[str, float]:
     """Busy time and its split, overlap counted once: ``analysis``'s split of a span."""
-    from .analyze import _split
+    from .analyze import split_by_bound
 
     if not len(start):
         return {
@@ -256,7 +256,7 @@ def _step_split(
             "host_communication_s": intervals.union_length(host_start, host_end),
         }
     events = {"start_s": start, "dur_s": end - start, "bound": bound, "category": category}
-    return _split(events, True, {}, host_start, host_end)
+    return split_by_bound(events, True, {}, host_start, host_end)
 
 
 def _host_collectives(trace: Trace) -> tuple[np.ndarray, np.ndarray]:

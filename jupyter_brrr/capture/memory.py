@@ -150,7 +150,7 @@ def memory_breakdown(
     say what held the peak (see the module docstring)."""
     import torch
 
-    from .run import ProfilerInUseError, _nested, check_can_profile, profiler_turn
+    from .run import ProfilerInUseError, check_can_profile, one_capture_deeper, profiler_turn
 
     if warmup < 0:
         raise ValueError(f"warmup must be >= 0 (got {warmup}).")
@@ -165,7 +165,7 @@ def memory_breakdown(
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     before = float(torch.cuda.memory_allocated()) if gpu else None
-    with _nested(), profiler_turn():
+    with one_capture_deeper(), profiler_turn():
         profiler = torch.profiler.profile(
             activities=activities, profile_memory=True, record_shapes=True, with_stack=True
         )

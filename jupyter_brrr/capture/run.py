@@ -153,6 +153,8 @@ def check_can_profile() -> None:
 
 @contextlib.contextmanager
 def profiler_turn() -> Iterator[None]:
+    """Hold the process's one turn at torch's profiler (one capture at a time, across
+    threads); refuse when a profiler of the user's own started meanwhile."""
     with _PROFILER_LOCK:
         _profiler_owner.append(threading.get_ident())
         try:
@@ -164,7 +166,8 @@ def profiler_turn() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _nested() -> Iterator[None]:
+def one_capture_deeper() -> Iterator[None]:
+    """Count a capture running on this thread while inside (a capture nested in it refuses)."""
     _nesting.depth = getattr(_nesting, "depth", 0) + 1
     try:
         yield
@@ -254,7 +257,7 @@ def capture(
             "warmup and repeat too (e.g. warmup=1, repeat=5, burst=True)."
         )
     check_can_profile()  # before the code runs: refusing must leave nothing half done
-    with _nested():
+    with one_capture_deeper():
         return _capture(
             fn,
             torch,

@@ -25,7 +25,7 @@ from ..actions.cell_function import CellNotSupported
 from ..actions.snapshot import StateNotCopied
 from ..capture import attribution
 from ..capture.attribution import Attribution
-from ..capture.run import ProfilerInUseError, capture
+from ..capture.run import Capture, ProfilerInUseError, capture
 from .cell_ab import CellAB, stateful_refusal
 from .cell_output import first_run_shown, hidden_output
 from .notebook_cell import NotebookCell
@@ -255,6 +255,40 @@ class BrrrMagics(Magics):
             from .sweep_magic import run_sweep
 
             return run_sweep(self.ip, code, args, name)
+        result = self._capture(code, args, name)
+        if result is None:
+            # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
+            # user's own records it).
+            value = code.run()
+            return value if code.show else None
+        if result.no_report is not None:
+            print(f"%%brrr: no report: {result.no_report}", flush=True)
+        report = result.report
+        handle = None
+        if report is not None:
+            handle = self._show(report, result.error is None, code, args, cell)
+        if result.error is not None:
+            _explain(result.error)
+            raise result.error
+        if report is not None and (args.ab or args.try_fixes):
+            if report.empty:
+                if not args.quiet:
+                    print("%%brrr --ab: the cell ran no torch operations: no A/B.")
+            else:
+                (self._try_fixes if args.try_fixes else self._ab)(code, args, name, report, handle)
+        elif (
+            report is not None
+            and handle is not None
+            and not report.empty
+            and widgets_enabled(self.ip)
+        ):
+            _show_controls(self.ip, code, name, report, handle, cpu=args.cpu)
+        return result.value if code.show else None
+
+    def _capture(self, code: NotebookCell, args: Namespace, name: str) -> Capture | None:
+        """The cell captured as the flags ask (``capture``), or None, said in words, where a
+        profiler of the user's own is running (nothing ran then)."""
+        __tracebackhide__ = True
         try:
             # A cell that prints prints once, as a plain cell: its first run's output is shown.
             with hidden_output(self.ip) as hidden:
@@ -276,47 +310,31 @@ class BrrrMagics(Magics):
                     flush=True,
                 )
         except ProfilerInUseError as error:
-            # Nothing ran yet. The cell still runs, once, as a plain cell (a profiler of the
-            # user's own records it).
             print(f"%%brrr: no report: {error} The cell ran once, as a plain cell.", flush=True)
-            value = code.run()
-            return value if code.show else None
-        if result.no_report is not None:
-            print(f"%%brrr: no report: {result.no_report}", flush=True)
-        report = result.report
-        handle = None
-        if report is not None and result.error is None:
+            return None
+        return result
+
+    def _show(
+        self, report: Report, ran: bool, code: NotebookCell, args: Namespace, cell: str
+    ) -> DisplayHandle | None:
+        """The report kept (``_brrr``, its name's history, ``--memory``: where the cell ran
+        without an error) and shown; the display's handle, or None where nothing was shown."""
+        __tracebackhide__ = True
+        if ran:
             self._remeasure(report, args, cell)
             if args.memory and not report.empty:
                 from .sweep_magic import run_memory
 
                 run_memory(self.ip, code, args, report)
-        if report is not None:
-            self.ip.user_ns["_brrr"] = report
-            if not args.quiet:
-                if report.empty and result.error is None:
-                    print("%%brrr: the cell ran no torch operations: there is nothing to show.")
-                else:
-                    # A display id, so that an A/B can update this output in place (and the
-                    # saved notebook holds the result).
-                    handle = display(report, display_id=True)
-        if result.error is not None:
-            _explain(result.error)
-            raise result.error
-        if report is not None and (args.ab or args.try_fixes):
-            if report.empty:
-                if not args.quiet:
-                    print("%%brrr --ab: the cell ran no torch operations: no A/B.")
-            else:
-                (self._try_fixes if args.try_fixes else self._ab)(code, args, name, report, handle)
-        elif (
-            report is not None
-            and handle is not None
-            and not report.empty
-            and widgets_enabled(self.ip)
-        ):
-            _show_controls(self.ip, code, name, report, handle, cpu=args.cpu)
-        return result.value if code.show else None
+        self.ip.user_ns["_brrr"] = report
+        if args.quiet:
+            return None
+        if report.empty and ran:
+            print("%%brrr: the cell ran no torch operations: there is nothing to show.")
+            return None
+        # A display id, so that an A/B can update this output in place (and the saved
+        # notebook holds the result).
+        return display(report, display_id=True)
 
     def _try_fixes(
         self,

@@ -204,33 +204,9 @@ def _split_figure(report: Report) -> Any:
     return fig
 
 
-def _roofline_figure(report: Report) -> Any:
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
-
-    ops = report.ops
-    peaks = report.summary.get("peaks") or {}
-    g = roofline_geometry(report)
-    spec = g.spec
-    plotted, x, y, t = g.plotted, g.x, g.y, g.t
+def _draw_ceilings(ax: Any, spec: dict) -> None:
+    """The roofline's ceilings on ``ax``."""
     (xmin, xmax), (ymin, ymax) = spec["x_range"], spec["y_range"]
-    bounds = ops["bound"].astype(str).to_numpy()[plotted]
-    flagged = (
-        ops["roof_flag"].fillna("").astype(str).to_numpy()[plotted] != ""
-        if "roof_flag" in ops
-        else np.zeros(int(np.count_nonzero(plotted)), dtype=bool)
-    )
-    # Points far below the rest (a scalar op at kFLOP/s) sit on the floor as triangles: the
-    # axis is at most display.ROOF_DECADES deep.
-    floor = ymax / 10**display.ROOF_DECADES
-
-    fig = _new_figure(ROOF_HEIGHT_IN)
-    ax = fig.add_axes((0.11, 0.13, 0.86, 0.74))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xmin, xmax)
-    ax.set_ylim(ymin, ymax)
-
     # Ceilings: the bandwidth slope up to the highest ridge, a flat roof per peak (those the ops
     # were held against drawn dark and labelled left of their ridge point, where no op can be;
     # the others faint).
@@ -280,6 +256,90 @@ def _roofline_figure(report: Report) -> Any:
             zorder=3,
         )
 
+
+def _label_largest(
+    ax: Any,
+    names: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    order: np.ndarray,
+    floor: float,
+    x_range: tuple[float, float],
+) -> None:
+    """Names on the largest points (up to four), none twice and none over another."""
+    xmin, xmax = x_range
+    placed: list[tuple[float, float]] = []
+    named: set[str] = set()
+    span_x = math.log10(xmax) - math.log10(xmin)
+    for i in order[:8]:
+        name = _short(names[i], 22)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+        lx, ly = math.log10(x[i]), math.log10(max(y[i], floor))
+        if name in named or any(abs(lx - px) < 1.2 and abs(ly - py) < 0.35 for px, py in placed):
+            continue  # the same name, or it would overlap a label already drawn
+        placed.append((lx, ly))
+        named.add(name)
+        right_edge = (lx - math.log10(xmin)) / span_x > 0.78
+        ax.annotate(
+            name,
+            xy=(x[i], max(y[i], floor)),
+            xytext=(-8 if right_edge else 8, -3),
+            textcoords="offset points",
+            ha="right" if right_edge else "left",
+            fontsize=_FONT - 1,
+            color="#222222",
+            zorder=5,
+        )
+        if len(placed) == 4:
+            break
+
+
+def _roofline_axes(ax: Any) -> None:
+    """The roofline's log axes: decade ticks in SI units, labels, a light grid."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
+    # No minor ticks: on log axes they are most of the drawing time.
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(fmt.si))
+    ax.yaxis.set_major_formatter(FuncFormatter(fmt.si))
+    ax.tick_params(labelsize=_FONT, length=3)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=_FONT)
+    ax.set_ylabel("achieved FLOP/s", fontsize=_FONT)
+    ax.grid(True, which="major", color="#eeeeee", linewidth=0.6, zorder=0)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _roofline_figure(report: Report) -> Any:
+    from matplotlib.lines import Line2D
+
+    ops = report.ops
+    peaks = report.summary.get("peaks") or {}
+    g = roofline_geometry(report)
+    spec = g.spec
+    plotted, x, y, t = g.plotted, g.x, g.y, g.t
+    (xmin, xmax), (ymin, ymax) = spec["x_range"], spec["y_range"]
+    bounds = ops["bound"].astype(str).to_numpy()[plotted]
+    flagged = (
+        ops["roof_flag"].fillna("").astype(str).to_numpy()[plotted] != ""
+        if "roof_flag" in ops
+        else np.zeros(int(np.count_nonzero(plotted)), dtype=bool)
+    )
+    # Points far below the rest (a scalar op at kFLOP/s) sit on the floor as triangles: the
+    # axis is at most display.ROOF_DECADES deep.
+    floor = ymax / 10**display.ROOF_DECADES
+
+    fig = _new_figure(ROOF_HEIGHT_IN)
+    ax = fig.add_axes((0.11, 0.13, 0.86, 0.74))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xmin, xmax)
+    ax.set_ylim(ymin, ymax)
+
+    _draw_ceilings(ax, spec)
+
     if len(t):
         tmax = float(t.max())
         size = (4 + 15 * np.sqrt(t / tmax)) ** 2
@@ -307,31 +367,7 @@ def _roofline_figure(report: Report) -> Any:
                 clip_on=False,
             )
         names = ops["name"].astype(str).to_numpy()[plotted]
-        placed: list[tuple[float, float]] = []
-        named: set[str] = set()
-        span_x = math.log10(xmax) - math.log10(xmin)
-        for i in order[:8]:
-            name = _short(names[i], 22)  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
-            lx, ly = math.log10(x[i]), math.log10(max(y[i], floor))
-            if name in named or any(
-                abs(lx - px) < 1.2 and abs(ly - py) < 0.35 for px, py in placed
-            ):
-                continue  # the same name, or it would overlap a label already drawn
-            placed.append((lx, ly))
-            named.add(name)
-            right_edge = (lx - math.log10(xmin)) / span_x > 0.78
-            ax.annotate(
-                name,
-                xy=(x[i], max(y[i], floor)),
-                xytext=(-8 if right_edge else 8, -3),
-                textcoords="offset points",
-                ha="right" if right_edge else "left",
-                fontsize=_FONT - 1,
-                color="#222222",
-                zorder=5,
-            )
-            if len(placed) == 4:
-                break
+        _label_largest(ax, names, x, y, order, floor, (xmin, xmax))
     else:
         ax.text(
             0.5,
@@ -363,19 +399,7 @@ def _roofline_figure(report: Report) -> Any:
             title_fontsize=_FONT - 0.5,
         )
 
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))
-    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
-    # No minor ticks: on log axes they are most of the drawing time.
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(fmt.si))
-    ax.yaxis.set_major_formatter(FuncFormatter(fmt.si))
-    ax.tick_params(labelsize=_FONT, length=3)
-    ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=_FONT)
-    ax.set_ylabel("achieved FLOP/s", fontsize=_FONT)
-    ax.grid(True, which="major", color="#eeeeee", linewidth=0.6, zorder=0)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    _roofline_axes(ax)
 
     device = str(report.summary.get("device", "GPU"))
     if peaks and peaks.get("source"):
