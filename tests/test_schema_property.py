@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,42 @@ def test_a_report_whose_numbers_column_is_all_null_or_missing_draws() -> None:
         for format in views.formats(report):
             views.render(report, format)
         assert "aten::" in repr(report)
+
+
+def _drop_column(doc: dict, path: str, column: str) -> dict:
+    table = doc
+    for key in path.split("."):
+        table = table[key]
+    at = table["columns"].index(column)
+    del table["columns"][at]
+    for row in table["data"]:
+        del row[at]
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        # Each crashed a view (the fuzz run found them) though the schema accepted it.
+        ("small", lambda d: _set(d, "summary.peaks", {"a": [1, {"b": None}]})),
+        ("sweep", lambda d: _drop_column(d, "memory.largest", "bytes")),
+        ("sweep", lambda d: _set(d, "memory.largest.data.0.1", None)),
+        ("ab", lambda d: _set(d, "ops.data.0.6", 5e-324)),  # a GPU time that overflows a rate
+        ("ab", lambda d: _set(d, "ops.data.0.5", None)),  # calls
+    ],
+)
+def test_documents_the_schema_accepts_draw_without_a_warning(name: str, change) -> None:
+    report = Report.from_json(change(_doc(name)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for format in views.formats(report):
+            views.render(report, format)
+        repr(report)
+
+
+def test_a_job_straggler_with_a_null_count_is_refused() -> None:
+    doc = _set(_doc("job"), "summary.straggler.varies.1", None)
+    with pytest.raises(
+        SchemaError, match=r"summary\.straggler\.varies\.1: expected a whole number"
+    ):
+        JobReport.from_json(doc)

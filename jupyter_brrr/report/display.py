@@ -170,7 +170,7 @@ def _column(ops: pd.DataFrame, name: str) -> np.ndarray:
     return pd.to_numeric(ops[name], errors="coerce").fillna(0).to_numpy(float)
 
 
-def _placed(ops: pd.DataFrame) -> np.ndarray:
+def placed_ops(ops: pd.DataFrame) -> np.ndarray:
     """The op rows a roofline can place: FLOPs, bytes and GPU time all known and positive, and
     the point they make finite (a damaged document's 1e-320 s would put it at infinity)."""
     flops, nbytes, time_s = (_column(ops, c) for c in ("flops", "bytes", "gpu_time_s"))
@@ -214,7 +214,7 @@ def ceilings(peaks: dict | None) -> list[tuple[float, list[str]]]:
 
 def roofline(ops: pd.DataFrame, peaks: dict | None) -> dict:
     """The roofline's geometry (module docstring); with no op row to place, the ceilings'."""
-    placed = _placed(ops)
+    placed = placed_ops(ops)
     flops = _column(ops, "flops")[placed]
     x = flops / _column(ops, "bytes")[placed]
     y = flops / _column(ops, "gpu_time_s")[placed]
@@ -268,5 +268,5 @@ def specs(ops: pd.DataFrame, summary: Mapping[str, Any]) -> dict:
     gpu = bool(summary.get("gpu", True))
     return {
         "main_dtype": main_dtype(ops, peaks) if gpu else None,
-        "roofline": roofline(ops, peaks) if gpu and _placed(ops).any() else None,
+        "roofline": roofline(ops, peaks) if gpu and placed_ops(ops).any() else None,
     }

@@ -183,5 +183,7 @@ class ComparisonType(Type):
 
     expected = "a comparison"
 
+    schema = COMPARISON  # its layout, for json_schema
+
     def check(self, value: object, path: str) -> None:
         check_comparison(value, path)

@@ -109,5 +109,7 @@ class PlanType(Type):
 
     expected = "a target's plan"
 
+    schema = PLAN  # its layout, for json_schema
+
     def check(self, value: object, path: str) -> None:
         check_plan(value, path)

@@ -460,6 +460,16 @@ _SUMMARY = Object(
             for name in ("memory_before_bytes", "memory_increase_bytes", "memory_after_bytes")
         },
         "timing": Nullable(_TIMING),
+        # What the browser's summary reads besides (js/src/schema.ts ISummary).
+        "idle_gap_count": _MAYBE_COUNT,
+        "launch_count": _MAYBE_COUNT,
+        "overhead_kernels_s": _MAYBE_SECONDS,
+        "shapes_recorded": _MAYBE_FLAG,
+        "torch_version": _MAYBE_TEXT,
+        "unmodelled_ops": ListOf(Object({}, {"name": _MAYBE_TEXT, "share": _MAYBE_AMOUNT})),
+        "math_mode": Nullable(MapOf(Type())),
+        "communication": Nullable(MapOf(Type())),
+        "steps": Nullable(MapOf(Type())),
         "run_spans_s": Nullable(ListOf(_SECONDS)),
         "wall_s": _MAYBE_SECONDS,
         "profiled_span_s": _MAYBE_SECONDS,

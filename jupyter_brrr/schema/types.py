@@ -38,6 +38,7 @@ __all__ = [
     "check_depth",
     "check_header",
     "is_number",
+    "json_schema",
     "parse_document",
     "shown",
 ]
@@ -333,3 +334,58 @@ class Table(Type):
                         f"{path}.data[{index}] column {column!r}: expected {kind.expected}, "
                         f"got {shown(row[position])}"
                     )
+
+
+# --- the same types as JSON Schema --------------------------------------------------------------------
+#
+# Each type above written as JSON Schema (draft 2020-12), so that another reader (the browser's
+# parsers in js/src/schema.ts, a tool of the user's) can be held to the one schema. A table's
+# cells depend on the column a cell is in, which JSON Schema cannot say: a table carries its
+# cells' schemas under "x-cells" (by column name) and the columns it needs under "x-needs".
+
+
+def json_schema(kind: Type) -> dict:
+    """``kind`` as a JSON Schema."""
+    if isinstance(kind, Nullable):
+        return {"anyOf": [json_schema(kind.inner), {"type": "null"}]}
+    if isinstance(kind, OneOf):
+        return {"type": "string", "enum": list(kind.choices)}
+    if isinstance(kind, Text):
+        return {"type": "string"}
+    if isinstance(kind, Flag):
+        return {"type": "boolean"}
+    if isinstance(kind, Number):
+        out: dict = {"type": "integer" if kind.whole else "number", "maximum": kind.high}
+        if kind.low is None:
+            out["minimum"] = -kind.high
+        else:
+            out["exclusiveMinimum" if kind.above else "minimum"] = kind.low
+        return out
+    if isinstance(kind, Scalar):
+        return {"type": ["string", "number", "boolean", "null"]}
+    if isinstance(kind, ListOf):
+        return {"type": "array", "items": json_schema(kind.item)}
+    if isinstance(kind, MapOf):
+        return {"type": "object", "additionalProperties": json_schema(kind.value)}
+    if isinstance(kind, Object):
+        return {
+            "type": "object",
+            "required": list(kind.required),
+            "properties": {
+                key: json_schema(value) for key, value in {**kind.required, **kind.optional}.items()
+            },
+        }
+    if isinstance(kind, Table):
+        return {
+            "type": "object",
+            "required": ["columns", "data"],
+            "properties": {
+                "columns": {"type": "array", "items": {"type": "string"}},
+                "data": {"type": "array", "items": {"type": "array"}},
+                **{key: json_schema(value) for key, value in kind.extra.items()},
+            },
+            "x-cells": {column: json_schema(cell) for column, cell in kind.cells.items()},
+            "x-needs": list(kind.needs),
+        }
+    inner = getattr(kind, "schema", None)
+    return json_schema(inner) if isinstance(inner, Type) else {}

@@ -39,8 +39,9 @@ def roofline_geometry(report: Report) -> RooflineGeometry:
     flops = ops["flops"].to_numpy(float)
     nbytes = ops["bytes"].to_numpy(float)
     seconds = ops["gpu_time_s"].to_numpy(float)
+    # The rows the spec placed: a point at infinity (a damaged 1e-320 s) is left out there too.
+    plotted = display.placed_ops(ops)
     with np.errstate(divide="ignore", invalid="ignore"):
-        plotted = (flops > 0) & (nbytes > 0) & (seconds > 0)
         x = flops[plotted] / nbytes[plotted]
         y = flops[plotted] / seconds[plotted]
     return RooflineGeometry(spec, plotted, x, y, seconds[plotted])

@@ -47,7 +47,7 @@ def summary_lines(report: Report) -> list[str]:
         if peaks:
             lines.append(
                 f"  achieved {fmt.rate(s.get('achieved_flops_per_s'), 'FLOP/s')} and "
-                f"{fmt.rate(s.get('achieved_bytes_per_s'), 'B/s')} while busy; peaks used: {_text(peaks['source'])}"
+                f"{fmt.rate(s.get('achieved_bytes_per_s'), 'B/s')} while busy; peaks used: {_text(peaks.get('source') or 'unknown')}"
             )
         if fmt.memory(s):
             lines.append(f"  peak memory {fmt.memory(s)}")
