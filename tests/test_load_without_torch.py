@@ -112,3 +112,52 @@ def test_an_unknown_gpu_is_looked_for_with_torch_only_where_a_driver_is() -> Non
     index, driver, imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert index is None
     assert imported == driver
+
+
+_COUNTS = """
+import json, sys
+import torch
+import torch.nn.functional as F
+from jupyter_brrr.costs import _meta
+
+def meta(*shape):
+    return torch.empty(shape, device="meta")
+
+# Ops whose meta kernels are C++: counting them imports nothing more. (Many others' meta
+# kernels are Python references that import Dynamo themselves: linear's addmm, cos, cat.)
+native = [
+    lambda: torch.tensordot(meta(4, 5, 6), meta(5, 6, 7), ([1, 2], [0, 1])),  # composite: mm
+    lambda: torch.einsum("bij,bjk->bik", meta(2, 3, 4), meta(2, 4, 5)),  # composite: bmm
+    lambda: F.conv2d(meta(2, 3, 16, 16), meta(8, 3, 3, 3), padding=1),
+    lambda: torch.arange(0, 10, device="meta"),  # no formula: nothing counted
+]
+others = [
+    lambda: F.linear(meta(8, 16), meta(32, 16), meta(32)),
+    lambda: F.scaled_dot_product_attention(meta(2, 4, 64, 32), meta(2, 4, 64, 32), meta(2, 4, 64, 32)),
+    lambda: meta(7, 7).cos(),  # no formula: nothing counted
+]
+ours = []
+for i, case in enumerate(native + others):
+    with _meta._flop_counter() as counter:
+        case()
+    ours.append(counter.get_total_flops())
+    if i == len(native) - 1:
+        dynamo = "torch._dynamo" in sys.modules
+from torch.utils.flop_counter import FlopCounterMode
+theirs = []
+for case in native + others:
+    with FlopCounterMode(display=False) as counter:
+        case()
+    theirs.append(counter.get_total_flops())
+print(json.dumps([ours, theirs, dynamo]))
+"""
+
+
+def test_a_call_not_in_the_table_counts_as_flop_counter_does_without_dynamo() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNTS], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    ours, theirs, dynamo = json.loads(done.stdout.strip().splitlines()[-1])
+    assert ours == theirs
+    assert [n > 0 for n in ours] == [True, True, True, False, True, True, False]
+    assert not dynamo  # FlopCounterMode's own mode imports it on first use

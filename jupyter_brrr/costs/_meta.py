@@ -12,7 +12,8 @@ Every other aten op is costed here, in the same conventions (see ``costs``' docs
   every fresh output is written once, and so is every argument the schema marks as written to
   (in-place ops: ``add_``, ``index_add_``). Outputs that are views of an input move nothing.
 - **FLOPs**: what ``torch.utils.flop_counter.FlopCounterMode`` counts while the op runs there
-  (its formulas, also for what a composite op dispatches to); else one per output element
+  (its formulas, also for what a composite op dispatches to; counted by a mode of our own that
+  does as it does without importing Dynamo); else one per output element
   for pointwise ops (``torch.Tag.pointwise``); one per input element for reductions
   (``torch.Tag.reduction``); otherwise the per-element counts of ``_FLOPS_PER_OUTPUT`` below,
   and none for ops that only move data (``cat``, ``index``, ``upsample_nearest2d``, ``topk``...).
@@ -220,9 +221,60 @@ def _torch() -> Any:
 
 
 def _flop_counter() -> Any:
-    from torch.utils.flop_counter import FlopCounterMode
+    """A mode that counts what ``FlopCounterMode`` counts (``get_total_flops``)."""
+    return _flop_count_mode()()
 
-    return FlopCounterMode(display=False)
+
+@functools.cache
+def _flop_count_mode() -> type:
+    """``FlopCounterMode``'s count as a dispatch mode of our own: the same formulas
+    (``flop_registry``) and the same decomposition of ops without one, without its module
+    tracker and without Dynamo, which its mode imports on first use (0.7 s, 800 modules)."""
+    torch = _torch()
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
+
+    aten, prim = torch.ops.aten, torch.ops.prim
+    # The metadata queries FlopCounterMode leaves to the tensors (as its __torch_dispatch__).
+    metadata = {
+        *(aten.sym_is_contiguous.default, aten.is_contiguous.default),
+        *(aten.is_contiguous.memory_format, aten.is_strides_like_format.default),
+        *(aten.is_non_overlapping_and_dense.default, aten.size.default, aten.sym_size.default),
+        *(aten.stride.default, aten.sym_stride.default, aten.storage_offset.default),
+        *(aten.sym_storage_offset.default, aten.numel.default, aten.sym_numel.default),
+        *(aten.dim.default, prim.layout.default),
+    }
+
+    class FlopCount(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False  # nothing runs compiled here: no need to import Dynamo to disable it
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.flops = 0
+
+        def get_total_flops(self) -> int:
+            return self.flops
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
+            kwargs = kwargs or {}
+            if func in metadata:
+                return NotImplemented
+            # As FlopCounterMode: an op (overload) is looked up among the formulas' op packets,
+            # so every op tries to decompose first, and what it decomposes into is counted.
+            if func not in flop_registry and func is not prim.device.default:
+                with self:
+                    decomposed = func.decompose(*args, **kwargs)
+                    if decomposed is not NotImplemented:
+                        return decomposed
+            out = func(*args, **kwargs)
+            formula = flop_registry.get(func._overloadpacket)
+            if formula is not None:
+                self.flops += formula(*args, **kwargs, out_val=out)
+            return out
+
+    return FlopCount
 
 
 def _no_modes() -> Any:
