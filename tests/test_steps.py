@@ -209,6 +209,59 @@ def test_a_load_finds_the_profiler_steps_once(monkeypatch: pytest.MonkeyPatch) -
     pd.testing.assert_frame_equal(given.table, afresh.table)
 
 
+def _content(report: Report) -> str:
+    """A report's JSON without the time it was made."""
+    return json.dumps({**report.to_dict(), "created": None}, sort_keys=True)
+
+
+@pytest.mark.parametrize(
+    ("path", "steps_count"),
+    [(V100, 5), (DATA / "gpt2_fwd_bf16_b8_s1024.json.gz", 0), (DATA / "cpu_only.json.gz", 0)],
+    ids=lambda p: getattr(p, "name", p),
+)
+def test_a_load_analyses_once_and_reports_what_two_analyses_did(
+    monkeypatch: pytest.MonkeyPatch, path: Path, steps_count: int
+) -> None:
+    """A trace with profiler steps has its median step analysed; of the whole trace only the
+    kernel table is made, which is what the step windows read: the report is the same as when
+    the whole trace was analysed in full first."""
+    from jupyter_brrr.analysis import analyze as analysis
+    from jupyter_brrr.report import job
+
+    real = analysis.analyze
+    calls: list[bool] = []
+
+    def counted(*args: object, **kwargs: object) -> analysis.Analysis:
+        calls.append(bool(kwargs.get("kernels_only")))
+        return real(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+
+    def in_full(*args: object, **kwargs: object) -> analysis.Analysis:
+        kwargs.pop("kernels_only", None)
+        return real(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+
+    monkeypatch.setattr(analysis, "analyze", counted)
+    report = jupyter_brrr.load(path)
+    assert isinstance(report, Report)
+    assert calls.count(False) == 1  # one full analysis
+    assert calls.count(True) == (1 if steps_count else 0)
+    assert (report.summary.get("steps") or {}).get("count", 0) == steps_count
+
+    monkeypatch.setattr(analysis, "analyze", in_full)  # as before: the whole in full, then the step
+    twice = jupyter_brrr.load(path)
+    assert isinstance(twice, Report)
+    assert _content(report) == _content(twice)
+
+    if steps_count:  # a job's rank reads the whole trace's kernel table too
+        rank_path = DATA / "ranks" / "rank0_of2.step4.json.gz"
+        monkeypatch.setattr(analysis, "analyze", counted)
+        once = job.read_rank(rank_path)
+        monkeypatch.setattr(analysis, "analyze", in_full)
+        full = job.read_rank(rank_path)
+        assert _content(once.report) == _content(full.report)
+        assert once.split == full.split
+        pd.testing.assert_frame_equal(once.steps, full.steps)
+
+
 # --- CUDA graph replays -----------------------------------------------------------------------
 
 REPLAYS = DATA / "graph_replay" / "replay_steps.json.gz"  # tests/data/graph_replay/make.py

@@ -110,6 +110,9 @@ class Analysis:
     # The step's dependency graph (step_graph.StepGraph), for the replay; built by the caller
     # that knows what the step is (trace_analysis, capture).
     graph: Any = field(default=None, repr=False)
+    # Made by analyze(..., kernels_only=True): only the kernel table and the summary's device
+    # are filled; the rest is empty.
+    kernels_only: bool = False
 
     def complete(self) -> Analysis:
         """Fill the op table's reasons and the recommendations where they were left for later
@@ -135,6 +138,7 @@ def analyze(
     advise: bool = True,
     measured: Measured | None = None,
     steps: dict | None = None,
+    kernels_only: bool = False,
 ) -> Analysis:
     """Analyse a trace. ``span_s`` (one run's span by CUDA events) replaces the trace's own span;
     ``math_mode`` (``capture.math_mode()``, None for a loaded trace) is what decided the units.
@@ -143,7 +147,10 @@ def analyze(
 
     The summary is built whole here (``schema.Summary``): ``runs`` (how often the code ran),
     ``measured`` (what a capture measured outside the trace; None for a loaded trace) and
-    ``steps`` (a loaded trace's profiler steps, ``steps.StepWindows.summary``) go into it."""
+    ``steps`` (a loaded trace's profiler steps, ``steps.StepWindows.summary``) go into it.
+
+    ``kernels_only`` stops once the kernel table is made (each GPU event's bound and category):
+    what a trace's step windows need before its median step is analysed on its own."""
     notes = list(notes or [])
     # The trace's columns are taken once, as arrays, and each output frame is built once: the
     # analysis is many small steps, where pandas' cost per operation would be most of the time.
@@ -165,6 +172,16 @@ def analyze(
         origin = float(ops["start_s"].min()) if n_ops else 0.0
         trace_span = float(ops["end_s"].max()) - origin if n_ops else 0.0
     kernels = _kernel_table(gpu, owner, ops, origin, comm.events)
+    if kernels_only:
+        empty = pd.DataFrame()
+        summary_of_device = {"device": device or device_name(trace)}
+        return Analysis(
+            summary=summary_of_device,  # pyright: ignore[reportArgumentType]  # the device alone, as the field says
+            ops=empty,
+            kernels=frame(kernels),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            cpu_ops=empty,
+            kernels_only=True,
+        )
 
     # Host collectives count within the span of the GPU work.
     host_start = np.clip(comm.host_start - origin, 0.0, trace_span)

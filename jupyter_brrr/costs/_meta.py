@@ -12,7 +12,8 @@ Every other aten op is costed here, in the same conventions (see ``costs``' docs
   every fresh output is written once, and so is every argument the schema marks as written to
   (in-place ops: ``add_``, ``index_add_``). Outputs that are views of an input move nothing.
 - **FLOPs**: what ``torch.utils.flop_counter.FlopCounterMode`` counts while the op runs there
-  (its formulas, also for what a composite op dispatches to); else one per output element
+  (its formulas, also for what a composite op dispatches to; counted by a mode of our own that
+  does as it does without importing Dynamo); else one per output element
   for pointwise ops (``torch.Tag.pointwise``); one per input element for reductions
   (``torch.Tag.reduction``); otherwise the per-element counts of ``_FLOPS_PER_OUTPUT`` below,
   and none for ops that only move data (``cat``, ``index``, ``upsample_nearest2d``, ``topk``...).
@@ -21,13 +22,18 @@ Every other aten op is costed here, in the same conventions (see ``costs``' docs
   the op's other tensor arguments, else float.
 
 Each distinct call is costed once and cached (``meta_cost`` is memoised), so a trace that
-repeats a shape a thousand times runs it once; importing torch waits until the first call.
+repeats a shape a thousand times runs it once. What a run on the meta device tells (the tensors
+read and written, the FLOPs counted, the op's tag) is shipped for the calls seen in real traces
+(``meta_table.json``, made by ``bench/meta_table.py``): those are costed without importing
+torch, which a call not in the table still imports, as the last resort.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import warnings
+from pathlib import Path
 from typing import Any
 
 from .model import _SCALAR_TYPE_CODES, _T, _TYPES, OpCost, _parse, _promote
@@ -118,6 +124,68 @@ def _meta_cost(
 ) -> OpCost | None:
     if op in _NO_TRAFFIC:
         return None
+    key = table_key(op, dims, types, concrete, list_type)
+    shipped = _shipped()
+    footprint = shipped[key] if key in shipped else footprint_on_meta(*key)
+    return None if footprint is None else _priced(op, footprint)
+
+
+# What running one call on the meta device tells: the tensors it reads and writes, the FLOPs
+# FlopCounterMode counted (0 when it has no formula), and the op's tag ("pointwise",
+# "reduction" or ""); None where no overload fits or none has a meta kernel.
+Footprint = tuple[list[_T], list[_T], float, str]
+
+# The footprints of the calls seen in real traces, made by bench/meta_table.py from torch's
+# meta kernels: a trace whose calls are all in it is costed without importing torch.
+_TABLE = Path(__file__).with_name("meta_table.json")
+
+
+def table_key(
+    op: str, dims: tuple, types: tuple, concrete: tuple | None, list_type: str | None
+) -> tuple:
+    """One call's key in the shipped table: its frozen arguments as JSON would give them back
+    (lists as tuples), so a key read from the file equals the key of the same call."""
+    return _freeze([op, dims, types, concrete, list_type])
+
+
+@functools.cache
+def _shipped() -> dict[tuple, Footprint | None]:
+    try:
+        rows = json.loads(_TABLE.read_text())
+    except (OSError, ValueError):  # a broken install costs the calls with torch instead
+        return {}
+    return {_freeze(key): _from_json(value) for key, value in rows}
+
+
+def _from_json(value: Any) -> Footprint | None:
+    if value is None:
+        return None
+    reads, writes, counted, tag = value
+    return (
+        [_T(tuple(shape), name) for shape, name in reads],
+        [_T(tuple(shape), name) for shape, name in writes],
+        float(counted),
+        tag,
+    )
+
+
+def footprint_to_json(footprint: Footprint | None) -> Any:
+    """A footprint as the shipped table stores it."""
+    if footprint is None:
+        return None
+    reads, writes, counted, tag = footprint
+    return [
+        [[list(t.shape), t.type] for t in reads],
+        [[list(t.shape), t.type] for t in writes],
+        counted,
+        tag,
+    ]
+
+
+def footprint_on_meta(
+    op: str, dims: tuple, types: tuple, concrete: tuple | None, list_type: str | None
+) -> Footprint | None:
+    """One call's footprint, by running it on the meta device (imports torch)."""
     torch = _torch()
     packet = getattr(torch.ops.aten, op, None)
     if packet is None:
@@ -141,7 +209,7 @@ def _meta_cost(
         except Exception:  # no meta kernel, a data-dependent shape, or another overload's args
             continue
         counted = float(counter.get_total_flops())
-        return _cost_of(op, overload, schema, values, inputs, result, counted)
+        return _footprint(torch, overload, schema, values, inputs, result, counted)
     return None
 
 
@@ -153,9 +221,60 @@ def _torch() -> Any:
 
 
 def _flop_counter() -> Any:
-    from torch.utils.flop_counter import FlopCounterMode
+    """A mode that counts what ``FlopCounterMode`` counts (``get_total_flops``)."""
+    return _flop_count_mode()()
 
-    return FlopCounterMode(display=False)
+
+@functools.cache
+def _flop_count_mode() -> type:
+    """``FlopCounterMode``'s count as a dispatch mode of our own: the same formulas
+    (``flop_registry``) and the same decomposition of ops without one, without its module
+    tracker and without Dynamo, which its mode imports on first use (0.7 s, 800 modules)."""
+    torch = _torch()
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
+
+    aten, prim = torch.ops.aten, torch.ops.prim
+    # The metadata queries FlopCounterMode leaves to the tensors (as its __torch_dispatch__).
+    metadata = {
+        *(aten.sym_is_contiguous.default, aten.is_contiguous.default),
+        *(aten.is_contiguous.memory_format, aten.is_strides_like_format.default),
+        *(aten.is_non_overlapping_and_dense.default, aten.size.default, aten.sym_size.default),
+        *(aten.stride.default, aten.sym_stride.default, aten.storage_offset.default),
+        *(aten.sym_storage_offset.default, aten.numel.default, aten.sym_numel.default),
+        *(aten.dim.default, prim.layout.default),
+    }
+
+    class FlopCount(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False  # nothing runs compiled here: no need to import Dynamo to disable it
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.flops = 0
+
+        def get_total_flops(self) -> int:
+            return self.flops
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
+            kwargs = kwargs or {}
+            if func in metadata:
+                return NotImplemented
+            # As FlopCounterMode: an op (overload) is looked up among the formulas' op packets,
+            # so every op tries to decompose first, and what it decomposes into is counted.
+            if func not in flop_registry and func is not prim.device.default:
+                with self:
+                    decomposed = func.decompose(*args, **kwargs)
+                    if decomposed is not NotImplemented:
+                        return decomposed
+            out = func(*args, **kwargs)
+            formula = flop_registry.get(func._overloadpacket)
+            if formula is not None:
+                self.flops += formula(*args, **kwargs, out_val=out)
+            return out
+
+    return FlopCount
 
 
 def _no_modes() -> Any:
@@ -289,15 +408,15 @@ def _writes_argument(argument: Any) -> bool:
     return argument.alias_info is not None and argument.alias_info.is_write
 
 
-def _cost_of(
-    op: str,
+def _footprint(
+    torch: Any,
     overload: Any,
     schema: Any,
     values: list,
     inputs: list,
     result: Any,
     counted: float,
-) -> OpCost | None:
+) -> Footprint | None:
     reads: list[_T] = []
     writes: list[_T] = []
     for argument, value, before in zip(schema.arguments, values, inputs, strict=True):
@@ -319,19 +438,28 @@ def _cost_of(
     writes += [t for t in (_traced(tuple(x.shape), x.dtype) for x in fresh) if t is not None]
     if not reads and not writes:
         return None
-    flops, category = _flops(_torch(), op, overload, counted, reads, writes)
+    tags = set(overload.tags)
+    tag = (
+        "pointwise"
+        if torch.Tag.pointwise in tags
+        else "reduction"
+        if torch.Tag.reduction in tags
+        else ""
+    )
+    return reads, writes, counted, tag
+
+
+def _priced(op: str, footprint: Footprint) -> OpCost:
+    """The cost of a call from its footprint (no torch needed)."""
+    reads, writes, counted, tag = footprint
+    flops, category = _flops(op, tag, counted, reads, writes)
     compute = _promote(reads) if reads else writes[0].type
     traffic = sum(t.nbytes for t in reads) + sum(t.nbytes for t in writes)
     return OpCost(float(flops), float(traffic), category, _TYPES[compute][0], source="shapes")
 
 
 def _flops(
-    torch: Any,
-    op: str,
-    overload: Any,
-    counted: float,
-    reads: list[_T],
-    writes: list[_T],
+    op: str, tag: str, counted: float, reads: list[_T], writes: list[_T]
 ) -> tuple[float, str]:
     """FLOPs and category: what FlopCounterMode counted while the op ran (its formulas, also for
     what a composite op dispatches to), else the per-element rules."""
@@ -339,10 +467,9 @@ def _flops(
         return counted, _category(op)
     largest_out = max((t.numel for t in writes), default=0)
     largest_in = max((t.numel for t in reads), default=0)
-    tags = set(overload.tags)
-    if torch.Tag.pointwise in tags:
+    if tag == "pointwise":
         return float(largest_out), "elementwise"
-    if torch.Tag.reduction in tags:
+    if tag == "reduction":
         return float(largest_in), "reduction"
     if op in _FLOPS_PER_OUTPUT:
         return float(_FLOPS_PER_OUTPUT[op] * largest_out), "elementwise"

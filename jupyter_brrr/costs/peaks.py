@@ -896,6 +896,8 @@ def peaks_for(
 
 def _local_gpu_named(name: str) -> tuple[int | None, str | None]:
     """(index, None) of a CUDA device with this name here, else (None, a device name or None)."""
+    if "torch" not in sys.modules and not _gpu_driver_present():
+        return None, None  # no GPU can be here: reading a trace need not import torch
     try:
         import torch  # only now: the name is unknown, and a GPU of that name may be here
     except ImportError:
@@ -910,6 +912,38 @@ def _local_gpu_named(name: str) -> tuple[int | None, str | None]:
         if _normalise_name(here) == _normalise_name(name):
             return index, None
     return None, (names[0] if names else None)
+
+
+# Where a GPU driver shows itself: NVIDIA's and AMD's kernel drivers, WSL's GPU device, and
+# the folders the CUDA and ROCm driver libraries are installed in (a container that is given a
+# GPU sees its device files; one given only the library finds it on the loader's path).
+_DRIVER_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+_DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "libamdhip64.so")
+_LIBRARY_FOLDERS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/cuda/compat",
+    "/usr/lib/wsl/lib",
+    "/opt/rocm/lib",
+)
+
+
+@functools.cache
+def _gpu_driver_present() -> bool:
+    """Whether a GPU driver may be here, found without importing torch (which takes a second)."""
+    if sys.platform != "linux":
+        return True  # no cheap test known there: ask torch
+    if any(os.path.exists(p) for p in _DRIVER_FILES):
+        return True
+    folders = [*os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep), *_LIBRARY_FOLDERS]
+    return any(
+        os.path.exists(os.path.join(folder, library))
+        for folder in folders
+        if folder
+        for library in _DRIVER_LIBRARIES
+    )
 
 
 # --- the interconnect ---------------------------------------------------------------------

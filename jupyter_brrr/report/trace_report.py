@@ -41,7 +41,9 @@ def whole_trace(
     host: pd.DataFrame | None = None,
 ) -> tuple[Analysis, Peaks | None, list[str]]:
     """The analysis of a whole trace, with the peaks it used and the notes on them (``host``:
-    ``steps.host_steps(trace)`` where the caller has found it, else found here)."""
+    ``steps.host_steps(trace)`` where the caller has found it, else found here). For a trace
+    with profiler steps, only its kernel table (``analyze(..., kernels_only=True)``): what
+    ``report_of_trace`` needs to find the median step, which it then analyses."""
     if host is None:
         host = steps.host_steps(trace)
     trace_device = analysis.device_name(trace)  # once, for the peaks and the summary
@@ -55,17 +57,35 @@ def whole_trace(
             multiprocessors=props.get("numSms"),
         )
         notes.append(note)
-    # The reasons and advice wait: a trace with profiler steps is analysed again, its median
-    # step alone, and only that analysis is reported (Report.from_analysis completes either).
-    whole = analysis.analyze(
+    # A trace with profiler steps (and GPU work) is analysed again, its median step alone, and
+    # only that analysis is reported: of the whole trace, the step windows need the kernel table
+    # alone. Elsewhere the reasons and advice wait (Report.from_analysis completes either).
+    stepped = len(host) >= _STEPS_MINIMUM and len(trace.kernels) > 0
+    whole = _whole_analysis(trace, peaks, trace_device, notes, host, kernels_only=stepped)
+    return whole, peaks, notes
+
+
+_STEPS_MINIMUM = 2  # steps.find_steps' default: fewer steps are the run itself
+
+
+def _whole_analysis(
+    trace: Trace,
+    peaks: Peaks | None,
+    device: str,
+    notes: list[str],
+    host: pd.DataFrame,
+    *,
+    kernels_only: bool = False,
+) -> Analysis:
+    return analysis.analyze(
         trace,
         peaks,
-        device=trace_device,
+        device=device,
         notes=list(notes),
         advise=False,
         runs=_trace_runs(len(host) or None),
+        kernels_only=kernels_only,
     )
-    return whole, peaks, notes
 
 
 def report_of_trace(
@@ -80,7 +100,11 @@ def report_of_trace(
     """The report of a trace from its whole analysis: with several profiler steps, that of its
     median steady step (``host``: as for ``whole_trace``)."""
     trace_device = result.summary["device"]
-    windows = steps.find_steps(trace, result.kernels, host=host)
+    if host is None:
+        host = steps.host_steps(trace)
+    windows = steps.find_steps(trace, result.kernels, minimum=_STEPS_MINIMUM, host=host)
+    if windows is None and result.kernels_only:  # no step windows after all: the whole is it
+        result = _whole_analysis(trace, peaks, trace_device, notes, host)
     if windows is not None:
         # Several runs in one trace: the per-run figures are those of the median steady step,
         # analysed on its own; every step's span and split go in the steps table.
