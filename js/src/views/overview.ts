@@ -465,7 +465,12 @@ function recommendationBody(rec: IRecommendation): (HTMLElement | null)[] {
       rec.detail ? h('div', { class: 'jp-brrr-rec-detail' }, rec.detail) : null
     ];
   }
-  const at = rec.detail.lastIndexOf('At best');
+  // The saving's sentence ends the detail: replayed ('Predicted by replaying ...') or, in a
+  // report saved before the replay, an additive bound ('At best ...').
+  const at = Math.max(
+    rec.detail.lastIndexOf('Predicted by replaying'),
+    rec.detail.lastIndexOf('At best')
+  );
   const ops = rec.ops.filter(o => o.shapes || o.module);
   return [
     h('div', { class: 'jp-brrr-rec-detail' }, rec.evidence),
