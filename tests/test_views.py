@@ -5,6 +5,7 @@ whose names are XSS payloads."""
 from __future__ import annotations
 
 import base64
+import html as html_module
 import io
 import json
 import re
@@ -241,6 +242,15 @@ def test_static_html_is_safe_and_complete(name: str, request: pytest.FixtureRequ
     assert ("Top 15 of" if len(report.ops) > 15 else "Top ") in fragment
     if gpu:
         assert "What to try first" in fragment and "GPU busy" in fragment
+        # Each recommendation's saving sentence under its fix: replayed where the step's graph
+        # is known (the traces' reports), an additive bound where it is not (an older report).
+        for advice in (a for a in report.recommendations if a.get("cause")):
+            detail = advice["detail"]
+            at = max(detail.rfind("Predicted by replaying"), detail.rfind("At best"))
+            assert at >= 0, detail
+            assert html_module.escape(detail[at:]) in fragment
+        if name in ("gpt2", "resnet"):
+            assert "Predicted by replaying the step&#x27;s dependencies" in fragment
 
 
 @pytest.mark.parametrize(

@@ -164,9 +164,10 @@ def _recommendations(report: Report, top: int = 3) -> str:
 
 
 def _bound_sentence(advice: dict) -> str:
-    """The detail's last sentence: what the recommendation saves at best."""
+    """The detail's last sentence: what the recommendation saves, replayed ("Predicted by
+    replaying ...") or, in a report saved before the replay, as an additive bound ("At best")."""
     detail = str(advice.get("detail", ""))
-    at = detail.rfind("At best")
+    at = max(detail.rfind("Predicted by replaying"), detail.rfind("At best"))
     return detail[at:] if at >= 0 else ""
 
 
