@@ -24,7 +24,11 @@ from jupyter_brrr.trace.events import read_trace
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 ZOO = ROOT / "bench" / "data" / "h200" / "zoo"
-ALL_TRACES = sorted(DATA.rglob("*.json.gz")) + sorted(ZOO.glob("*.json.gz"))
+# Every profiler trace kept as test data (a recorded sweep, ``*.sweep.json.gz``, is a sweep
+# document, not a trace).
+ALL_TRACES = sorted(
+    p for p in DATA.rglob("*.json.gz") if not p.name.endswith(".sweep.json.gz")
+) + sorted(ZOO.glob("*.json.gz"))
 H200 = peaks.lookup("NVIDIA H200")
 
 

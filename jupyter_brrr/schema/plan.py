@@ -59,6 +59,9 @@ _FIX = Object(
         "time_s": _MAYBE_SECONDS,
         "share": _MAYBE_AMOUNT,
         "remains_s": Nullable(Number(high=LONGEST_S)),
+        # What plain Amdahl said remains, beside the replayed ``remains_s``, and how that was made.
+        "amdahl_remains_s": Nullable(Number(high=LONGEST_S)),
+        "predicted_by": _MAYBE_TEXT,
         "closes": _MAYBE_FLAG,
         "needed_factor": _MAYBE_AMOUNT,
         "limit": _MAYBE_AMOUNT,

@@ -494,6 +494,12 @@ _RECOMMENDATION = Object(
         "saving_s": Nullable(_SECONDS),
         "speedup": _MAYBE_AMOUNT,
         "probably": _MAYBE_FLAG,
+        # Written by the step's replay (analysis/causal.py): the additive bound the saving had,
+        # how the saving was made, the changes replayed, what they could not model, and the fix
+        # this one needs first.
+        "saving_bound_s": _MAYBE_SECONDS,
+        **{name: _MAYBE_TEXT for name in ("predicted_by", "changes", "requires")},
+        "not_modelled": ListOf(_TEXT),
     },
 )
 _OPS_CELLS: dict[str, Type] = {
