@@ -638,10 +638,14 @@ def record(names: list[str] | None = None, out=RECORDED) -> list[str]:
     return lines
 
 
-def try_fixes(names: list[str] | None = None, budget_s: float = 2.0) -> list[dict]:
+def try_fixes(names: list[str] | None = None, budget_s: float = 2.0, keep: str = "") -> list[dict]:
     """Profile each trace check as ``jupyter_brrr.profile`` does, try every recommendation's
     automatic fix (``jupyter_brrr.try_fix``) and print case, advice, predicted, measured and
-    verdict: the table of bench/RESULTS.md. Needs a GPU for the figures to mean anything."""
+    verdict: the table of bench/RESULTS.md. Needs a GPU for the figures to mean anything.
+
+    ``keep``: a folder where each case's report (``NAME.json`` and its trace) and every row
+    (``fixes.json``) are written, so that predictions can be checked again without a GPU."""
+    import json
     import statistics
 
     import jupyter_brrr
@@ -659,6 +663,9 @@ def try_fixes(names: list[str] | None = None, budget_s: float = 2.0) -> list[dic
             report = jupyter_brrr.profile(step, warmup=3, repeat=10)
             assert isinstance(report, jupyter_brrr.Report)
             span = float(report.summary["span_s"])
+            if keep:
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                report.save(Path(keep) / f"{name}.json")
             for n, recommendation in enumerate(report.recommendations):
                 if recommendation["cause"] not in FIX_OF_CAUSE:
                     continue
@@ -692,6 +699,8 @@ def try_fixes(names: list[str] | None = None, budget_s: float = 2.0) -> list[dic
             f"median |predicted - measured| / step time over {len(errors)} fixes: "
             f"{statistics.median(errors):.1%}"
         )
+    if keep:
+        Path(keep, "fixes.json").write_text(json.dumps(rows, indent=1, default=str))
     first_refuted = [r["case"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
     print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
     return rows
@@ -706,12 +715,13 @@ if __name__ == "__main__":
         "--try-fixes", action="store_true", help="try every automatic fix, print the table"
     )
     parser.add_argument("--only", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--keep", default="", help="with --try-fixes: keep reports and rows here")
     args = parser.parse_args()
     only = [n for n in args.only.split(",") if n] or None
     if args.record:
         record(only)
     elif args.try_fixes:
-        try_fixes(only)
+        try_fixes(only, keep=args.keep)
     else:
         for name, item in CHECKS.items():
             print(f"{name} [{item.kind}{', GPU' if item.gpu else ''}]: {item.about}")

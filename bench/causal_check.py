@@ -32,6 +32,8 @@ GPU work to replay: its predictions print as n/a).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import math
 import statistics
 import sys
@@ -409,33 +411,34 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def event_time(step: Step, runs: int, warmup_s: float) -> float:
-    """Median time per step by CUDA events over ``runs`` runs of ``reps`` steps back to back,
-    after a sustained warm-up (the host clock under --cpu-smoke)."""
-    if DEVICE != "cuda":
-        for _ in range(2):
-            step()
-        times = []
-        for _ in range(runs):
-            begin = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - begin)
-        return statistics.median(times)
+def _reps(step: Step) -> int:
+    """Steps per timed run: enough back to back for about 4 ms (a steady loop's time per step)."""
     for _ in range(3):
         step()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
+    _sync()
     one = time.perf_counter()
     step()
-    torch.cuda.synchronize()
+    _sync()
     one = time.perf_counter() - one
-    reps = max(1, min(50, int(0.004 / max(one, 1e-6))))
+    return max(1, min(50, int(0.004 / max(one, 1e-6))))
+
+
+def _timed_runs(step: Step, runs: int, reps: int, warmup_s: float) -> list[float]:
+    """``runs`` times per step after a sustained warm-up of ``warmup_s`` (CUDA events; the host
+    clock under --cpu-smoke)."""
+    start = time.perf_counter()
     while time.perf_counter() - start < warmup_s:
         for _ in range(reps):
             step()
-        torch.cuda.synchronize()
+        _sync()
     times = []
     for _ in range(runs):
+        if DEVICE != "cuda":
+            begin_s = time.perf_counter()
+            for _ in range(reps):
+                step()
+            times.append((time.perf_counter() - begin_s) / reps)
+            continue
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         begin.record()
         for _ in range(reps):
@@ -443,7 +446,23 @@ def event_time(step: Step, runs: int, warmup_s: float) -> float:
         end.record()
         end.synchronize()
         times.append(begin.elapsed_time(end) * 1e-3 / reps)
-    return statistics.median(times)
+    return times
+
+
+def interleaved_times(
+    before: Step, after: Step, runs: int, warmup_s: float, rounds: int = 3
+) -> tuple[list[float], list[float]]:
+    """Both steps timed in alternating rounds (before, after, before, ...), each round after its
+    own warm-up: this host's speed drifts by up to 1.7x within one call, and a ratio of two
+    medians taken minutes apart measures the drift as much as the change."""
+    reps_before, reps_after = _reps(before), _reps(after)
+    per_round = max(1, runs // rounds)
+    times_before: list[float] = []
+    times_after: list[float] = []
+    for _ in range(rounds):
+        times_before += _timed_runs(before, per_round, reps_before, warmup_s / rounds)
+        times_after += _timed_runs(after, per_round, reps_after, warmup_s / rounds)
+    return times_before, times_after
 
 
 def profiled(step: Step, folder: Path, name: str):
@@ -501,6 +520,14 @@ def main() -> int:
     parser.add_argument(
         "--cpu-smoke", action="store_true", help="tiny sizes on the CPU: check it runs through"
     )
+    parser.add_argument(
+        "--keep", default="", help="a folder to keep the traces and the CUDA-event times in"
+    )
+    parser.add_argument(
+        "--replay",
+        default="",
+        help="a folder --keep wrote: predict again from its traces and times, no GPU needed",
+    )
     args = parser.parse_args()
     global DEVICE, SMOKE
     if args.cpu_smoke:
@@ -514,7 +541,10 @@ def main() -> int:
         if (not wanted or c.name in wanted)
         and not (SMOKE and (c.cuda_only or "compile" in c.change))
     ]
-    where = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (smoke run)"
+    if args.replay:
+        where = f"the traces and times kept in {args.replay}"
+    else:
+        where = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (smoke run)"
     models = len({c.model for c in cases})
     print(f"torch {torch.__version__} on {where}; {len(cases)} cases on {models} models")
     header = (
@@ -524,17 +554,40 @@ def main() -> int:
     print(header)
     rows, profiler_rows = [], []
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
+    with contextlib.ExitStack() as stack:
+        if args.replay:
+            folder = Path(args.replay)
+            kept = json.loads((folder / "cases.json").read_text())
+        else:
+            folder = (
+                Path(args.keep)
+                if args.keep
+                else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            )
+            folder.mkdir(parents=True, exist_ok=True)
+            kept = {}
         for case in cases:
             try:
-                before_step = case.before()
-                before_s = event_time(before_step, args.runs, args.warmup)
-                before = profiled(before_step, Path(folder), case.name + "_before")
-                del before_step
-                after_step = case.after()
-                after_s = event_time(after_step, args.runs, args.warmup)
-                after = profiled(after_step, Path(folder), case.name + "_after")
-                del after_step
+                if args.replay:
+                    if case.name not in kept:
+                        continue
+                    times_before, times_after = (
+                        kept[case.name]["before_s"],
+                        kept[case.name]["after_s"],
+                    )
+                    before = jupyter_brrr.load(folder / f"{case.name}_before.json.gz")
+                    after = jupyter_brrr.load(folder / f"{case.name}_after.json.gz")
+                else:
+                    before_step, after_step = case.before(), case.after()
+                    times_before, times_after = interleaved_times(
+                        before_step, after_step, args.runs, args.warmup
+                    )
+                    before = profiled(before_step, folder, case.name + "_before")
+                    after = profiled(after_step, folder, case.name + "_after")
+                    del before_step, after_step
+                    kept[case.name] = {"before_s": times_before, "after_s": times_after}
+                    (folder / "cases.json").write_text(json.dumps(kept, indent=1))
+                before_s, after_s = statistics.median(times_before), statistics.median(times_after)
                 predicted = diff_prediction(before, after) * case.items_ratio
                 explicit, change = explicit_prediction(case, before, after)
                 explicit *= case.items_ratio
