@@ -25,7 +25,12 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
+from jupyter_brrr.costs import formula_registry as registry
+from jupyter_brrr.costs import formulas
 from jupyter_brrr.costs import model as costs
+from jupyter_brrr.costs.dtypes import SCALAR_TYPE_CODES
+from jupyter_brrr.costs.formulas.attention import ATTENTION_LAYOUTS
+from jupyter_brrr.costs.formulas.convolution import CONV_LAYOUTS
 from jupyter_brrr.costs.model import OpCost, add_costs, dtype_key, dtype_size, has_model, op_cost
 
 DATA = Path(__file__).parent / "data"
@@ -226,6 +231,24 @@ def _flop_counts(case: str) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 
 
+def test_each_family_registers_its_own_formulas() -> None:
+    """Every formula comes from a module of ``costs.formulas``, each of those registers some,
+    and an op name cannot get a second formula (two families claiming one op)."""
+    defined_in = {
+        getattr(formula, "func", formula).__module__
+        for formula in [*registry.FORMULAS.values(), *registry.LAUNCH_FORMULAS.values()]
+    }
+    families = {f"jupyter_brrr.costs.formulas.{name}" for name in formulas.__all__}
+    assert defined_in <= families
+    # compiled registers by name prefix only
+    assert families - defined_in == {"jupyter_brrr.costs.formulas.compiled"}
+    assert registry.formula_for("triton_poi_fused_add_0") is not None
+    with pytest.raises(ValueError, match="aten::mm has a formula already"):
+        registry.add(lambda args: None, "aten::mm")
+    with pytest.raises(ValueError, match="aten::index has a formula already"):
+        registry.add(lambda args: None, "aten::index")
+
+
 def test_dtype_key_and_size() -> None:
     assert dtype_key("c10::BFloat16") == "bf16" and dtype_size("c10::BFloat16") == 2
     assert dtype_key("float") == "fp32" and dtype_size("float") == 4
@@ -269,7 +292,7 @@ def test_trace_type_names_and_dtype_codes_match_torch(tmp_path: Path) -> None:
     codes = [int(e["args"]["Concrete Inputs"][1]) for e in events if e["name"] == "aten::empty"]
     for dtype, name, code in zip(DTYPES, names, codes, strict=True):
         assert dtype_size(name) == dtype.itemsize, (dtype, name)
-        assert costs._SCALAR_TYPE_CODES[code] == name, (dtype, code)
+        assert SCALAR_TYPE_CODES[code] == name, (dtype, code)
 
 
 # --------------------------------------------------------------------------------------------
@@ -419,12 +442,12 @@ def test_argument_positions_match_torch_schemas() -> None:
         overload = getattr(packet, packet.overloads()[0])  # default, or conv_transpose2d.input
         return [a.name for a in overload._schema.arguments]
 
-    for op, layout in costs._ATTENTION.items():
+    for op, layout in ATTENTION_LAYOUTS.items():
         expected = "custom_mask_type" if layout.mask_type else "is_causal"
         assert names(op)[layout.causal] == expected, op
         if not isinstance(layout.lse, bool):
             assert names(op)[layout.lse] == "compute_log_sumexp", op
-    for op, layout in costs._CONV_LAYOUTS.items():
+    for op, layout in CONV_LAYOUTS.items():
         for field in ("bias", "stride", "padding", "dilation", "output_padding", "groups"):
             position = getattr(layout, field)
             if position is not None:

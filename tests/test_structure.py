@@ -7,9 +7,8 @@ public ``record`` for training scripts) are the public API, above every layer. T
 from the source with ``ast``; imports under ``TYPE_CHECKING`` do not run and do not count.
 
 One import points up, by design: the data objects' display methods (``report.shown``) ask the
-view registry (``views.render``) to draw them, inside the methods (``VIEW_REGISTRY``). Where the
-code does not yet keep to the rest, ``NOT_YET`` lists the import with its reason: the list only
-shrinks (a test fails on an entry that is no longer needed).
+view registry (``views.render``) to draw them, inside the methods (``VIEW_REGISTRY``). No other
+import is allowed to point up or to close a cycle, not even inside a function.
 """
 
 from __future__ import annotations
@@ -47,14 +46,6 @@ LAYERS = (
 # repr, the notebook display, lines, save_html) ask the view registry, ``views.render``, to draw
 # them, inside the methods (pyinstrument's ``Renderer.render(session)``).
 VIEW_REGISTRY = ("report.shown", "views")
-
-NOT_YET = {
-    # A cycle inside one layer, put off by an import inside a function.
-    ("costs.model", "costs._meta"): (
-        "the meta-tensor fallback builds on the cost model's parsers and is loaded (with "
-        "torch's meta kernels) only for an op that has no formula"
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -143,7 +134,7 @@ def layer(module: str) -> str:
 
 
 def _listed(found: Import) -> bool:
-    return (found.importer, found.imported) in NOT_YET or _is_the_registry(found)
+    return _is_the_registry(found)
 
 
 def _is_the_registry(found: Import) -> bool:
@@ -186,7 +177,7 @@ def test_the_module_level_imports_have_no_cycle() -> None:
 
 
 def test_no_cycle_even_through_imports_inside_functions() -> None:
-    """A function-level import that closes a cycle is a cycle put off, unless NOT_YET lists it."""
+    """A function-level import that closes a cycle is a cycle put off."""
     cycle = _cycle(_graph([i for i in IMPORTS if not _listed(i)]))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
@@ -207,39 +198,11 @@ def test_every_folder_is_a_layer() -> None:
     assert folders == set(LAYERS) - {"api"}
 
 
-def test_every_listed_import_is_still_needed() -> None:
-    """The list stays honest: each entry is an import that still points up a layer or closes a
-    cycle."""
-    lazy = {(i.importer, i.imported) for i in IMPORTS}
-    direct = _graph([i for i in IMPORTS if not _listed(i)])
-    for (importer, imported), reason in NOT_YET.items():
-        assert (importer, imported) in lazy, f"{importer} no longer imports {imported}: {reason}"
-        upward = LAYERS.index(layer(imported)) > LAYERS.index(layer(importer))
-        assert upward or _reaches(direct, imported, importer), (importer, imported)
-
-
 def test_the_view_registry_is_the_one_upward_import() -> None:
     """``report.shown`` imports ``views.render`` inside a function, once; nothing else reaches
     the views from below them."""
-    up = [
-        i
-        for i in IMPORTS
-        if LAYERS.index(layer(i.imported)) > LAYERS.index(layer(i.importer))
-        and (i.importer, i.imported) not in NOT_YET
-    ]
+    up = [i for i in IMPORTS if LAYERS.index(layer(i.imported)) > LAYERS.index(layer(i.importer))]
     assert [(i.importer, i.imported, i.lazy) for i in up] == [(*VIEW_REGISTRY, True)]
-
-
-def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
-    seen, todo = set(), [start]
-    while todo:
-        node = todo.pop()
-        if node == goal:
-            return True
-        if node not in seen:
-            seen.add(node)
-            todo.extend(edges.get(node, ()))
-    return False
 
 
 @pytest.mark.parametrize("layer_name", LAYERS[: LAYERS.index("notebook")])
@@ -428,7 +391,6 @@ def private_uses(module: str) -> list[str]:
 # shrinks (a test fails on an entry that has fewer, so that it is lowered or dropped).
 PRIVATE_NOT_YET: dict[str, int] = {
     "analysis.replay": 2,
-    "costs._meta": 5,
     "report.history": 1,
     "report.job": 2,
     "views.sweep_memory": 6,

@@ -1,7 +1,8 @@
 """The cost of any aten op from its recorded arguments, by running it on torch's meta device.
 
-``costs`` holds hand formulas for the ops whose arithmetic or traffic a general rule gets wrong.
-Every other aten op is costed here, in the same conventions (see ``costs``' docstring):
+``costs.formulas`` holds hand formulas for the ops whose arithmetic or traffic a general rule
+gets wrong. Every other aten op is costed here, in the same conventions (see ``costs.model``'s
+docstring):
 
 - **Output shapes**: the op's schema says which recorded argument is a tensor, a list, a scalar
   or an ``out=`` tensor; each tensor becomes an empty tensor on the meta device (a shape and a
@@ -36,7 +37,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .model import _SCALAR_TYPE_CODES, _T, _TYPES, OpCost, _parse, _promote
+from .arguments import OpCost, Tensor, parse_concrete, promote
+from .dtypes import SCALAR_TYPE_CODES, TYPES
 
 # Trace type name -> torch dtype attribute (torch.<name>).
 _TORCH_DTYPES = {
@@ -133,7 +135,7 @@ def _meta_cost(
 # What running one call on the meta device tells: the tensors it reads and writes, the FLOPs
 # FlopCounterMode counted (0 when it has no formula), and the op's tag ("pointwise",
 # "reduction" or ""); None where no overload fits or none has a meta kernel.
-Footprint = tuple[list[_T], list[_T], float, str]
+Footprint = tuple[list[Tensor], list[Tensor], float, str]
 
 # The footprints of the calls seen in real traces, made by bench/meta_table.py from torch's
 # meta kernels: a trace whose calls are all in it is costed without importing torch.
@@ -162,8 +164,8 @@ def _from_json(value: Any) -> Footprint | None:
         return None
     reads, writes, counted, tag = value
     return (
-        [_T(tuple(shape), name) for shape, name in reads],
-        [_T(tuple(shape), name) for shape, name in writes],
+        [Tensor(tuple(shape), name) for shape, name in reads],
+        [Tensor(tuple(shape), name) for shape, name in writes],
         float(counted),
         tag,
     )
@@ -356,13 +358,13 @@ def _argument(
         return _MISSING
     if type_name in _TORCH_DTYPES and shape:
         return _MISSING  # a tensor where the schema wants a scalar
-    value = _parse(text) if text else None
+    value = parse_concrete(text) if text else None
     if value is None:
         # Unrecorded (no Concrete Inputs, or a string the profiler leaves out): a default would
         # be a guess, and a wrong dim or size gives a wrong shape.
         return None if optional and type_name == "" else _MISSING
     if argument.name == "dtype" or kind == "ScalarType":
-        code_name = _SCALAR_TYPE_CODES.get(value) if isinstance(value, int) else None
+        code_name = SCALAR_TYPE_CODES.get(value) if isinstance(value, int) else None
         if code_name not in _TORCH_DTYPES:
             return _MISSING
         return getattr(torch, _TORCH_DTYPES[code_name])
@@ -399,9 +401,9 @@ def _type_names() -> dict[Any, str]:
     return {getattr(torch, attr): name for name, attr in _TORCH_DTYPES.items()}
 
 
-def _traced(shape: tuple[int, ...], dtype: Any) -> _T | None:
+def _traced(shape: tuple[int, ...], dtype: Any) -> Tensor | None:
     name = _type_names().get(dtype)
-    return _T(shape, name) if name in _TYPES else None
+    return Tensor(shape, name) if name in TYPES else None
 
 
 def _writes_argument(argument: Any) -> bool:
@@ -417,8 +419,8 @@ def _footprint(
     result: Any,
     counted: float,
 ) -> Footprint | None:
-    reads: list[_T] = []
-    writes: list[_T] = []
+    reads: list[Tensor] = []
+    writes: list[Tensor] = []
     for argument, value, before in zip(schema.arguments, values, inputs, strict=True):
         written = _writes_argument(argument)
         if not (written and argument.kwarg_only):  # an out= tensor is not read
@@ -453,13 +455,13 @@ def _priced(op: str, footprint: Footprint) -> OpCost:
     """The cost of a call from its footprint (no torch needed)."""
     reads, writes, counted, tag = footprint
     flops, category = _flops(op, tag, counted, reads, writes)
-    compute = _promote(reads) if reads else writes[0].type
+    compute = promote(reads) if reads else writes[0].type
     traffic = sum(t.nbytes for t in reads) + sum(t.nbytes for t in writes)
-    return OpCost(float(flops), float(traffic), category, _TYPES[compute][0], source="shapes")
+    return OpCost(float(flops), float(traffic), category, TYPES[compute][0], source="shapes")
 
 
 def _flops(
-    op: str, tag: str, counted: float, reads: list[_T], writes: list[_T]
+    op: str, tag: str, counted: float, reads: list[Tensor], writes: list[Tensor]
 ) -> tuple[float, str]:
     """FLOPs and category: what FlopCounterMode counted while the op ran (its formulas, also for
     what a composite op dispatches to), else the per-element rules."""
