@@ -512,6 +512,25 @@ def _pct(value: float) -> str:
     return f"{value:+7.1%}" if value == value else f"{'n/a':>7s}"
 
 
+def print_profiler_rows(profiler_rows: list[tuple]) -> None:
+    """Each before-step's profiled span, ``predict(profiler=0)`` and CUDA-event time."""
+    print(
+        f"\n{'before-step':24s} {'host':>5s} {'profiled':>10s} {'profiler=0':>11s} "
+        f"{'CUDA events':>12s} {'error':>7s}"
+    )
+    for name, span, unprofiled, event, host_bound in profiler_rows:
+        print(
+            f"{name:24s} {'yes' if host_bound else 'no':>5s} {_ms(span, 10)} "
+            f"{_ms(unprofiled, 11)} {_ms(event, 12)} {_pct(unprofiled / event - 1)}"
+        )
+    host = [abs(u / e - 1) for _, _, u, e, h in profiler_rows if h and u == u]
+    if host:
+        print(
+            f"host-bound steps: median |profiler=0 / CUDA events - 1| = "
+            f"{statistics.median(host):.1%} ({len(host)} steps)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated case names")
@@ -646,21 +665,7 @@ def main() -> int:
             + ("yes" if not false else "NO: " + ", ".join(false))
         )
     if profiler_rows:
-        print(
-            f"\n{'before-step':24s} {'host':>5s} {'profiled':>10s} {'profiler=0':>11s} "
-            f"{'CUDA events':>12s} {'error':>7s}"
-        )
-        for name, span, unprofiled, event, host_bound in profiler_rows:
-            print(
-                f"{name:24s} {'yes' if host_bound else 'no':>5s} {_ms(span, 10)} "
-                f"{_ms(unprofiled, 11)} {_ms(event, 12)} {_pct(unprofiled / event - 1)}"
-            )
-        host = [abs(u / e - 1) for _, _, u, e, h in profiler_rows if h and u == u]
-        if host:
-            print(
-                f"host-bound steps: median |profiler=0 / CUDA events - 1| = "
-                f"{statistics.median(host):.1%} ({len(host)} steps)"
-            )
+        print_profiler_rows(profiler_rows)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
     return 0
 

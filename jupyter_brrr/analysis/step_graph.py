@@ -340,6 +340,58 @@ class _Names:
         return list(self.codes)
 
 
+@dataclass
+class _Calls:
+    """The trace's host runtime calls, sorted by (thread, start, longest first), and the
+    threads of its host events."""
+
+    thread: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    name: np.ndarray
+    kind: np.ndarray  # HOST_KINDS of the calls that are nodes, -1 for the others
+    of_event: np.ndarray  # each GPU event's (outermost) launch call, a position, or -1
+    op_thread: np.ndarray  # each op's thread code
+    threads: list[str]
+    main: int
+
+
+@dataclass
+class _Host:
+    """The host nodes, sorted by (thread, time), as measured."""
+
+    thread: np.ndarray
+    kind: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    name_text: np.ndarray
+    node_of_call: np.ndarray  # the node of each sorted call (-1: folded into a gap)
+    begin_node: np.ndarray  # each thread's begin anchor
+    same_thread_before: np.ndarray
+    prev_end: np.ndarray
+    gap: np.ndarray
+
+
+@dataclass
+class _Gpu:
+    """The GPU nodes, sorted by (stream, start), and their links to the host nodes."""
+
+    stream: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dur: np.ndarray
+    host: np.ndarray
+    kind: np.ndarray
+    names_text: np.ndarray
+    pageable: np.ndarray
+    bytes: np.ndarray
+    labels: dict[str, np.ndarray]
+    tail: np.ndarray  # how long before its copy ended a copy's call may return
+    blocking_event: np.ndarray
+    from_start: np.ndarray
+    orphan: np.ndarray
+
+
 def build(
     trace: Trace,
     kernels: pd.DataFrame | None = None,
@@ -357,310 +409,496 @@ def build(
     the graph should replay to (the step's window, or the trace's span); computed from the
     trace where not given. None where the trace holds no host event (no op, no runtime call).
     """
-    names = _Names()
-    ops = trace.ops
-    runtime = trace.runtime
-    gpu = trace.gpu_columns()
-    n_gpu_events = len(gpu["start_s"])
-    if not len(ops) and not len(runtime):  # GPU events alone: nothing launched them to model
+    if not len(trace.ops) and not len(trace.runtime):  # GPU events alone: nothing to model
         return None
+    names = _Names()
+    calls = _runtime_calls(trace)
+    host = _host_nodes(trace, calls, host_range)
+    parts, per_op = _host_parts(trace, calls, host)
+    gpu = _gpu_nodes(trace, kernels, calls, host)
+    n_host = len(host.kind)
+    h_blocking = np.zeros(n_host, dtype=bool)
+    h_blocking[gpu.host[gpu.blocking_event]] = True
+    await_host, await_gpu = _sync_edges(host, gpu, h_blocking)
+    h_dur, h_wake, typical_wake = _calibrated_calls(host, gpu, h_blocking, await_host, await_gpu)
+    h_dur = _without_queue_waits(host, gpu, h_dur)
+    wait_gpu, wait_from = _stream_waits(host, gpu)
+    g_lag, g_gap, wait_lag, latency, stream_gap = _calibrated_lags(gpu, host, wait_gpu, wait_from)
+    main = calls.main
+    handoff_host, handoff_from, handoff_lag = _handoffs(
+        host.thread,
+        host.kind,
+        host.start,
+        host.end,
+        host.prev_end,
+        host.same_thread_before,
+        host.gap,
+        main,
+        host.begin_node,
+        len(calls.threads),
+    )
+    woken = handoff_host[handoff_from != host.begin_node[main]] if calls.threads else handoff_host
+    parts[woken] = 0.0  # the idle before a hand-off is a wait, not host work
 
-    # --- threads ----------------------------------------------------------------------------
+    if measured_s is None:
+        if len(gpu.dur):
+            measured_s = float(gpu.end.max() - gpu.start.min())
+        else:
+            measured_s = float(host.end.max() - host.start.min()) if n_host else 0.0
+    origin = float(
+        min(host.start.min() if n_host else np.inf, gpu.start.min() if len(gpu.dur) else np.inf)
+    )
+    op_names = trace.ops["name"].to_numpy(dtype=object)
+    op_start = trace.ops["start_s"].to_numpy(dtype=float)
+    op_end = trace.ops["end_s"].to_numpy(dtype=float)
+    is_top = trace.ops["parent"].to_numpy() < 0
+    # The op each node belongs to: the top-level op around the call.
+    top_of_time = _enclosing_top(calls.op_thread, op_start, op_end, is_top, host.thread, host.start)
+    labels = gpu.labels
+    return StepGraph(
+        h_thread=host.thread.astype(np.int64),
+        h_kind=host.kind.astype(np.int64),
+        h_start=host.start - origin,
+        h_dur=h_dur,
+        h_call_profiler=call_profiler(host.kind, h_dur),
+        h_parts=parts,
+        h_wake=h_wake,
+        h_op=names.of(np.append(op_names, _NO_NAME)[top_of_time]),  # -1: no op
+        h_name=names.of(host.name_text),
+        h_blocking=h_blocking,
+        g_stream=gpu.stream,
+        g_start=gpu.start - origin,
+        g_dur=gpu.dur,
+        g_host=gpu.host.astype(np.int64),
+        g_from_start=gpu.from_start,
+        g_lag=np.where(np.isfinite(g_lag), g_lag, 0.0),
+        g_gap=g_gap,
+        g_kind=gpu.kind.astype(np.int64),
+        g_bound=names.of(labels["bound"]),
+        g_category=names.of(labels["category"]),
+        g_op=names.of(labels["op"]),
+        g_shapes=names.of(labels["shapes"]),
+        g_module=names.of(labels["module"]),
+        g_name=names.of(gpu.names_text),
+        g_bytes=gpu.bytes,
+        g_pageable=gpu.pageable,
+        await_host=await_host,
+        await_gpu=await_gpu,
+        handoff_host=handoff_host,
+        handoff_from=handoff_from,
+        handoff_lag=handoff_lag,
+        wait_gpu=wait_gpu,
+        wait_from=wait_from,
+        wait_lag=wait_lag,
+        names=names.list(),
+        threads=calls.threads,
+        mode="period" if host_range is not None else "latency",
+        measured_s=float(measured_s),
+        main_thread=main,
+        typical={
+            "launch_latency_s": latency,
+            "stream_gap_s": stream_gap,
+            "wake_s": typical_wake,
+            "profiler_per_op_s": per_op,
+            "profiler_per_call_s": PROFILER_PER_CALL_S,
+        },
+    )
+
+
+def _runtime_calls(trace: Trace) -> _Calls:
+    """The host's runtime calls in (thread, start) order, which of them are nodes (launches,
+    synchronisations, event records, stream waits), and the main thread."""
+    ops, runtime = trace.ops, trace.runtime
     call_names = runtime["name"].to_numpy(dtype=object)
     host_call = ~np.isin(call_names, list(_GPU_SIDE))
-    rt = {c: runtime[c].to_numpy() for c in ("pid", "tid", "start_s", "end_s", "correlation")}
-    rt = {c: v[host_call] for c, v in rt.items()}
+    rt = {c: runtime[c].to_numpy()[host_call] for c in ("pid", "tid", "start_s", "end_s")}
+    correlation = runtime["correlation"].to_numpy()[host_call]
     call_names = call_names[host_call]
-    thread_codes, first = group_codes(
-        np.concatenate([ops["pid"].to_numpy(), rt["pid"]]),
-        np.concatenate([ops["tid"].to_numpy(), rt["tid"]]),
-    )
     pids = np.concatenate([ops["pid"].to_numpy(), rt["pid"]])
     tids = np.concatenate([ops["tid"].to_numpy(), rt["tid"]])
+    thread_codes, first = group_codes(pids, tids)
     threads = [f"{pids[row]}/{tids[row]}" for row in first]
-    op_thread = thread_codes[: len(ops)]
-    call_thread = thread_codes[len(ops) :]
-    n_threads = len(first)
-
-    op_start = ops["start_s"].to_numpy(dtype=float)
-    op_end = ops["end_s"].to_numpy(dtype=float)
-    op_parent = ops["parent"].to_numpy()
-    op_top = ops["top"].to_numpy()
-    is_top = op_parent < 0
-
+    op_thread, call_thread = thread_codes[: len(ops)], thread_codes[len(ops) :]
     # The main thread: the step's (its ProfilerStep range), else the first event's.
     main = 0
-    if n_threads:
-        starts = np.concatenate([op_start, rt["start_s"]])
+    if len(first):
+        starts = np.concatenate([ops["start_s"].to_numpy(dtype=float), rt["start_s"]])
         main = int(thread_codes[np.argmin(starts)])
-        step_rows = trace.annotations[
-            trace.annotations["name"].astype(str).str.startswith(STEP_PREFIX)
-            & (trace.annotations["where"] == "host")
+        annotations = trace.annotations
+        step_rows = annotations[
+            annotations["name"].astype(str).str.startswith(STEP_PREFIX)
+            & (annotations["where"] == "host")
         ]
         if len(step_rows):
             key = f"{step_rows['pid'].iloc[0]}/{step_rows['tid'].iloc[0]}"
             if key in threads:
                 main = threads.index(key)
-
-    # --- GPU events and their launch calls ----------------------------------------------------
-    gpu_corr = np.concatenate(
-        [trace.kernels["correlation"].to_numpy(float), trace.copies["correlation"].to_numpy(float)]
-    )
-    # Runtime calls, outermost first: a call nested in another (cudaLaunchKernel inside
-    # cuLaunchKernel's caller) counts as the outer one.
+    # Outermost first: a call nested in another (cudaLaunchKernel inside cuLaunchKernel's
+    # caller) counts as the outer one.
     order = np.lexsort((-(rt["end_s"] - rt["start_s"]), rt["start_s"], call_thread))
     c_thread = call_thread[order]
     c_start, c_end = rt["start_s"][order], rt["end_s"][order]
     c_name = call_names[order]
-    c_corr = rt["correlation"][order].astype(float)
     outer = _outermost(c_thread, c_start, c_end)  # each call's outermost call (a position)
-    call_of_event = _positions_of(gpu_corr, c_corr)  # position in the sorted calls, or -1
-    call_of_event = np.where(call_of_event >= 0, outer[np.maximum(call_of_event, 0)], -1)
+    gpu_corr = np.concatenate(
+        [trace.kernels["correlation"].to_numpy(float), trace.copies["correlation"].to_numpy(float)]
+    )
+    of_event = _positions_of(gpu_corr, correlation[order].astype(float))
+    of_event = np.where(of_event >= 0, outer[np.maximum(of_event, 0)], -1)
     launches = np.zeros(len(c_start), dtype=bool)
-    launches[call_of_event[call_of_event >= 0]] = True
-    kind_of_call = np.full(len(c_start), -1, dtype=np.int64)
-    kind_of_call[launches] = LAUNCH
-    distinct_calls = pd.unique(c_name)
-    for pattern, kind in ((_SYNC, SYNC), (_RECORD, RECORD), (_WAIT, WAIT)):
-        matching = [n for n in distinct_calls if isinstance(n, str) and pattern.search(n)]
+    launches[of_event[of_event >= 0]] = True
+    kind = np.full(len(c_start), -1, dtype=np.int64)
+    kind[launches] = LAUNCH
+    distinct = pd.unique(c_name)
+    for pattern, node_kind in ((_SYNC, SYNC), (_RECORD, RECORD), (_WAIT, WAIT)):
+        matching = [n for n in distinct if isinstance(n, str) and pattern.search(n)]
         if matching:
             chosen = np.isin(c_name, matching) & (outer == np.arange(len(outer)))
-            kind_of_call[chosen & ~launches] = kind
-    is_node_call = kind_of_call >= 0
+            kind[chosen & ~launches] = node_kind
+    return _Calls(
+        thread=c_thread,
+        start=c_start,
+        end=c_end,
+        name=c_name,
+        kind=kind,
+        of_event=of_event,
+        op_thread=op_thread,
+        threads=threads,
+        main=main,
+    )
 
-    # --- host nodes: anchors and calls, per thread in time order -------------------------------
+
+def _host_nodes(trace: Trace, calls: _Calls, host_range: tuple[float, float] | None) -> _Host:
+    """Each thread's anchors (its first and last event; the main thread's at the step's host
+    range) and the calls that are nodes, per thread in time order."""
+    n_threads = len(calls.threads)
+    op_start = trace.ops["start_s"].to_numpy(dtype=float)
+    op_end = trace.ops["end_s"].to_numpy(dtype=float)
     thread_begin = np.full(n_threads, np.inf)
     thread_end = np.full(n_threads, -np.inf)
-    np.minimum.at(thread_begin, op_thread, op_start)
-    np.maximum.at(thread_end, op_thread, op_end)
-    np.minimum.at(thread_begin, c_thread, c_start)
-    np.maximum.at(thread_end, c_thread, c_end)
+    np.minimum.at(thread_begin, calls.op_thread, op_start)
+    np.maximum.at(thread_end, calls.op_thread, op_end)
+    np.minimum.at(thread_begin, calls.thread, calls.start)
+    np.maximum.at(thread_end, calls.thread, calls.end)
     if host_range is not None and n_threads:
-        thread_begin[main] = min(host_range[0], thread_begin[main])
-        thread_end[main] = max(host_range[1], thread_end[main])
-    node_calls = np.flatnonzero(is_node_call)
-    h_thread = np.concatenate([np.arange(n_threads), c_thread[node_calls], np.arange(n_threads)])
-    h_kind = np.concatenate(
-        [np.full(n_threads, BEGIN), kind_of_call[node_calls], np.full(n_threads, END)]
+        thread_begin[calls.main] = min(host_range[0], thread_begin[calls.main])
+        thread_end[calls.main] = max(host_range[1], thread_end[calls.main])
+    node_calls = np.flatnonzero(calls.kind >= 0)
+    every = np.arange(n_threads)
+    thread = np.concatenate([every, calls.thread[node_calls], every])
+    kind = np.concatenate(
+        [np.full(n_threads, BEGIN), calls.kind[node_calls], np.full(n_threads, END)]
     )
-    h_start = np.concatenate([thread_begin, c_start[node_calls], thread_end])
-    h_end = np.concatenate([thread_begin, c_end[node_calls], thread_end])
-    h_name_text = np.concatenate(
+    start = np.concatenate([thread_begin, calls.start[node_calls], thread_end])
+    end = np.concatenate([thread_begin, calls.end[node_calls], thread_end])
+    name_text = np.concatenate(
         [
             np.full(n_threads, "(thread begins)", object),
-            c_name[node_calls],
+            calls.name[node_calls],
             np.full(n_threads, "(thread ends)", object),
         ]
     )
     # Sorted by thread, then time; a begin anchor first and an end anchor last of its thread.
     rank = np.concatenate([np.zeros(n_threads), np.ones(len(node_calls)), np.full(n_threads, 2)])
-    h_order = np.lexsort((rank, h_start, h_thread)) if len(h_thread) else np.zeros(0, np.int64)
-    h_thread, h_kind = h_thread[h_order], h_kind[h_order]
-    h_start, h_end, h_name_text = h_start[h_order], h_end[h_order], h_name_text[h_order]
-    # The node of each sorted call (-1: folded into a gap) and of each thread's begin anchor.
-    node_of_call = np.full(len(c_start), -1, dtype=np.int64)
-    position = np.empty(len(h_order), dtype=np.int64)
-    position[h_order] = np.arange(len(h_order))
+    order = np.lexsort((rank, start, thread)) if len(thread) else np.zeros(0, np.int64)
+    thread, kind, start, end, name_text = (
+        thread[order],
+        kind[order],
+        start[order],
+        end[order],
+        name_text[order],
+    )
+    node_of_call = np.full(len(calls.start), -1, dtype=np.int64)
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
     node_of_call[node_calls] = position[n_threads : n_threads + len(node_calls)]
-    begin_node = position[:n_threads]
-    n_host = len(h_kind)
-    same_thread_before = np.zeros(n_host, dtype=bool)
-    same_thread_before[1:] = h_thread[1:] == h_thread[:-1]
-    prev_end = np.where(same_thread_before, np.roll(h_end, 1), h_start)
-    gap = np.maximum(h_start - prev_end, 0.0)
+    same_thread_before = np.zeros(len(kind), dtype=bool)
+    same_thread_before[1:] = thread[1:] == thread[:-1]
+    prev_end = np.where(same_thread_before, np.roll(end, 1), start)
+    gap = np.maximum(start - prev_end, 0.0)
     gap[~same_thread_before] = 0.0
+    return _Host(
+        thread=thread,
+        kind=kind,
+        start=start,
+        end=end,
+        name_text=name_text,
+        node_of_call=node_of_call,
+        begin_node=position[:n_threads],
+        same_thread_before=same_thread_before,
+        prev_end=prev_end,
+        gap=gap,
+    )
 
-    # The op each node belongs to: the top-level op around the call (its own name for anchors).
-    op_names = ops["name"].to_numpy(dtype=object)
-    top_of_time = _enclosing_top(op_thread, op_start, op_end, is_top, h_thread, h_start)
-    h_op_text = np.append(op_names, _NO_NAME)[top_of_time]  # -1: no op
 
-    # --- what each gap held ---------------------------------------------------------------
+def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, float]:
+    """The host work in the gap before each node, by part (GAP_PARTS), the profiler's part
+    estimated from the events recorded in the gap; and the profiler's cost per op."""
+    ops = trace.ops
+    op_start = ops["start_s"].to_numpy(dtype=float)
+    op_end = ops["end_s"].to_numpy(dtype=float)
+    is_top = ops["parent"].to_numpy() < 0
     launched_top = np.zeros(len(ops), dtype=bool)
-    launching_op = gpu["op"]
-    launched_top[op_top[launching_op[launching_op >= 0]]] = True
+    launching_op = trace.gpu_columns()["op"]
+    launched_top[ops["top"].to_numpy()[launching_op[launching_op >= 0]]] = True
     parts = _gap_parts(
         trace,
-        op_thread,
+        calls.op_thread,
         op_start,
         op_end,
         is_top,
         launched_top,
-        threads,
-        h_thread,
-        prev_end,
-        h_start,
-        n_threads,
+        calls.threads,
+        host.thread,
+        host.prev_end,
+        host.start,
+        len(calls.threads),
     )
     # The profiler's cost in each gap: the ops that start in it, the folded calls and the
     # memory samples.
     per_op = profiler_per_op(ops)
-    folded = ~is_node_call
-    counted = _count_in(op_thread, op_start, h_thread, prev_end, h_start) * per_op
+    folded = calls.kind < 0
+    counted = _count_in(calls.op_thread, op_start, host.thread, host.prev_end, host.start) * per_op
     counted += (
-        _count_in(c_thread[folded], c_start[folded], h_thread, prev_end, h_start)
+        _count_in(calls.thread[folded], calls.start[folded], host.thread, host.prev_end, host.start)
         * PROFILER_PER_CALL_S
     )
     memory_times = trace.memory["start_s"].to_numpy(float) if len(trace.memory) else np.zeros(0)
-    if len(memory_times) and n_threads:
+    if len(memory_times) and calls.threads:
         # A sample has no thread: counted on the main thread, where allocations mostly are.
         counted += _count_in(
-            np.full(len(memory_times), main), memory_times, h_thread, prev_end, h_start
+            np.full(len(memory_times), calls.main),
+            memory_times,
+            host.thread,
+            host.prev_end,
+            host.start,
         ) * (per_op * PROFILER_MEMORY_SHARE)
-    profiler = np.minimum(counted, gap)
+    profiler = np.minimum(counted, host.gap)
     with np.errstate(invalid="ignore", divide="ignore"):
-        keep = np.where(gap > 0, (gap - profiler) / gap, 0.0)
-    parts = parts * keep[:, None]
-    parts = np.column_stack([parts, profiler])
-    parts[~same_thread_before] = 0.0
+        keep = np.where(host.gap > 0, (host.gap - profiler) / host.gap, 0.0)
+    parts = np.column_stack([parts * keep[:, None], profiler])
+    parts[~host.same_thread_before] = 0.0
+    return parts, per_op
 
-    # --- GPU nodes --------------------------------------------------------------------------
-    g_stream_all = gpu["stream"].astype(np.int64)
-    g_order = np.lexsort((gpu["start_s"], g_stream_all))
-    g_stream = g_stream_all[g_order]
-    g_start = gpu["start_s"][g_order].astype(float)
-    g_end = gpu["end_s"][g_order].astype(float)
-    g_dur = np.maximum(g_end - g_start, 0.0)
-    g_call = call_of_event[g_order]
-    g_host = np.where(g_call >= 0, node_of_call[np.maximum(g_call, 0)], -1)
-    g_kind = np.select(
-        [gpu["kind"][g_order] == "memcpy", gpu["kind"][g_order] == "memset"], [1, 2], 0
-    )
-    g_names_text = gpu["name"][g_order]
-    g_pageable = np.array(
-        [isinstance(n, str) and "Pageable" in n for n in g_names_text], dtype=bool
-    )
-    g_bytes = np.concatenate(
+
+def _gpu_nodes(trace: Trace, kernels: pd.DataFrame | None, calls: _Calls, host: _Host) -> _Gpu:
+    """The GPU events per stream in time order, each tied to its launch call's node; which
+    copies the call waited for (blocking copies); the events no call of the step launched."""
+    gpu = trace.gpu_columns()
+    stream_all = gpu["stream"].astype(np.int64)
+    order = np.lexsort((gpu["start_s"], stream_all))
+    start = gpu["start_s"][order].astype(float)
+    end = gpu["end_s"][order].astype(float)
+    dur = np.maximum(end - start, 0.0)
+    call = calls.of_event[order]
+    node = np.where(call >= 0, host.node_of_call[np.maximum(call, 0)], -1)
+    kind = np.select([gpu["kind"][order] == "memcpy", gpu["kind"][order] == "memset"], [1, 2], 0)
+    names_text = gpu["name"][order]
+    pageable = np.array([isinstance(n, str) and "Pageable" in n for n in names_text], dtype=bool)
+    nbytes = np.concatenate(
         [np.full(len(trace.kernels), np.nan), trace.copies["bytes"].to_numpy(float)]
-    )[g_order]
-    labels = _gpu_labels(trace, kernels, g_order, n_gpu_events)
-    n_gpu = len(g_dur)
-
+    )[order]
     # Blocking calls: a copy call that returns after its copy ended. A copy from or to pageable
     # memory is staged through a pinned buffer by the call itself, chunk by chunk: the call
     # returns once the last chunk is staged, a little before its transfer ends (6 us of a 20 ms
     # copy on the H200), and the host waited for all the rest.
-    g_call_end = np.where(g_host >= 0, h_end[np.maximum(g_host, 0)], -np.inf)
-    g_call_start = np.where(g_host >= 0, h_start[np.maximum(g_host, 0)], np.inf)
-    g_tail = np.where(g_pageable & (g_kind == 1), 1e-6 + PAGEABLE_TAIL * g_dur, 1e-6)
-    blocking_event = (
-        (g_host >= 0) & (g_kind == 1) & (g_call_end >= g_end - g_tail) & (g_end > g_call_start)
-    )
-    h_blocking = np.zeros(n_host, dtype=bool)
-    h_blocking[g_host[blocking_event]] = True
+    call_end = np.where(node >= 0, host.end[np.maximum(node, 0)], -np.inf)
+    call_start = np.where(node >= 0, host.start[np.maximum(node, 0)], np.inf)
+    tail = np.where(pageable & (kind == 1), 1e-6 + PAGEABLE_TAIL * dur, 1e-6)
+    blocking_event = (node >= 0) & (kind == 1) & (call_end >= end - tail) & (end > call_start)
     # Events no call in this step launched (a graph's kernels without correlation, work of an
     # earlier step): held at their offset from the step's begin.
-    orphan = g_host < 0
-    g_host[orphan] = begin_node[main] if n_threads else 0
-    g_from_start = blocking_event | orphan
+    orphan = node < 0
+    node[orphan] = host.begin_node[calls.main] if calls.threads else 0
+    return _Gpu(
+        stream=stream_all[order],
+        start=start,
+        end=end,
+        dur=dur,
+        host=node,
+        kind=kind,
+        names_text=names_text,
+        pageable=pageable,
+        bytes=nbytes,
+        labels=_gpu_labels(trace, kernels, order, len(start)),
+        tail=tail,
+        blocking_event=blocking_event,
+        from_start=blocking_event | orphan,
+        orphan=orphan,
+    )
 
-    # --- synchronisations: which GPU nodes each waits for ---------------------------------------
-    launch_time = h_start[g_host]  # when each GPU node was launched
-    last_launch_stream = _last_launch_stream(h_thread, h_kind, g_host, g_stream, n_host)
-    await_host_list, await_gpu_list = [], []
-    streams = np.unique(g_stream)
-    stream_first = np.searchsorted(g_stream, streams)
-    stream_last = np.searchsorted(g_stream, streams, side="right")
-    sync_nodes = np.flatnonzero((h_kind == SYNC) | h_blocking)
-    record_stream = np.full(n_host, -1, dtype=np.int64)
-    records = np.flatnonzero(h_kind == RECORD)
-    record_stream[records] = last_launch_stream[records]
-    last_record = _last_of_kind(h_thread, h_kind == RECORD)
-    for node in sync_nodes.tolist():
-        name = h_name_text[node]
+
+def _sync_edges(host: _Host, gpu: _Gpu, h_blocking: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which GPU nodes each synchronising call (and each blocking copy's call) waits for."""
+    launch_time = host.start[gpu.host]  # when each GPU node was launched
+    last_stream = _last_launch_stream(host.thread, host.kind, gpu.host, gpu.stream, len(host.kind))
+    streams = np.unique(gpu.stream)
+    first = np.searchsorted(gpu.stream, streams)
+    last = np.searchsorted(gpu.stream, streams, side="right")
+    record_stream = np.full(len(host.kind), -1, dtype=np.int64)
+    records = np.flatnonzero(host.kind == RECORD)
+    record_stream[records] = last_stream[records]
+    last_record = _last_of_kind(host.thread, host.kind == RECORD)
+    hosts: list[int] = []
+    found_gpu: list[int] = []
+    for node in np.flatnonzero((host.kind == SYNC) | h_blocking).tolist():
+        name = host.name_text[node]
         if h_blocking[node]:
-            own = np.flatnonzero(blocking_event & (g_host == node))
-            await_host_list += [node] * len(own)
-            await_gpu_list += own.tolist()
-            continue
-        if "Stream" in name and last_launch_stream[node] >= 0:
-            wanted = [int(last_launch_stream[node])]
-        elif "Event" in name and last_record[node] >= 0 and record_stream[last_record[node]] >= 0:
-            wanted = [int(record_stream[last_record[node]])]
-            node_time = h_start[last_record[node]]
-            found = _last_launched(
-                g_stream, launch_time, streams, stream_first, stream_last, wanted, node_time
+            own = np.flatnonzero(gpu.blocking_event & (gpu.host == node)).tolist()
+        elif "Stream" in name and last_stream[node] >= 0:
+            own = _last_launched(
+                gpu.stream,
+                launch_time,
+                streams,
+                first,
+                last,
+                [int(last_stream[node])],
+                host.start[node],
             )
-            await_host_list += [node] * len(found)
-            await_gpu_list += found
-            continue
+        elif "Event" in name and last_record[node] >= 0 and record_stream[last_record[node]] >= 0:
+            record = last_record[node]
+            own = _last_launched(
+                gpu.stream,
+                launch_time,
+                streams,
+                first,
+                last,
+                [int(record_stream[record])],
+                host.start[record],
+            )
         else:
-            wanted = streams.tolist()
-        found = _last_launched(
-            g_stream, launch_time, streams, stream_first, stream_last, wanted, h_start[node]
-        )
-        await_host_list += [node] * len(found)
-        await_gpu_list += found
-    await_host = np.asarray(await_host_list, dtype=np.int64)
-    await_gpu = np.asarray(await_gpu_list, dtype=np.int64)
+            own = _last_launched(
+                gpu.stream, launch_time, streams, first, last, streams.tolist(), host.start[node]
+            )
+        hosts += [node] * len(own)
+        found_gpu += own
+    await_host = np.asarray(hosts, dtype=np.int64)
+    await_gpu = np.asarray(found_gpu, dtype=np.int64)
     # A wait the measured times contradict (the call returned before that work ended) is none.
     if len(await_host):
-        holds = g_end[await_gpu] <= h_end[await_host] + np.where(
-            g_tail[await_gpu] > 1e-6, g_tail[await_gpu], 1e-7
-        )
+        slack = np.where(gpu.tail[await_gpu] > 1e-6, gpu.tail[await_gpu], 1e-7)
+        holds = gpu.end[await_gpu] <= host.end[await_host] + slack
         await_host, await_gpu = await_host[holds], await_gpu[holds]
+    return await_host, await_gpu
 
-    # Calibrate each synchronising call: its own duration and its wake-up.
-    h_dur = np.maximum(h_end - h_start, 0.0)
+
+def _calibrated_calls(
+    host: _Host, gpu: _Gpu, h_blocking: np.ndarray, await_host: np.ndarray, await_gpu: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Each call's own duration, its waits taken out, and each synchronising call's wake-up
+    after the work it waited for; the typical wake-up."""
+    n_host = len(host.kind)
+    h_dur = np.maximum(host.end - host.start, 0.0)
     h_wake = np.zeros(n_host)
     awaited_end = np.full(n_host, -np.inf)
     if len(await_host):
-        np.maximum.at(awaited_end, await_host, g_end[await_gpu])
-    waited = awaited_end > h_start + 1e-7
-    wake = np.maximum(h_end - awaited_end, 0.0)
+        np.maximum.at(awaited_end, await_host, gpu.end[await_gpu])
+    waited = awaited_end > host.start + 1e-7
+    wake = np.maximum(host.end - awaited_end, 0.0)
     typical_wake = float(np.median(wake[waited])) if waited.any() else _DEFAULT_WAKE_S
     # A pageable copy's call returns a little before its copy ends: a wake-up below zero.
-    wake = np.where(h_blocking, h_end - awaited_end, wake)
+    wake = np.where(h_blocking, host.end - awaited_end, wake)
     syncing = np.isfinite(awaited_end)
     no_wait = syncing & ~waited
     typical_call = float(np.median(h_dur[no_wait])) if no_wait.any() else _DEFAULT_WAKE_S
     h_wake[waited] = wake[waited]
     h_dur[waited] = np.minimum(h_dur[waited], typical_call)
-    h_wake[no_wait] = np.minimum(h_end[no_wait] - awaited_end[no_wait], typical_wake)
-    h_call_profiler = call_profiler(h_kind, h_dur)
+    h_wake[no_wait] = np.minimum(host.end[no_wait] - awaited_end[no_wait], typical_wake)
+    return h_dur, h_wake, typical_wake
 
-    # --- waits between streams --------------------------------------------------------------
-    wait_gpu_list, wait_from_list = [], []
-    next_launch_stream = _next_launch_stream(h_thread, h_kind, g_host, g_stream, n_host)
-    for node in np.flatnonzero(h_kind == WAIT).tolist():
+
+def _without_queue_waits(host: _Host, gpu: _Gpu, h_dur: np.ndarray) -> np.ndarray:
+    """Launch calls without the time they waited for room in a full launch queue.
+
+    A host that runs ahead of the GPU fills the launch queue, and from then on each launch call
+    returns only once a kernel ahead of it has finished: the host's step takes as long as the
+    GPU's, in launch calls of tens to hundreds of microseconds (ResNet-50 at batch 256 on the
+    H200: a median of 39 µs, up to 1.4 ms, against 6 µs on the same host a step later in bf16).
+    That wait is the GPU's pace, not host work: it goes, and the replay lets the host run ahead
+    while the GPU sets the span. A call waited so where the GPU ran more than the whole step
+    behind it (its GPU work started later after the call than the step's host time: the queue
+    held more than a step) and where that backlog covers the call's excess; its own cost is the
+    lower decile of its name's launch calls in the step (those that found room at once)."""
+    is_launch = host.kind == LAUNCH
+    if not is_launch.any() or not len(gpu.dur):
+        return h_dur
+    first_start = np.full(len(host.kind), np.inf)
+    launched = ~gpu.orphan
+    np.minimum.at(first_start, gpu.host[launched], gpu.start[launched])
+    backlog = first_start - host.end
+    step_host = float(host.end.max() - host.start.min())
+    behind = is_launch & np.isfinite(backlog) & (backlog > step_host)
+    if not behind.any():
+        return h_dur
+    out = h_dur.copy()
+    names = host.name_text
+    for name in pd.unique(names[behind]):
+        mine = is_launch & (names == name)
+        floor = float(np.percentile(h_dur[mine], 10))
+        chosen = behind & (names == name) & (backlog >= h_dur - floor)
+        out[chosen] = np.minimum(h_dur[chosen], floor)
+    return out
+
+
+def _stream_waits(host: _Host, gpu: _Gpu) -> tuple[np.ndarray, np.ndarray]:
+    """Each ``cudaStreamWaitEvent``'s edge: the first node launched on the waiting stream after
+    it waits for the last node of the recorded stream before the paired record."""
+    n_host = len(host.kind)
+    launch_time = host.start[gpu.host]
+    last_stream = _last_launch_stream(host.thread, host.kind, gpu.host, gpu.stream, n_host)
+    next_stream = _next_launch_stream(host.thread, host.kind, gpu.host, gpu.stream, n_host)
+    record_stream = np.full(n_host, -1, dtype=np.int64)
+    records = np.flatnonzero(host.kind == RECORD)
+    record_stream[records] = last_stream[records]
+    last_record = _last_of_kind(host.thread, host.kind == RECORD)
+    streams = np.unique(gpu.stream)
+    first = np.searchsorted(gpu.stream, streams)
+    last = np.searchsorted(gpu.stream, streams, side="right")
+    waiting, recorded_by = [], []
+    for node in np.flatnonzero(host.kind == WAIT).tolist():
         record = last_record[node]
-        if record < 0 or record_stream[record] < 0 or next_launch_stream[node] < 0:
+        if record < 0 or record_stream[record] < 0 or next_stream[node] < 0:
             continue
-        source = int(record_stream[record])
-        target = int(next_launch_stream[node])
+        source, target = int(record_stream[record]), int(next_stream[node])
         if source == target:
             continue
         recorded = _last_launched(
-            g_stream, launch_time, streams, stream_first, stream_last, [source], h_start[record]
+            gpu.stream, launch_time, streams, first, last, [source], host.start[record]
         )
         if not recorded:
             continue
         at = int(np.searchsorted(streams, target))
-        lo, hi = stream_first[at], stream_last[at]
-        after = lo + int(np.searchsorted(launch_time[lo:hi], h_start[node], side="right"))
-        if after < hi and g_start[after] >= g_end[recorded[0]] - 1e-7:
-            wait_gpu_list.append(after)
-            wait_from_list.append(recorded[0])
-    wait_gpu = np.asarray(wait_gpu_list, dtype=np.int64)
-    wait_from = np.asarray(wait_from_list, dtype=np.int64)
+        lo, hi = first[at], last[at]
+        after = lo + int(np.searchsorted(launch_time[lo:hi], host.start[node], side="right"))
+        if after < hi and gpu.start[after] >= gpu.end[recorded[0]] - 1e-7:
+            waiting.append(after)
+            recorded_by.append(recorded[0])
+    return np.asarray(waiting, dtype=np.int64), np.asarray(recorded_by, dtype=np.int64)
 
-    # --- calibrated lags of the GPU nodes ------------------------------------------------------
-    anchor = np.where(g_from_start, h_start[g_host], h_end[g_host])
-    slack_launch = g_start - anchor
+
+def _calibrated_lags(
+    gpu: _Gpu, host: _Host, wait_gpu: np.ndarray, wait_from: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """Each GPU node's launch lag and stream gap, and each stream wait's lag: of a node's
+    constraints, the one that set its start keeps its measured lag, the others the smaller of
+    theirs and the typical one; the typical launch latency and stream gap."""
+    n_gpu = len(gpu.dur)
+    anchor = np.where(gpu.from_start, host.start[gpu.host], host.end[gpu.host])
+    slack_launch = gpu.start - anchor
     has_prev = np.zeros(n_gpu, dtype=bool)
-    has_prev[1:] = g_stream[1:] == g_stream[:-1]
-    g_prev_end = np.where(has_prev, np.roll(g_end, 1), -np.inf)
-    slack_stream = np.where(has_prev, g_start - g_prev_end, np.inf)
+    has_prev[1:] = gpu.stream[1:] == gpu.stream[:-1]
+    prev_end = np.where(has_prev, np.roll(gpu.end, 1), -np.inf)
+    slack_stream = np.where(has_prev, gpu.start - prev_end, np.inf)
     awaited = np.full(n_gpu, -np.inf)
     if len(wait_gpu):
-        np.maximum.at(awaited, wait_gpu, g_end[wait_from])
-    slack_wait = np.where(np.isfinite(awaited), g_start - awaited, np.inf)
-    launched = ~orphan
-    gated = launched & (slack_stream > _SLACK) & (slack_wait > _SLACK)
+        np.maximum.at(awaited, wait_gpu, gpu.end[wait_from])
+    slack_wait = np.where(np.isfinite(awaited), gpu.start - awaited, np.inf)
+    orphan = gpu.orphan
+    gated = ~orphan & (slack_stream > _SLACK) & (slack_wait > _SLACK)
     queued = has_prev & ((slack_launch > _SLACK) | orphan)
     latency = float(np.median(slack_launch[gated])) if gated.any() else _DEFAULT_LATENCY_S
     stream_gap = (
-        max(float(np.median(slack_stream[queued])), 0.0) if queued.any() else (_DEFAULT_GAP_S)
+        max(float(np.median(slack_stream[queued])), 0.0) if queued.any() else _DEFAULT_GAP_S
     )
     excess = np.column_stack(
         [slack_launch - latency, slack_stream - stream_gap, slack_wait - stream_gap]
@@ -681,80 +919,7 @@ def build(
         if len(wait_gpu)
         else np.zeros(0)
     )
-
-    # --- hand-offs between threads ------------------------------------------------------------
-    handoff_host, handoff_from, handoff_lag = _handoffs(
-        h_thread,
-        h_kind,
-        h_start,
-        h_end,
-        prev_end,
-        same_thread_before,
-        gap,
-        main,
-        begin_node,
-        n_threads,
-    )
-    woken = handoff_host[handoff_from != begin_node[main]] if n_threads else handoff_host
-    parts[woken] = 0.0  # the idle before a hand-off is a wait, not host work
-
-    # --- the span ----------------------------------------------------------------------------
-    if measured_s is None:
-        if n_gpu:
-            measured_s = float(g_end.max() - g_start.min())
-        else:
-            measured_s = float(h_end.max() - h_start.min()) if n_host else 0.0
-    origin = float(min(h_start.min() if n_host else np.inf, g_start.min() if n_gpu else np.inf))
-
-    graph = StepGraph(
-        h_thread=h_thread.astype(np.int64),
-        h_kind=h_kind.astype(np.int64),
-        h_start=h_start - origin,
-        h_dur=h_dur,
-        h_call_profiler=h_call_profiler,
-        h_parts=parts,
-        h_wake=h_wake,
-        h_op=names.of(h_op_text),
-        h_name=names.of(h_name_text),
-        h_blocking=h_blocking,
-        g_stream=g_stream,
-        g_start=g_start - origin,
-        g_dur=g_dur,
-        g_host=g_host.astype(np.int64),
-        g_from_start=g_from_start,
-        g_lag=np.where(np.isfinite(g_lag), g_lag, 0.0),
-        g_gap=g_gap,
-        g_kind=g_kind.astype(np.int64),
-        g_bound=names.of(labels["bound"]),
-        g_category=names.of(labels["category"]),
-        g_op=names.of(labels["op"]),
-        g_shapes=names.of(labels["shapes"]),
-        g_module=names.of(labels["module"]),
-        g_name=names.of(g_names_text),
-        g_bytes=g_bytes,
-        g_pageable=g_pageable,
-        await_host=await_host,
-        await_gpu=await_gpu,
-        handoff_host=handoff_host,
-        handoff_from=handoff_from,
-        handoff_lag=handoff_lag,
-        wait_gpu=wait_gpu,
-        wait_from=wait_from,
-        wait_lag=wait_lag,
-        names=names.list(),
-        threads=threads,
-        mode="period" if host_range is not None else "latency",
-        measured_s=float(measured_s),
-        main_thread=main,
-        typical={
-            "launch_latency_s": latency,
-            "stream_gap_s": stream_gap,
-            "wake_s": typical_wake,
-            "profiler_per_op_s": per_op,
-            "profiler_per_call_s": PROFILER_PER_CALL_S,
-        },
-    )
-    return graph
+    return g_lag, g_gap, wait_lag, latency, stream_gap
 
 
 def call_profiler(kind: np.ndarray, dur: np.ndarray) -> np.ndarray:

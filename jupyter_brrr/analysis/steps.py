@@ -160,7 +160,9 @@ def find_steps(
     host_start = steps["start_s"].to_numpy(dtype=float)
     host_end = np.append(host_start[1:], steps["end_s"].to_numpy(dtype=float)[-1])
     host_end = np.maximum(host_end, host_start)
-    launch = kernels["launch_s"].to_numpy(dtype=float)
+    launch = launch_times(trace)[kernels["event"].to_numpy()] if "event" in kernels else None
+    if launch is None:  # a kernel table without its events' rows: the op's start alone
+        launch = kernels["launch_s"].to_numpy(dtype=float)
     step = _step_of(launch, host_start, host_end)
     start = kernels["start_s"].to_numpy(dtype=float) + origin
     end = start + kernels["dur_s"].to_numpy(dtype=float)
@@ -226,6 +228,38 @@ def find_steps(
         window_end=window_end,
         median=_median_steady(steps_frame),
     )
+
+
+def launch_times(trace: Trace) -> np.ndarray:
+    """When each GPU event (in ``trace.gpu_columns()``'s order) was launched, in trace time:
+    its launching op's start; where no op launched it, its runtime call's (by correlation id);
+    NaN, part of no step, where the trace records runtime calls and none launched it: work
+    launched before the recording began. A GPU-bound loop runs the kernels of the profiler's
+    warm-up steps (recorded, but their launches discarded) in its first active steps, and by
+    their own start they would land in whichever step's host range they ran in (on an H200,
+    ResNet-50 at batch 256: a whole step's kernels more in the second active step). Where the
+    trace has no runtime calls, an event's own start."""
+    gpu = trace.gpu_columns()
+    op_start = np.append(trace.ops["start_s"].to_numpy(dtype=float), np.nan)
+    launch = op_start[gpu["op"]]  # op -1: the appended NaN
+    runtime = trace.runtime
+    no_op = gpu["op"] < 0
+    if not no_op.any():
+        return launch
+    if not len(runtime):
+        launch[no_op] = gpu["start_s"][no_op]
+        return launch
+    correlation = np.concatenate(
+        [trace.kernels["correlation"].to_numpy(float), trace.copies["correlation"].to_numpy(float)]
+    )
+    ids = runtime["correlation"].to_numpy(dtype=float)
+    valid = np.flatnonzero(~np.isnan(ids))
+    order = valid[np.argsort(ids[valid], kind="stable")]
+    at = np.clip(np.searchsorted(ids[order], correlation[no_op]), 0, max(len(order) - 1, 0))
+    found = (ids[order][at] == correlation[no_op]) if len(order) else np.zeros(len(at), dtype=bool)
+    call_start = runtime["start_s"].to_numpy(dtype=float)
+    launch[no_op] = np.where(found, call_start[order[at]] if len(order) else np.nan, np.nan)
+    return launch
 
 
 def _step_of(times: np.ndarray, host_start: np.ndarray, host_end: np.ndarray) -> np.ndarray:
@@ -317,12 +351,9 @@ def step_trace(trace: Trace, steps: StepWindows, row: int) -> Trace:
     no_top = kept_ops["top"].to_numpy() < 0
     kept_ops.loc[no_top, "top"] = np.flatnonzero(no_top)
 
-    def gpu_part(table: pd.DataFrame) -> pd.DataFrame:
-        op = table["op"].to_numpy()
-        # The launching op's start (op -1, the appended NaN: none launched it; there may be no
-        # op at all), else the event's own.
-        launch = np.append(ops["start_s"].to_numpy(dtype=float), np.nan)[op]
-        launch = np.where(op >= 0, launch, table["start_s"].to_numpy())
+    launched = launch_times(trace)  # kernels first, then copies
+
+    def gpu_part(table: pd.DataFrame, launch: np.ndarray) -> pd.DataFrame:
         part = table[in_range(launch)].reset_index(drop=True)
         part["op"] = new_row[part["op"].to_numpy()]
         return part
@@ -338,8 +369,8 @@ def step_trace(trace: Trace, steps: StepWindows, row: int) -> Trace:
     memory_times = memory["start_s"].to_numpy(dtype=float)
     return Trace(
         ops=kept_ops,
-        kernels=gpu_part(trace.kernels),
-        copies=gpu_part(trace.copies),
+        kernels=gpu_part(trace.kernels, launched[: len(trace.kernels)]),
+        copies=gpu_part(trace.copies, launched[len(trace.kernels) :]),
         runtime=trace.runtime[in_range(trace.runtime["start_s"].to_numpy())].reset_index(drop=True),
         annotations=annotations[keep_annotation].reset_index(drop=True),
         memory=memory[(memory_times >= lo) & (memory_times < window[1])].reset_index(drop=True),
