@@ -706,6 +706,95 @@ def try_fixes(names: list[str] | None = None, budget_s: float = 2.0, keep: str =
     return rows
 
 
+def reanalyse(folder: Path, name: str):
+    """The report of case ``name`` kept by ``try_fixes(keep=folder)``, analysed again from its
+    trace with the current code: the span and math mode the capture measured (from the kept
+    ``NAME.json``), the trace's events (``NAME.trace.json.gz``), no GPU needed."""
+    import json
+
+    from jupyter_brrr.analysis import analyze as analysis
+    from jupyter_brrr.analysis import step_graph
+    from jupyter_brrr.costs import peaks as peak_table
+    from jupyter_brrr.report.report import Report
+    from jupyter_brrr.trace import events
+
+    kept = json.loads((folder / f"{name}.json").read_text())
+    summary = kept["summary"]
+    trace = events.read_trace(folder / f"{name}.trace.json.gz")
+    peaks, _ = peak_table.peaks_for(analysis.device_name(trace), measure_if_unknown=False)
+    result = analysis.analyze(
+        trace,
+        peaks,
+        span_s=summary["span_s"],
+        span_source=summary.get("span_source") or "trace",
+        math_mode=(summary.get("math_mode") or {}).get("settings"),
+    )
+    result.graph = step_graph.build(trace, result.kernels)
+    return Report.from_analysis(result, name=name)
+
+
+def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
+    """The table of ``try_fixes`` again from what it kept in ``folder`` (``--keep``), without a
+    GPU: each case's trace analysed again and each fix's saving predicted with the current code,
+    beside the saving the H200 measured then. The verdict follows the new prediction (a
+    measured gain is what it was); ``rank`` is the recommendation's rank now."""
+    import json
+    import statistics
+
+    from jupyter_brrr.actions import fixes
+
+    where = Path(folder)
+    kept = json.loads((where / "fixes.json").read_text())
+    reports: dict = {}
+    rows = []
+    print("| case | advice | fix | predicted ms (then) | measured ms | verdict | step ms |")
+    print("|---|---|---|---|---|---|---|")
+    for old in kept:
+        name = old["case"]
+        if names and name not in names:
+            continue
+        if name not in reports:
+            reports[name] = reanalyse(where, name)
+        report = reports[name]
+        row = dict(old, predicted_then_s=old.get("predicted_s"))
+        found = [
+            (n, r)
+            for n, r in enumerate(report.recommendations)
+            if fixes.FIX_OF_CAUSE.get(r["cause"]) == old["fix"]
+        ]
+        if found:
+            n, recommendation = found[0]
+            row.update(rank=n + 1, advice=recommendation["title"])
+            row["predicted_s"] = fixes.predicted_saving(report, recommendation, old["base_s"])
+            if old["verdict"] in ("confirmed", "smaller than predicted"):
+                row["verdict"] = fixes.judge_gain(row["predicted_s"], old["measured_high_s"])
+        else:
+            row.update(rank=None, predicted_s=None)
+        rows.append(row)
+
+        def ms(value: object) -> str:
+            return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
+
+        print(
+            f"| {name} | {row['rank'] or '-'}. {row['advice'][:60]} | {row['fix']} | "
+            f"{ms(row['predicted_s'])} ({ms(row['predicted_then_s'])}) | "
+            f"{ms(row['measured_s'])} | {row['verdict']} | {row['step_s'] * 1e3:.3g} |"
+        )
+    errors = [
+        abs(r["predicted_s"] - r["measured_s"]) / r["step_s"]
+        for r in rows
+        if isinstance(r.get("predicted_s"), float) and isinstance(r.get("measured_s"), float)
+    ]
+    if errors:
+        print(
+            f"median |predicted - measured| / step time over {len(errors)} fixes: "
+            f"{statistics.median(errors):.1%}"
+        )
+    first_refuted = [r["case"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
+    print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
+    return rows
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -713,6 +802,13 @@ if __name__ == "__main__":
     parser.add_argument("--record", action="store_true", help="record the checks")
     parser.add_argument(
         "--try-fixes", action="store_true", help="try every automatic fix, print the table"
+    )
+    parser.add_argument(
+        "--replay-fixes",
+        default="",
+        metavar="FOLDER",
+        help="the --try-fixes table again from a --keep folder, predicted by the current code "
+        "(no GPU needed)",
     )
     parser.add_argument("--only", default="", help="comma-separated names (default: all)")
     parser.add_argument("--keep", default="", help="with --try-fixes: keep reports and rows here")
@@ -722,6 +818,8 @@ if __name__ == "__main__":
         record(only)
     elif args.try_fixes:
         try_fixes(only, keep=args.keep)
+    elif args.replay_fixes:
+        replay_fixes(args.replay_fixes, only)
     else:
         for name, item in CHECKS.items():
             print(f"{name} [{item.kind}{', GPU' if item.gpu else ''}]: {item.about}")

@@ -57,6 +57,24 @@ def predicted_span(report: Report, recommendation: Mapping) -> tuple[float, floa
     return prediction.baseline_s, prediction.span_s
 
 
+def predicted_saving(report: Report, recommendation: Mapping, base_s: float) -> float | None:
+    """The saving the replay predicts for the recommendation's fix on a step that measured
+    ``base_s`` eager: the replay's share of its own baseline, applied to ``base_s``."""
+    prediction = predicted_span(report, recommendation)
+    if prediction is None:
+        return None
+    baseline_s, span_s = prediction
+    share = (baseline_s - span_s) / baseline_s if baseline_s > 0 else 0.0
+    return share * base_s
+
+
+def judge_gain(predicted_s: float | None, measured_high_s: float) -> str:
+    """The verdict of a real gain: confirmed where its noise band reaches the prediction."""
+    if predicted_s is None or measured_high_s >= predicted_s:
+        return "confirmed"
+    return "smaller than predicted"
+
+
 def verdict(
     recommendation: Mapping, result: ABResult, fix: str, prediction: tuple[float, float] | None
 ) -> dict:
@@ -100,7 +118,7 @@ def verdict(
     if high <= 1.0 or tried.verdict in ("slower", "noise"):
         entry["verdict"] = "refuted"
         entry["reason"] = f"no gain: {speedup:.2f}x ({low:.2f}-{high:.2f}x) against eager"
-    elif predicted is None or saved(high) >= predicted:
+    elif judge_gain(predicted, saved(high)) == "confirmed":
         entry["verdict"] = "confirmed"
         entry["reason"] = f"{speedup:.2f}x against eager" + (
             f", at least the predicted {predicted * 1e3:.3g} ms within the noise"
