@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from types import SimpleNamespace
 
@@ -134,6 +135,15 @@ def test_failing_variant_is_reported_and_the_others_finish(result) -> None:
     for name in ("eager", "compile", "wrong"):
         assert result[name].median_s is not None
     assert any(note.startswith("boom failed") for note in result.notes)
+
+
+@pytest.mark.slow
+def test_the_notes_name_no_internal_field(result) -> None:
+    """The notes are read by people: the first call is "the first call", as the tables call it,
+    not the JSON's field name."""
+    assert any("first call" in note for note in result.notes)
+    internal = re.compile(r"\b[a-z]+_(?:s|ms|bytes|share)\b")
+    assert not [note for note in result.notes if internal.search(note)]
 
 
 @pytest.mark.slow

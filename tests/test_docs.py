@@ -111,6 +111,23 @@ def test_every_option_of_the_job_magic_is_in_the_reference() -> None:
         assert _listed(flag, section), f"%brrr_job {flag} is not in reference.md"
 
 
+def test_every_environment_variable_the_package_reads_is_in_the_reference() -> None:
+    """Every ``JUPYTER_BRRR_*`` name in the package's code has its row, and the HTML switch's
+    row names each value the code accepts."""
+    from jupyter_brrr.views import frame
+
+    code = "\n".join(p.read_text() for p in (ROOT / "jupyter_brrr").rglob("*.py"))
+    names = set(re.findall(r"[\"'](JUPYTER_BRRR_[A-Z_]+)[\"']", code))
+    assert frame.HTML_ENV in names
+    section = _section(REFERENCE, "Environment variables")
+    for name in names:
+        assert _listed(name, section), f"${name} is not in reference.md"
+    (row,) = [line for line in section.splitlines() if line.startswith(f"| `{frame.HTML_ENV}`")]
+    for mode in frame.HTML_MODES:
+        assert f"`{mode}`" in row, mode
+    assert frame.HTML_ENV in (DOCS / "guide.md").read_text()
+
+
 def _help_flags(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
     """The options that the command line's own ``--help`` lists."""
     assert cli.main([*argv, "--help"]) == 0

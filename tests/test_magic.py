@@ -104,8 +104,13 @@ def test_help_runs_nothing(ip) -> None:
 
 @pytest.mark.parametrize("line", ["--bogus", "--warmup x", "--repeat 0", "--warmup -1"])
 def test_bad_flags_print_usage(ip, line: str) -> None:
-    with pytest.raises(UsageError, match="--warmup"):
+    with pytest.raises(UsageError, match="--warmup") as raised:
         ip.run_cell_magic("brrr", line, "1")
+    # The usage names the cell magic (two %), as the user types it, with no reST "::" line
+    # (IPython's help formatter writes one before the usage).
+    message = str(raised.value)
+    assert "usage: %%brrr [-h] [--warmup N]" in message
+    assert "::" not in message.splitlines() and "\n  %brrr" not in message
 
 
 def test_empty_cell(ip) -> None:

@@ -146,3 +146,33 @@ def test_what_the_registry_does_not_draw_is_refused_in_words(objects: dict) -> N
         render(objects["sweep"], "standalone")
     with pytest.raises(ValueError, match="a title is only for the 'standalone' page"):
         render(objects["report"], "html", title="x")
+
+
+def test_the_html_switch_leaves_the_app_out_of_every_output(ipython_shell, monkeypatch) -> None:
+    """``%env JUPYTER_BRRR_HTML=static`` in a notebook: the next outputs' ``text/html`` is the
+    static fallback alone (no frame, no app), the renderer's JSON still there; ``app`` (and
+    nothing set) puts the app back. An unknown value warns and keeps the app."""
+    from IPython.utils.capture import capture_output
+
+    # Set (empty: the default) so that monkeypatch takes the variable away again afterwards.
+    monkeypatch.setenv(frame.HTML_ENV, "")
+    ipython_shell.run_line_magic("load_ext", "jupyter_brrr")
+    ipython_shell.user_ns["torch"] = torch
+
+    def shown(setting: str | None) -> dict:
+        if setting is not None:
+            ipython_shell.run_line_magic("env", f"{frame.HTML_ENV}={setting}")
+        with capture_output() as out:
+            ipython_shell.run_cell_magic("brrr", "", "x = torch.ones(32, 32)\ny = x @ x")
+        (output,) = out.outputs
+        return output.data
+
+    default = shown(None)
+    static = shown("static")
+    assert "<iframe" not in static["text/html"] and frame.framed_doc(static["text/html"]) is None
+    assert static["text/html"].startswith('<div class="jupyter-brrr-static"')
+    assert MIME_TYPE in static and len(static["text/html"]) < len(default["text/html"]) / 3
+    assert frame.framed_doc(default["text/html"]) == default[MIME_TYPE]
+    assert frame.framed_doc(shown("app")["text/html"]) is not None
+    with pytest.warns(UserWarning, match="neither 'app' nor 'static'"):
+        assert frame.framed_doc(shown("statc")["text/html"]) is not None

@@ -1100,7 +1100,8 @@ class _Run:
             )
         if any(v.compile_s is not None for v in result.variants):
             notes.append(
-                "compile_s is the first call (compiling; for a CUDA graph: warm-up and capture), kept out of the medians."
+                "The first call of a variant (compiling; for a CUDA graph: warm-up and capture) is "
+                "timed apart and kept out of the medians."
             )
         if self.steady is not None:
             hosts = round_hosts(self.host_loops)

@@ -692,7 +692,16 @@ def _names(store: Store) -> str:
 
 
 def _usage() -> str:
-    usage = BrrrMagics.brrr.parser.format_usage().replace("usage: %brrr", "usage: %%brrr").strip()
+    """The cell magic's usage: IPython's help formatter writes it as a reST block ("::", then
+    "  %brrr [-h] ..."), named after the function; the user types ``%%brrr``."""
+    lines = [
+        line.strip()
+        for line in BrrrMagics.brrr.parser.format_usage().splitlines()
+        if line.strip() not in ("", "::")
+    ]
+    first = "usage: %%brrr " + lines[0].removeprefix("%brrr").strip()
+    indent = " " * len("usage: %%brrr ")
+    usage = "\n".join([first, *(indent + line for line in lines[1:])])
     return f"{usage}\nSee %%brrr --help for what each option does."
 
 

@@ -19,6 +19,17 @@ The output, in order:
 JupyterLab and Notebook 7 never show this: the bundle holds the document under the app's own
 MIME type, which the extension's renderer draws at a better rank than ``text/html``.
 
+The switch ``JUPYTER_BRRR_HTML`` (an environment variable of the kernel, read at each display:
+``%env JUPYTER_BRRR_HTML=static`` in a notebook) chooses the ``text/html``: ``app`` (the
+default) the frame and the fallback, ``static`` the fallback alone. The app costs about 0.5 MB
+per output, which only front ends without the extension use; ``static`` leaves it out (notebooks
+kept in git, read in JupyterLab or Notebook 7, or on GitHub). The default is ``app`` because an
+output outlives the front end it was made in: a notebook run in JupyterLab and opened later in VS
+Code or Colab shows the interactive report only if every output carries the app (one copy per
+notebook cannot serve: Colab draws each output in its own frame, and a cell moved, cleared or run
+again would take the one copy with it), and the kernel cannot know where a saved notebook will be
+opened.
+
 Everything is a function of the document only (gzip's time stamp is 0), so drawing an output
 again gives the same bytes.
 """
@@ -28,13 +39,29 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import re
+import warnings
 from functools import cache
 from html import escape, unescape
 
 from .standalone import DATA_ID, ROOT_ID, AppNotBuilt, app
 
-__all__ = ["FALLBACK_CLASS", "FRAME_CLASS", "framed", "framed_doc", "packed", "static_part"]
+__all__ = [
+    "FALLBACK_CLASS",
+    "FRAME_CLASS",
+    "HTML_ENV",
+    "HTML_MODES",
+    "framed",
+    "framed_doc",
+    "html_mode",
+    "packed",
+    "static_part",
+]
+
+# The switch: the output's text/html is the app with its fallback, or the fallback alone.
+HTML_ENV = "JUPYTER_BRRR_HTML"
+HTML_MODES = ("app", "static")
 
 # The class of the output's outer element, and of the fallback inside it.
 FRAME_CLASS = "jp-brrr-framed"
@@ -110,10 +137,28 @@ def packed(doc: dict) -> str:
     return _pack(json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8"))
 
 
+def html_mode() -> str:
+    """What the outputs' ``text/html`` holds now: ``"app"`` (the default) or ``"static"``, from
+    ``$JUPYTER_BRRR_HTML``. Any other value warns and draws the app."""
+    value = os.environ.get(HTML_ENV, "").strip().lower()
+    if not value:
+        return "app"
+    if value not in HTML_MODES:
+        warnings.warn(
+            f"{HTML_ENV}={value!r} is neither 'app' nor 'static': the outputs carry the app.",
+            stacklevel=2,
+        )
+        return "app"
+    return value
+
+
 def framed(doc: dict, fallback: str, title: str) -> str:
     """The output's ``text/html``: the app in a sandboxed frame, drawing ``doc`` (a document of
     the app: a report's, a job report's, a comparison's, a history's), and ``fallback`` (the
-    static HTML) where no script runs. Just ``fallback`` where the app is not built."""
+    static HTML) where no script runs. Just ``fallback`` where the app is not built, or where
+    ``$JUPYTER_BRRR_HTML`` is ``static``."""
+    if html_mode() == "static":
+        return fallback
     try:
         script, styles = _packed_app()
     except AppNotBuilt:
