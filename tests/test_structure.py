@@ -385,22 +385,9 @@ def private_uses(module: str) -> list[str]:
     return found
 
 
-# The modules that still use other modules' private names, with how many uses: the list only
-# shrinks (a test fails on an entry that has fewer, so that it is lowered or dropped).
-PRIVATE_NOT_YET: dict[str, int] = {
-    "analysis.replay": 2,
-    "report.history": 1,
-    "report.job": 2,
-    "views.sweep_memory": 6,
-}
-
-
 def test_no_module_uses_another_modules_private_names() -> None:
-    uses = {m: private_uses(m) for m in MODULES}
-    new = {m: u for m, u in uses.items() if len(u) > PRIVATE_NOT_YET.get(m, 0)}
-    assert not new, f"private names of other modules (make them public, or move the code): {new}"
-    for m, listed in PRIVATE_NOT_YET.items():
-        assert len(uses[m]) == listed, f"{m} uses {len(uses[m])} now: lower PRIVATE_NOT_YET"
+    uses = {m: found for m in MODULES if (found := private_uses(m))}
+    assert not uses, f"private names of other modules (make them public, or move the code): {uses}"
 
 
 def test_the_private_name_scan_sees_both_forms(tmp_path: Path, monkeypatch) -> None:

@@ -918,8 +918,8 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
     interval_start = np.concatenate([h_s, np.minimum(prev_end, h_s)])
     interval_end = np.concatenate([h_e, h_s])
     weights = np.vstack([call_w, gap_w])
-    covered = sg._coverage(interval_thread, interval_start, interval_end, weights, thread, gap_e)
-    covered -= sg._coverage(interval_thread, interval_start, interval_end, weights, thread, gap_s)
+    covered = sg.coverage(interval_thread, interval_start, interval_end, weights, thread, gap_e)
+    covered -= sg.coverage(interval_thread, interval_start, interval_end, weights, thread, gap_s)
     covered = np.maximum(covered, 0.0)
     length = gap_e - gap_s
     # Time the thread's records do not cover (it ran no recorded call or gap): CPU work.

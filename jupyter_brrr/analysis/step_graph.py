@@ -68,7 +68,7 @@ from ..trace.events import Trace
 from ..trace.frames import factorize_objects, group_codes
 from .steps import STEP_PREFIX
 
-__all__ = ["GRAPH_LIMIT", "StepGraph", "build"]
+__all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage"]
 
 # The profiler's host cost per recorded op (its begin and end records with input shapes) and
 # per traced runtime call (CUPTI's callbacks around it). Fitted on the H200 traces of
@@ -1000,7 +1000,7 @@ def _enclosing_top(
     return np.where(inside, found, -1)
 
 
-def _coverage(
+def coverage(
     thread: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -1085,8 +1085,8 @@ def _gap_parts(
         all_end = np.concatenate([op_end_clipped, np.maximum(b_end, b_start)])
         weights = np.vstack([w_ops, w_between])
         # Make the intervals disjoint: nested tops (rare: overlapping records) are clipped.
-        covered = _coverage(all_thread, all_start, all_end, weights, h_thread, gap_end)
-        covered -= _coverage(all_thread, all_start, all_end, weights, h_thread, gap_start)
+        covered = coverage(all_thread, all_start, all_end, weights, h_thread, gap_end)
+        covered -= coverage(all_thread, all_start, all_end, weights, h_thread, gap_start)
         parts[:, :4] = np.maximum(covered, 0.0)
     # The rest of the gap (before the first op or after the last) is "other".
     parts[:, 3] += np.maximum(length - parts[:, :4].sum(axis=1), 0.0)
@@ -1113,8 +1113,8 @@ def _gap_parts(
         a_start, a_end, a_thread = a_start[o], a_end[o], a_thread[o]
         one = np.ones((len(a_start), 1))
         inside = (
-            _coverage(a_thread, a_start, a_end, one, h_thread, gap_end)
-            - _coverage(a_thread, a_start, a_end, one, h_thread, gap_start)
+            coverage(a_thread, a_start, a_end, one, h_thread, gap_end)
+            - coverage(a_thread, a_start, a_end, one, h_thread, gap_start)
         )[:, 0]
         inside = np.clip(inside, 0.0, length)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -514,7 +514,7 @@ def compare_reports(
 ) -> Comparison:
     """``diff`` of two Reports. ``runs`` are their run numbers in a named history, and
     ``code_same`` whether the same code ran (when the caller knows)."""
-    b, a = _Figures(before), _Figures(after)
+    b, a = Figures(before), Figures(after)
     gpu = b.gpu and a.gpu
     split = _split_table(b, a)
     counts = _counts(b, a)
@@ -559,8 +559,8 @@ def compare_reports(
 
 
 def judge_span(
-    b: _Figures,
-    a: _Figures,
+    b: Figures,
+    a: Figures,
     split: pd.DataFrame | None = None,
     counts: pd.DataFrame | None = None,
     *,
@@ -624,7 +624,7 @@ def _same_code_explains(span: SpanChange, split: pd.DataFrame, counts: pd.DataFr
     return span
 
 
-class _Figures:
+class Figures:
     """One report's figures per run."""
 
     def __init__(self, report: Report) -> None:
@@ -723,7 +723,7 @@ def _column(frame: pd.DataFrame, name: str, default: Any) -> pd.Series:
     return pd.Series([default] * len(frame), index=frame.index, dtype=object)
 
 
-def _split_table(b: _Figures, a: _Figures) -> pd.DataFrame:
+def _split_table(b: Figures, a: Figures) -> pd.DataFrame:
     rows = []
     for part in (*SPLIT_PARTS, "span"):
         before = b.span if part == "span" else b.parts[part]
@@ -741,7 +741,7 @@ def _split_table(b: _Figures, a: _Figures) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("part")
 
 
-def _ops_table(b: _Figures, a: _Figures, gpu: bool) -> pd.DataFrame:
+def _ops_table(b: Figures, a: Figures, gpu: bool) -> pd.DataFrame:
     key = "gpu_time_s" if gpu else "self_cpu_time_s"
     merged = _outer_join(b.ops(key), a.ops(key), ["name", "shapes", "dtypes"], ["calls", "time"])
     merged = _pair_extra_arguments(merged)
@@ -927,8 +927,8 @@ def part_verdicts(
     return np.where(beyond, np.where(delta < 0, "faster", "slower"), "noise").astype(object)
 
 
-def _kernels_table(b: _Figures, a: _Figures) -> pd.DataFrame:
-    def per_name(fig: _Figures) -> pd.DataFrame:
+def _kernels_table(b: Figures, a: Figures) -> pd.DataFrame:
+    def per_name(fig: Figures) -> pd.DataFrame:
         k = fig.report.kernels
         if not len(k) or "name" not in k:
             return pd.DataFrame(columns=["name", "launches", "time"])
@@ -958,7 +958,7 @@ def _kernels_table(b: _Figures, a: _Figures) -> pd.DataFrame:
     return table.iloc[np.argsort(-order.to_numpy(), kind="stable")].reset_index(drop=True)  # pyright: ignore[reportAttributeAccessIssue]  # numpy/pandas stubs: loose scalar types
 
 
-def _counts(b: _Figures, a: _Figures) -> pd.DataFrame:
+def _counts(b: Figures, a: Figures) -> pd.DataFrame:
     rows = []
     for what, key in (
         ("kernels", "kernel_count"),
@@ -977,8 +977,8 @@ def _counts(b: _Figures, a: _Figures) -> pd.DataFrame:
 
 
 def _amdahl(
-    b: _Figures,
-    a: _Figures,
+    b: Figures,
+    a: Figures,
     split: pd.DataFrame,
     by_name: pd.DataFrame,
     ops: pd.DataFrame | None = None,
@@ -1085,7 +1085,7 @@ def _replay_part(graph: Any, kind: str, part: str, factor: float) -> tuple[float
     return speedup, limit
 
 
-def _replayed_change(b: _Figures, a: _Figures, ops: pd.DataFrame) -> dict | None:
+def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     """The after span predicted from the before step's graph with the after side's op times:
     each op (name and shapes) found on both sides at its own speed-up; the work of the ops that
     vanished at the speed-up of what appeared in their place (their time before over the
@@ -1196,7 +1196,7 @@ def _pct(value: Any) -> str:
     return f"{100 * float(value):.0f}%" if _finite(value) else "-"
 
 
-def _notes(c: Comparison, b: _Figures, a: _Figures) -> list[str]:
+def _notes(c: Comparison, b: Figures, a: Figures) -> list[str]:
     notes = [f"The change is {c.span.verdict}: {c.span.reason}."] if c.span.reason else []
     if b.per_run > 1 or a.per_run > 1:
         notes.append(

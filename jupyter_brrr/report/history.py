@@ -48,7 +48,7 @@ from ..schema.history import (
 )
 from ..schema.report import SPLIT_PARTS
 from ..schema.types import parse_document
-from .comparison import Comparison, _Figures, compare_reports, judge_span
+from .comparison import Comparison, Figures, compare_reports, judge_span
 from .report import Report, SchemaError
 from .shown import ShownAsPage
 from .writing import write_file
@@ -145,7 +145,7 @@ class History(ShownAsPage):
         rows = []
         previous: Run | None = None
         for entry in self.runs:
-            figures = _Figures(entry.report)
+            figures = Figures(entry.report)
             s = entry.report.summary
             row: dict[str, Any] = {
                 "run": entry.run,
@@ -162,7 +162,7 @@ class History(ShownAsPage):
                 "settings": run_settings(entry),
             }
             if previous is not None:
-                before = _Figures(previous.report)
+                before = Figures(previous.report)
                 same = _same_code(previous, entry)
                 # The verdict diff() gives these two runs (the Change tab's), without its tables.
                 change = judge_span(before, figures, gpu=before.gpu and figures.gpu, code_same=same)
@@ -491,7 +491,7 @@ def _read_run(path: Path) -> Run:
     entry = run_from_json(_read_document(path))
     # What the history shows of the run must work: a damaged one is skipped here, not later.
     run_settings(entry)
-    _Figures(entry.report)
+    Figures(entry.report)
     return entry
 
 

@@ -1379,7 +1379,7 @@ class JobReport(ShownAsPage):
     # --- JSON ----------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        from .report import _table, json_safe
+        from .report import frame_to_table, json_safe
 
         return {
             "schema": JOB_SCHEMA_NAME,
@@ -1389,15 +1389,15 @@ class JobReport(ShownAsPage):
             "summary": json_safe(self.summary),
             "notes": json_safe(self.notes),
             "recommendations": json_safe(self.recommendations),
-            "ranks": _table(self.ranks, JOB_RANK_COLUMNS),
-            "collectives": _table(self.collectives, JOB_COLLECTIVE_COLUMNS),
-            "steps": _table(self.steps, JOB_STEP_COLUMNS),
+            "ranks": frame_to_table(self.ranks, JOB_RANK_COLUMNS),
+            "collectives": frame_to_table(self.collectives, JOB_COLLECTIVE_COLUMNS),
+            "steps": frame_to_table(self.steps, JOB_STEP_COLUMNS),
             # Past CALL_LIMIT rows the JSON keeps the first collectives; the frame keeps all.
             "calls": {
-                **_table(_first_calls(self.calls), JOB_CALL_COLUMNS),
+                **frame_to_table(_first_calls(self.calls), JOB_CALL_COLUMNS),
                 "total": len(self.calls),
             },
-            "lanes": _table(self.lanes, JOB_LANE_COLUMNS),
+            "lanes": frame_to_table(self.lanes, JOB_LANE_COLUMNS),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -1408,7 +1408,7 @@ class JobReport(ShownAsPage):
     def from_json(cls, text: str | bytes | dict) -> JobReport:
         """Read a job report written by ``to_json`` (this schema version or older); a document
         that does not fit its schema raises ``SchemaError`` naming the bad field."""
-        from .report import _frame
+        from .report import table_to_frame
 
         doc = parse_document(text, "job report")
         check_job(doc)  # the one check (schema/job.py): a SchemaError naming the bad field
@@ -1416,11 +1416,11 @@ class JobReport(ShownAsPage):
         return cls(
             summary=doc["summary"],
             # Every known column, so that the views find one a writer left out (as missing).
-            ranks=_frame(doc["ranks"], JOB_RANK_COLUMNS),
-            collectives=_frame(doc["collectives"], JOB_COLLECTIVE_COLUMNS),
-            calls=_frame(doc.get("calls"), JOB_CALL_COLUMNS),
-            steps=_frame(doc.get("steps"), JOB_STEP_COLUMNS),
-            lanes=_frame(doc.get("lanes"), JOB_LANE_COLUMNS),
+            ranks=table_to_frame(doc["ranks"], JOB_RANK_COLUMNS),
+            collectives=table_to_frame(doc["collectives"], JOB_COLLECTIVE_COLUMNS),
+            calls=table_to_frame(doc.get("calls"), JOB_CALL_COLUMNS),
+            steps=table_to_frame(doc.get("steps"), JOB_STEP_COLUMNS),
+            lanes=table_to_frame(doc.get("lanes"), JOB_LANE_COLUMNS),
             notes=doc.get("notes") or [],
             recommendations=doc.get("recommendations") or [],
             name=doc.get("name") or "",

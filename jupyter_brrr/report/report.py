@@ -272,15 +272,15 @@ class Report(ShownAsPage):
             "summary": json_safe(self.summary),
             "notes": json_safe(self.notes),
             "recommendations": json_safe(self.recommendations),
-            "ops": _table(self.ops, OPS_COLUMNS),
+            "ops": frame_to_table(self.ops, OPS_COLUMNS),
             "kernels": {
-                **_table(kernels, KERNEL_COLUMNS),
+                **frame_to_table(kernels, KERNEL_COLUMNS),
                 "aggregated": aggregated,
                 "total": len(self.kernels),
             },
-            "cpu_ops": _table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
-            "steps": _table(self.steps, STEP_COLUMNS),
-            "modules": _table(self.modules, MODULE_COLUMNS),
+            "cpu_ops": frame_to_table(cpu_ops.sort_values("start_s"), CPU_OP_COLUMNS),
+            "steps": frame_to_table(self.steps, STEP_COLUMNS),
+            "modules": frame_to_table(self.modules, MODULE_COLUMNS),
             "ab": json_safe(self.ab),
             # The re-measure loop (comparison.py, history.py, target.py); null when not used.
             "change": json_safe(self.change),
@@ -334,9 +334,9 @@ class Report(ShownAsPage):
         return cls(
             # A document's summary: an older writer's may lack the later keys.
             summary=cast(Summary, _with_split_parts(doc["summary"])),
-            ops=_frame(doc["ops"], OPS_COLUMNS, NUMERIC_COLUMNS["ops"]),
-            kernels=_frame(doc["kernels"], KERNEL_COLUMNS, NUMERIC_COLUMNS["kernels"]),
-            cpu_ops=_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS, NUMERIC_COLUMNS["cpu_ops"]),
+            ops=table_to_frame(doc["ops"], OPS_COLUMNS, NUMERIC_COLUMNS["ops"]),
+            kernels=table_to_frame(doc["kernels"], KERNEL_COLUMNS, NUMERIC_COLUMNS["kernels"]),
+            cpu_ops=table_to_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS, NUMERIC_COLUMNS["cpu_ops"]),
             notes=doc.get("notes") or [],
             recommendations=doc.get("recommendations") or [],
             name=doc.get("name") or "",
@@ -344,12 +344,12 @@ class Report(ShownAsPage):
             created=doc.get("created"),
             ab=_ab_with_split_parts(doc.get("ab")),
             steps=_with_step_parts(
-                _frame(doc.get("steps"), STEP_COLUMNS, NUMERIC_COLUMNS["steps"])
+                table_to_frame(doc.get("steps"), STEP_COLUMNS, NUMERIC_COLUMNS["steps"])
             ),  # absent from older reports
             change=doc.get("change"),
             history=doc.get("history"),
             target=doc.get("target"),
-            modules=_frame(
+            modules=table_to_frame(
                 doc.get("modules"), MODULE_COLUMNS, NUMERIC_COLUMNS["modules"]
             ),  # absent from older reports
             sweep=doc.get("sweep"),  # absent from older reports
@@ -453,7 +453,9 @@ def _ab_with_split_parts(ab: Any) -> Any:
     return {**ab, "variants": variants}
 
 
-def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+def frame_to_table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+    """The ``columns`` of ``frame`` that it has, as a document's table: ``{"columns", "data"}``
+    (rows of JSON values); ``table_to_frame`` reads it back."""
     present = [c for c in columns if c in frame.columns]
     # Column by column (``tolist`` gives Python values): itertuples indexes every column once
     # per table, which cost more than the rows of a short table.
@@ -464,7 +466,7 @@ def _table(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict:
     }
 
 
-def _frame(
+def table_to_frame(
     table: dict | None, columns: tuple[str, ...] = (), numeric: frozenset[str] = frozenset()
 ) -> pd.DataFrame:
     """A table of a report document, with every known column (one a writer left out is all

@@ -116,17 +116,20 @@ def _draw_all(report: Report) -> Pictures:
     if report.empty:
         return Pictures(None, None, None)
     gpu = bool(report.summary.get("gpu"))
-    split = _render(_split_figure(report)) if gpu and report.summary.get("span_s", 0) > 0 else None
-    main = _render(_roofline_figure(report) if gpu else _cpu_ops_figure(report))
+    split = (
+        draw_pixels(_split_figure(report)) if gpu and report.summary.get("span_s", 0) > 0 else None
+    )
+    main = draw_pixels(_roofline_figure(report) if gpu else _cpu_ops_figure(report))
     arrays = [a for a in (split, main) if a is not None]
     return Pictures(
-        split=_png(split) if split is not None else None,
-        main=_png(main) if main is not None else None,
-        combined=_png(np.concatenate(arrays, axis=0)) if arrays else None,
+        split=png_bytes(split) if split is not None else None,
+        main=png_bytes(main) if main is not None else None,
+        combined=png_bytes(np.concatenate(arrays, axis=0)) if arrays else None,
     )
 
 
-def _render(fig: Any) -> np.ndarray | None:
+def draw_pixels(fig: Any) -> np.ndarray | None:
+    """A matplotlib figure drawn into RGB pixels (height x width x 3); None for no figure."""
     if fig is None:
         return None
     _, canvas_class = _mpl()
@@ -135,7 +138,8 @@ def _render(fig: Any) -> np.ndarray | None:
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
-def _png(pixels: np.ndarray) -> bytes:
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """RGB pixels as a PNG file."""
     from PIL import Image  # a dependency of matplotlib
 
     out = io.BytesIO()
@@ -143,7 +147,8 @@ def _png(pixels: np.ndarray) -> bytes:
     return out.getvalue()
 
 
-def _new_figure(height_in: float) -> Any:
+def new_figure(height_in: float) -> Any:
+    """A white figure of the pictures' width and ``height_in`` inches, with no pyplot state."""
     figure_class, _ = _mpl()
     fig = figure_class(figsize=(WIDTH_IN, height_in), dpi=DPI, facecolor="white")
     return fig
@@ -152,7 +157,7 @@ def _new_figure(height_in: float) -> Any:
 def _split_figure(report: Report) -> Any:
     s = report.summary
     span = float(s["span_s"])
-    fig = _new_figure(SPLIT_HEIGHT_IN)
+    fig = new_figure(SPLIT_HEIGHT_IN)
     ax = fig.add_axes((0.02, 0.30, 0.96, 0.36))
     left = 0.0
     handles = []
@@ -331,7 +336,7 @@ def _roofline_figure(report: Report) -> Any:
     # axis is at most display.ROOF_DECADES deep.
     floor = ymax / 10**display.ROOF_DECADES
 
-    fig = _new_figure(ROOF_HEIGHT_IN)
+    fig = new_figure(ROOF_HEIGHT_IN)
     ax = fig.add_axes((0.11, 0.13, 0.86, 0.74))
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -428,7 +433,7 @@ def _cpu_ops_figure(report: Report, top: int = 12) -> Any:
     rows = rows[rows["self_cpu_time_s"] > 0]
     # The height follows the number of bars, so a short list stays a small picture.
     height = min(ROOF_HEIGHT_IN, 0.95 + 0.22 * max(len(rows), 3))
-    fig = _new_figure(height)
+    fig = new_figure(height)
     ax = fig.add_axes((0.40, 0.45 / height, 0.50, 1 - 0.8 / height))
     labels = [
         _short(f"{n} {s}" if s and s != "[]" else str(n), 48)
@@ -486,7 +491,10 @@ def png_size(data: bytes) -> tuple[int, int]:
 __all__ = [
     "Pictures",
     "available",
+    "draw_pixels",
+    "new_figure",
     "pictures",
+    "png_bytes",
     "png_size",
     "preload",
 ]

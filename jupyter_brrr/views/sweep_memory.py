@@ -155,13 +155,13 @@ def _count(value: Any) -> str:
 
 
 def sweep_png(doc: dict) -> bytes | None:
-    from .pictures import WIDTH_IN, _new_figure, _png, _render
+    from .pictures import WIDTH_IN, draw_pixels, new_figure, png_bytes
 
     points = [p for p in rows(doc.get("points")) if p.get("status") == "ok" and p.get("span_s")]
     if len(points) < 2:
         return None
     var = doc.get("variable") or "size"
-    fig = _new_figure(2.6)
+    fig = new_figure(2.6)
     fig.set_size_inches(WIDTH_IN, 2.6)
     sizes = [p["size"] for p in points]
     spans = [p["span_s"] for p in points]
@@ -194,7 +194,7 @@ def sweep_png(doc: dict) -> bytes | None:
         axis.tick_params(labelsize=6)
     ax3.tick_params(axis="x", labelrotation=90)
     fig.tight_layout()
-    return _png(_render(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: _render returns pixels
+    return png_bytes(draw_pixels(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: draw_pixels returns pixels
 
 
 # --- memory ---------------------------------------------------------------------------------
@@ -270,13 +270,13 @@ def memory_html(doc: dict) -> str:
 
 
 def memory_png(doc: dict) -> bytes | None:
-    from .pictures import WIDTH_IN, _new_figure, _png, _render
+    from .pictures import WIDTH_IN, draw_pixels, new_figure, png_bytes
 
     timeline = doc.get("timeline") or {}
     times = timeline.get("times_s") or []
     if len(times) < 2:
         return None
-    fig = _new_figure(2.4)
+    fig = new_figure(2.4)
     fig.set_size_inches(WIDTH_IN, 2.4)
     ax = fig.add_subplot(1, 1, 1)
     capacity = doc.get("capacity_bytes")
@@ -312,7 +312,7 @@ def memory_png(doc: dict) -> bytes | None:
     ax.tick_params(labelsize=6)
     ax.legend(fontsize=6, frameon=False, loc="upper left", ncol=3)
     fig.tight_layout()
-    return _png(_render(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: _render returns pixels
+    return png_bytes(draw_pixels(fig))  # pyright: ignore[reportArgumentType]  # the figure was drawn: draw_pixels returns pixels
 
 
 def _safe_png(draw: Any, doc: dict) -> bytes | None:
