@@ -229,3 +229,46 @@ def test_every_view_quotes_the_same_headline_figures(reports, browser, tmp_path)
     finally:
         context.close()
     assert not disagree, "\n".join(disagree)
+
+
+def _drawn(report: Report) -> tuple[float, float]:
+    """The length of the run the Timeline draws (its kernels and CPU ops, from the earliest
+    CPU op or 0 to the last end) and the GPU's idle time in it (the red lane)."""
+    kernels = report.kernels.dropna(subset=["start_s", "dur_s"])
+    ops = report.cpu_ops.dropna(subset=["start_s"])
+    ends = [*(kernels["start_s"] + kernels["dur_s"]), *(ops["start_s"] + ops["dur_s"].fillna(0))]
+    start, end = min([0.0, *ops["start_s"]]), max([0.0, *ends])
+    idle, reached = 0.0, 0.0
+    starts = kernels["start_s"]
+    for a, b in sorted(zip(starts, starts + kernels["dur_s"].clip(0), strict=True)):
+        idle += max(0.0, a - reached)
+        reached = max(reached, b)
+    return end - start, idle + max(0.0, end - reached)
+
+
+def test_the_timeline_says_which_run_it_draws(browser, tmp_path) -> None:
+    """The Timeline draws the profiled run as traced (here 871 µs of trace for a 558 µs timed
+    span): its caption gives that run's own length and idle time, and the timed runs' apart."""
+    h200 = json.loads((TOURS / "tour_h200.ipynb").read_text())
+    (_, doc), *_ = _notebook_reports(h200, "tour_h200")
+    report = Report.from_json(doc)
+    s = report.summary
+    assert s["timing"]["timed_runs"] > 0
+    length, idle = _drawn(report)
+    assert abs(length - s["span_s"]) > 0.1 * s["span_s"]  # the two runs differ
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    context.route(re.compile(r"^(?!file:).*"), lambda route: route.abort())
+    try:
+        page = context.new_page()
+        page.goto(report.save_html(tmp_path / "report.html").as_uri())
+        page.wait_for_selector(DONE, timeout=60_000)
+        page.locator('[data-testid="brrr-tab-timeline"]').click()
+        caption = page.locator('[data-panel="timeline"] .jp-brrr-caption')
+        caption.wait_for(timeout=60_000)
+        text = caption.inner_text()
+    finally:
+        context.close()
+    drawn = f"the profiled run, as traced: {display.seconds(length)}, GPU idle "
+    assert f"{drawn}{display.seconds(idle)} (red lane)" in text, text
+    timed = f"the timed runs: span {display.seconds(s['span_s'])} per run, GPU idle "
+    assert f"{timed}{display.seconds(s['idle_s'])} per run" in text, text
