@@ -232,3 +232,43 @@ def test_no_javascript_view_has_tables_and_pictures(
         assert all(base64.b64decode(i)[:8] == PNG_SIGNATURE for i in images)
         assert base64.b64decode(output.data["image/png"])[:8] == PNG_SIGNATURE
         assert output.data["text/plain"].startswith("jupyter_brrr report")
+
+
+def test_torch_profiler_log_lines_stay_out_of_the_saved_outputs(
+    kernel_env: dict[str, str], tmp_path: Path
+) -> None:
+    """torch (2.13) prints "USDT:... profiler_start" and "... profiler_stop" from C++ on file
+    descriptor 2 each time a profiler starts and stops, which ipykernel sends to the notebook:
+    the profilers jupyter_brrr starts (a cell's run, ``--memory``'s run, ``memory_breakdown``)
+    leave none in the saved outputs, while the cell's own stderr, from Python and from a C
+    library writing on descriptor 2 itself, is kept."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext jupyter_brrr"),
+        nbformat.v4.new_code_cell(
+            "%%brrr --memory\n"
+            "import os, sys, torch\n"
+            "print('the cell on stderr', file=sys.stderr)\n"
+            "os.write(2, b'the cell on descriptor 2\\n')\n"
+            "x = torch.ones(64, 64) @ torch.ones(64, 64)"
+        ),
+        nbformat.v4.new_code_cell(
+            "import jupyter_brrr\n"
+            "jupyter_brrr.memory_breakdown(lambda: torch.ones(64, 64) @ torch.ones(64, 64))"
+        ),
+    ]
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
+    )
+    # ipykernel sends descriptor 2 to the notebook, as in a user's JupyterLab, only where it
+    # does not see itself under pytest.
+    env = {k: v for k, v in kernel_env.items() if k != "PYTEST_CURRENT_TEST"}
+    client.execute(env=env)
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(nb, path)
+    saved = nbformat.read(path, as_version=4)
+    errors = [o for c in saved.cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    stderr = "".join(o.text for c in saved.cells for o in c.outputs if o.get("name") == "stderr")
+    assert "the cell on stderr" in stderr and "the cell on descriptor 2" in stderr
+    assert "USDT" not in path.read_text() and "profiler_start" not in path.read_text()

@@ -129,3 +129,18 @@ export function ellipsize(text: string, max = 48): string {
   const tail = max - 1 - head;
   return `${text.slice(0, head)}\u2026${text.slice(text.length - tail)}`;
 }
+
+/** Which run the op times come from, in words, as the Python views say it
+ * (jupyter_brrr/views/format.py, profiled_scope): "in the profiled run", "in the
+ * 3 profiled runs", "in the trace" (a loaded one). */
+export function profiledScope(
+  runs: { total?: number | null; profiled?: number | null } | null
+): string {
+  if ((runs?.total ?? null) === null) {
+    return 'in the trace';
+  }
+  const profiled = runs?.profiled || 1;
+  return profiled === 1
+    ? 'in the profiled run'
+    : `in the ${profiled} profiled runs`;
+}

@@ -150,7 +150,13 @@ def memory_breakdown(
     say what held the peak (see the module docstring)."""
     import torch
 
-    from .run import ProfilerInUseError, check_can_profile, one_capture_deeper, profiler_turn
+    from .run import (
+        ProfilerInUseError,
+        check_can_profile,
+        one_capture_deeper,
+        profiler_turn,
+        quiet_native_stderr,
+    )
 
     if warmup < 0:
         raise ValueError(f"warmup must be >= 0 (got {warmup}).")
@@ -169,13 +175,17 @@ def memory_breakdown(
         profiler = torch.profiler.profile(
             activities=activities, profile_memory=True, record_shapes=True, with_stack=True
         )
-        profiler.start()
+        # torch prints a line on file descriptor 2 as a profiler starts and stops (USDT ...
+        # profiler_start): silenced around our own calls only, never the user's code.
+        with quiet_native_stderr():
+            profiler.start()
         try:
             value = fn(*args, **kwargs)
             if gpu:
                 torch.cuda.synchronize()
         finally:
-            profiler.stop()
+            with quiet_native_stderr():
+                profiler.stop()
     if not isinstance(profiler, torch.profiler.profile):  # pragma: no cover - typing aid
         raise ProfilerInUseError("no profiler")
     del value

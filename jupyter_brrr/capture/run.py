@@ -376,7 +376,7 @@ def _profiled_run(
     )
     threads_before = {thread.ident for thread in threading.enumerate()}
     starts = _ProfilerStarts()
-    with warnings.catch_warnings(), _quiet_native_stderr():
+    with warnings.catch_warnings(), quiet_native_stderr():
         # torch warns that a profiler clears its events each cycle: true and harmless here.
         warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
         profiler.start()
@@ -398,7 +398,7 @@ def _profiled_run(
         # code's profiler or crash: it is dropped as it is.
         taken_over = starts.count > 0 or not profiler_running()
         if not taken_over:
-            with _quiet_native_stderr():
+            with quiet_native_stderr():
                 profiler.stop()
         memory.stop()
         runs["profiled"] = 1
@@ -783,7 +783,7 @@ def _is_unnamed_stale(path: str, mtime: float) -> bool:
 
 
 @contextlib.contextmanager
-def _quiet_native_stderr() -> Iterator[None]:
+def quiet_native_stderr() -> Iterator[None]:
     """Silence file descriptor 2 while the profiler starts or stops: some torch builds print a
     Kineto log line there each time, which a notebook would show under every cell. Only our
     own calls are wrapped, never the user's code."""

@@ -256,3 +256,28 @@ def tried(advice: Mapping[str, Any]) -> str:
             figures.append(f"{label} {seconds(value)} saved")
     said = f": {', '.join(figures)}" if figures else ""
     return f"Tried{fix}: {entry['verdict']}{said}. {entry.get('reason') or ''}".strip()
+
+
+def cpu_op_time(ops: Any) -> float:
+    """The CPU op time every view quotes for a report without GPU work: the op rows' own CPU
+    time (self time; an op's whole time where it has none) summed, the time PyTorch ops took in
+    the profiled run(s), each instant counted once, which the op table's shares add up to. The
+    browser app sums the same (``js/src/model.ts``, ``opCpuTime``)."""
+    if ops is None or not len(ops):
+        return 0.0
+    own = ops.get("self_cpu_time_s")
+    whole = ops.get("cpu_time_s")
+    if own is not None and whole is not None:
+        own = own.where(own.notna(), whole)
+    times = own if own is not None else whole
+    return 0.0 if times is None else float(times.fillna(0.0).sum())
+
+
+def profiled_scope(summary: Mapping[str, Any]) -> str:
+    """Which run the op times come from, in words: "in the profiled run", "in the 3 profiled
+    runs", "in the trace" (a loaded one). The browser app says the same (``profiledScope``)."""
+    runs = summary.get("runs") or {}
+    if runs.get("total") is None:
+        return "in the trace"
+    profiled = int(runs.get("profiled") or 1)
+    return "in the profiled run" if profiled == 1 else f"in the {profiled} profiled runs"

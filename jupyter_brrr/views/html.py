@@ -106,9 +106,8 @@ def key_figures(report: Report) -> list[tuple[str, str]]:
             )
         )
     else:
-        rows.append(
-            ("CPU op time", f"{fmt.seconds(s.get('busy_s'))} (profiled run, top-level ops)")
-        )
+        op_time = fmt.seconds(fmt.cpu_op_time(report.ops))
+        rows.append(("CPU op time", f"{op_time} {fmt.profiled_scope(s)}"))
         rows.append(("span", f"{fmt.seconds(span)} {fmt.span_label(s)}"))
         if timed := fmt.timed_runs(s):
             rows.append(("timed runs", timed))
@@ -397,7 +396,7 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
         return _wrap(parts)
     parts.append(_key_figures(report))
     if s.get("gpu"):
-        split_alt = "span split: " + ", ".join(
+        split_alt = f"span split of {fmt.seconds(s.get('span_s'))}: " + ", ".join(
             f"{name} {fmt.seconds(s.get(f'{name}_s'))} ({fmt.percent(s.get(f'{name}_s') or 0.0, s.get('span_s') or 0.0)})"
             for name in SPLIT_PARTS
         )
@@ -413,7 +412,12 @@ def render(report: Report, pictures: Pictures | None = None) -> str:
             parts.append(sweep_view.sweep_html(report.sweep))
         if report.memory:
             parts.append(sweep_view.memory_html(report.memory))
-    main_alt = "roofline of the ops on this GPU" if s.get("gpu") else "top ops by self CPU time"
+    main_alt = (
+        "roofline of the ops on this GPU"
+        if s.get("gpu")
+        else f"top ops by self CPU time, of {fmt.seconds(fmt.cpu_op_time(report.ops))} "
+        f"{fmt.profiled_scope(s)}"
+    )
     parts.append(_img(pictures.main, main_alt))
     parts.append(_steps_table(report))
     parts.append(_ops_table(report))

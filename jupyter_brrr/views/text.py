@@ -51,9 +51,13 @@ def summary_lines(report: Report) -> list[str]:
             )
         if fmt.memory(s):
             lines.append(f"  peak memory {fmt.memory(s)}")
+    elif report.empty:
+        lines.append(f"no torch operations were recorded ({fmt.runs(s['runs'])})")
     else:
+        op_time = fmt.seconds(fmt.cpu_op_time(report.ops))
         lines.append(
-            f"CPU op time {fmt.seconds(s['busy_s'])} over {fmt.seconds(span)}; {fmt.runs(s['runs'])}"
+            f"CPU op time {op_time} {fmt.profiled_scope(s)}; span {fmt.seconds(span)} "
+            f"{fmt.span_label(s)}; {fmt.runs(s['runs'])}"
         )
     if fmt.timed_runs(s):
         lines.append(f"  timed runs: {fmt.timed_runs(s)}")

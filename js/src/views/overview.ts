@@ -3,7 +3,15 @@
  */
 
 import { h } from '../dom';
-import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, ellipsize } from '../format';
+import {
+  fmtBytes,
+  fmtInt,
+  fmtPct,
+  fmtSI,
+  fmtTime,
+  ellipsize,
+  profiledScope
+} from '../format';
 import { opTime, ReportData, SPLIT_KEYS } from '../model';
 import { stepRows } from '../schema';
 import type { IRecommendation, IRuns, ISummary } from '../schema';
@@ -184,11 +192,24 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   if (!data.cpuOnly) {
     gpuCards(cards, data);
   } else if (!data.empty) {
+    // The span per run (the timed runs', where there are some), apart from the op time of
+    // the profiled run: the two come from different runs, and each card says which.
+    if (data.span !== null) {
+      const [spanTitle, spanDetail] = spanScope(s);
+      cards.appendChild(
+        card(
+          spanTitle,
+          fmtTime(data.span),
+          timingDetail(s) ?? spanDetail,
+          'brrr-card-span'
+        )
+      );
+    }
     cards.appendChild(
       card(
         'CPU op time',
         fmtTime(data.opCpuTime),
-        `${fmtInt(data.ops.length)} op rows`,
+        profiledScope(s.runs),
         'brrr-card-cpu'
       )
     );
@@ -284,7 +305,7 @@ function gpuCards(cards: HTMLElement, data: ReportData): void {
   cards.appendChild(
     card(
       'GPU busy',
-      fmtPct(data.busyShare),
+      fmtPct(data.busyShare, 0),
       s.busy_s !== null ? `${fmtTime(s.busy_s)} with a kernel running` : null,
       'brrr-card-busy',
       data.busyShare

@@ -6,6 +6,24 @@ import { h } from '../dom';
 import { fmtInt, fmtTime } from '../format';
 import { emptyState, IViewContext } from './common';
 
+/** The time from 0 to `end` when no kernel runs: the red lane's length, as
+ * charts.ts (idleGaps) draws it; here so that the view needs no chart code. */
+function idleTime(
+  kernels: { start_s: number | null; dur_s: number | null }[],
+  end: number
+): number {
+  const spans = kernels
+    .map(k => [k.start_s!, k.start_s! + Math.max(0, k.dur_s!)])
+    .sort((a, b) => a[0] - b[0]);
+  let idle = 0;
+  let reached = 0;
+  for (const [a, b] of spans) {
+    idle += Math.max(0, a - reached);
+    reached = Math.max(reached, b);
+  }
+  return idle + Math.max(0, end - reached);
+}
+
 /** Render the timeline view into a panel. */
 export async function renderTimeline(
   panel: HTMLElement,
@@ -50,9 +68,32 @@ export async function renderTimeline(
   caption.push(
     `${fmtInt(kernels.length)} kernels on ${streams.size} stream${streams.size === 1 ? '' : 's'}, ${fmtInt(cpuOps.length)} CPU ops`
   );
+  // The chart draws the profiled run as traced (slower than the timed runs under the
+  // profiler, or faster): its own length and idle time, and the timed runs' apart.
+  let start = 0;
+  let end = 0;
+  for (const k of kernels) {
+    end = Math.max(end, k.start_s! + (k.dur_s ?? 0));
+  }
+  for (const c of cpuOps) {
+    start = Math.min(start, c.start_s!);
+    end = Math.max(end, c.start_s! + (c.dur_s ?? 0));
+  }
+  const drawnIdle = kernels.length ? idleTime(kernels, end) : null;
+  const s = data.report.summary;
+  const timed = (s.timing?.timed_runs ?? 0) > 0;
+  caption.push(
+    `${timed ? 'the profiled run' : 'the traced run'}, as traced: ${fmtTime(end - start)}` +
+      (drawnIdle !== null ? `, GPU idle ${fmtTime(drawnIdle)} (red lane)` : '')
+  );
   const idle = data.splitTime('idle');
-  if (idle !== null && kernels.length) {
-    caption.push(`GPU idle ${fmtTime(idle)} per run (red lane)`);
+  if (timed && data.span !== null) {
+    caption.push(
+      `the timed runs: span ${fmtTime(data.span)} per run` +
+        (idle !== null && kernels.length
+          ? `, GPU idle ${fmtTime(idle)} per run`
+          : '')
+    );
   }
   caption.push('wheel to zoom, drag to pan');
   if (aggregated) {
@@ -71,7 +112,7 @@ export async function renderTimeline(
   ctx.track(
     await charts.drawTimeline(
       chartEl,
-      { kernels, cpuOps, span: data.span },
+      { kernels, cpuOps, span: null },
       ctx.theme()
     )
   );
