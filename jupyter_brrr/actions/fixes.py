@@ -3,9 +3,11 @@ verdict against the saving the step's replay predicted.
 
 ``try_fix(report, n, fn, *args)`` runs recommendation ``n``'s fix (``FIX_OF_CAUSE``: a variant of
 ``variants.py``, applied without editing the code) against eager through ``ab.compare`` (the
-same output check and run-count bound), predicts the fix's saving with ``report.predict`` (the
-step's dependency replay: a fix that speeds up GPU work cannot shorten a host-bound span), and
-stores the verdict in the recommendation's ``"try"``:
+same output check and run-count bound), predicts the fix's saving with ``causal.fix_saving``
+(the step's dependency replay of the change the report's ranking replays too: a fix that speeds
+up GPU work cannot shorten a host-bound span, and in the A/B's back-to-back calls a CUDA graph
+saves only what the GPU waits beyond its own work), and stores the verdict in the
+recommendation's ``"try"``:
 
 - ``not applicable``: no automatic fix for this cause, the variant failed, or its outputs differ
   from eager's beyond the fix's precision (the reason says which);
@@ -21,6 +23,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..analysis import causal
 from ..report.report import Report
 from .ab import ABResult, compare
 
@@ -31,41 +34,17 @@ FIX_OF_CAUSE = {
     "layout": "channels_last",
     "launch overhead": "graph",
     "fusion": "compile",
+    "host copy": "pinned",
 }
 VERDICTS = ("confirmed", "smaller than predicted", "refuted", "not applicable")
 
 
-def predicted_span(report: Report, recommendation: Mapping) -> tuple[float, float] | None:
-    """(baseline, predicted) span of the step with the recommendation's cause removed, by the
-    replay: its ops' GPU time cut to what they would take once fixed, or for launch overhead
-    the launches gone. None without a step graph to replay."""
-    if report.graph is None:
-        return None
-    if recommendation["cause"] == "launch overhead":
-        prediction = report.predict(launch=0.0)
-        return prediction.baseline_s, prediction.span_s
-    ops = recommendation.get("ops") or []
-    total = sum(float(op.get("time_s") or 0.0) for op in ops)
-    saving = float(recommendation.get("saving_s") or 0.0)
-    if total <= 0 or saving <= 0:
-        return None
-    # The saving spread over the named ops in proportion to their time: each runs faster by
-    # time / (time - its part of the saving).
-    factor = total / max(total - min(saving, 0.95 * total), 1e-12)
-    changes = {(str(op["name"]), str(op["shapes"])): factor for op in ops if op.get("time_s")}
-    prediction = report.predict(ops=changes)
-    return prediction.baseline_s, prediction.span_s
-
-
 def predicted_saving(report: Report, recommendation: Mapping, base_s: float) -> float | None:
-    """The saving the replay predicts for the recommendation's fix on a step that measured
-    ``base_s`` eager: the replay's share of its own baseline, applied to ``base_s``."""
-    prediction = predicted_span(report, recommendation)
-    if prediction is None:
-        return None
-    baseline_s, span_s = prediction
-    share = (baseline_s - span_s) / baseline_s if baseline_s > 0 else 0.0
-    return share * base_s
+    """The saving the step's replay predicts for the recommendation's fix, on a step whose eager
+    calls take ``base_s`` back to back (the A/B's eager time): ``causal.fix_saving``, the same
+    change the report's ranking replays. None without a step graph, or where the replay cannot
+    model the change."""
+    return causal.fix_saving(report.graph, recommendation, base_s)
 
 
 def judge_gain(predicted_s: float | None, measured_high_s: float) -> str:
@@ -75,9 +54,7 @@ def judge_gain(predicted_s: float | None, measured_high_s: float) -> str:
     return "smaller than predicted"
 
 
-def verdict(
-    recommendation: Mapping, result: ABResult, fix: str, prediction: tuple[float, float] | None
-) -> dict:
+def verdict(recommendation: Mapping, result: ABResult, fix: str, report: Report) -> dict:
     """The verdict of one fix's A/B (see the module docstring), as stored in ``"try"``."""
     base, tried = result.variants[0], result[fix]
     entry: dict[str, Any] = {
@@ -93,11 +70,8 @@ def verdict(
         "correct": tried.correct,
         "runs": result.runs_total,
     }
-    if prediction is not None:
-        baseline_s, span_s = prediction
-        # The replay's saving, as a share of its baseline, applied to the measured eager time.
-        share = (baseline_s - span_s) / baseline_s if baseline_s > 0 else 0.0
-        entry["predicted_s"] = share * (base.median_s or 0.0)
+    if base.median_s:
+        entry["predicted_s"] = predicted_saving(report, recommendation, base.median_s)
     if tried.verdict in ("failed", "mismatch") or tried.median_s is None or not base.median_s:
         entry["verdict"] = "not applicable"
         entry["reason"] = (
@@ -129,7 +103,7 @@ def verdict(
         entry["verdict"] = "smaller than predicted"
         entry["reason"] = (
             f"measured {saved(speedup) * 1e3:.3g} ms saved ({saved(low) * 1e3:.3g} to "
-            f"{saved(high) * 1e3:.3g} ms), predicted {predicted * 1e3:.3g} ms"
+            f"{saved(high) * 1e3:.3g} ms), predicted {float(predicted or 0.0) * 1e3:.3g} ms"
         )
     return entry
 
@@ -154,8 +128,7 @@ def store_verdicts(report: Report, result: ABResult | None) -> list[dict]:
         if fix is None:
             recommendation["try"] = needs_code_change(recommendation)
         elif result is not None and fix in tried:
-            prediction = predicted_span(report, recommendation)
-            recommendation["try"] = verdict(recommendation, result, fix, prediction)
+            recommendation["try"] = verdict(recommendation, result, fix, report)
         else:
             continue
         entries.append(recommendation["try"])
@@ -176,6 +149,6 @@ def try_fix(report: Report, n: int, fn: Any, *args: Any, **options: Any) -> dict
     else:
         options.setdefault("profile", False)
         result = compare(fn, *args, variants=[fix], **options)
-        entry = verdict(recommendation, result, fix, predicted_span(report, recommendation))
+        entry = verdict(recommendation, result, fix, report)
     recommendation["try"] = entry
     return entry

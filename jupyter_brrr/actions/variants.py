@@ -6,8 +6,10 @@ matmuls and convolutions (``torch.backends`` flags and the matmul precision, put
 call); ``bf16`` runs each call under ``torch.autocast`` to bfloat16; ``channels_last`` converts the
 modules the target uses (its arguments, the function itself, and the globals and closure cells
 its code reads) to channels_last for the variant's life, and runs each call with its 4-D tensor
-inputs (arguments and the globals it reads) as channels_last copies; ``cudnn_benchmark`` lets
-cuDNN time its algorithms (``torch.backends.cudnn.benchmark``) for the variant's calls.
+inputs (arguments, the globals and closure cells it reads) as channels_last copies;
+``cudnn_benchmark`` lets cuDNN time its algorithms (``torch.backends.cudnn.benchmark``) for the
+variant's calls; ``pinned`` runs each call with the host tensors it reads (arguments, globals,
+closure cells) as pinned copies, and their copies to the GPU non-blocking.
 
 Each variant turns a ``Target`` (a function, how to get the arguments of one call, and what to do
 with its result) into a zero-argument callable that runs it once. Making that callable is the
@@ -32,7 +34,7 @@ from typing import Any
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 # Fixes a variant applies without editing the code (the module docstring says how each acts).
-FIXES = ("tf32", "bf16", "channels_last", "cudnn_benchmark")
+FIXES = ("tf32", "bf16", "channels_last", "cudnn_benchmark", "pinned")
 GRAPH_WARMUP = 3  # side-stream runs before capture (the count in PyTorch's CUDA Graphs docs)
 
 
@@ -118,7 +120,7 @@ def parse_variants(variants: Any) -> list[VariantSpec]:
     of names, ``(name, callable)`` pairs and ``VariantSpec``; or a mapping from name to a name
     or callable. Names: ``eager``, ``compile`` (default mode), ``compile:MODE`` with MODE one of
     ``COMPILE_MODES``, ``graph``, and the fixes ``tf32``, ``bf16``, ``channels_last``,
-    ``cudnn_benchmark``. A callable is called like the target (same arguments) and compared
+    ``cudnn_benchmark``, ``pinned``. A callable is called like the target (same arguments) and compared
     like any variant.
     """
     if isinstance(variants, str):
@@ -303,8 +305,46 @@ class Graphed(Variant):
         self._fn = replay  # holds the graph and its outputs until close() drops it
 
 
+@dataclass
+class Slot:
+    """A place the target's code reads a value from by name: a global of its namespace
+    (``holder`` the namespace, ``name`` the key) or a cell of its closure (``holder`` the cell,
+    ``name`` None)."""
+
+    holder: Any
+    name: str | None = None
+
+    def get(self) -> Any:
+        return self.holder[self.name] if self.name is not None else self.holder.cell_contents
+
+    def set(self, value: Any) -> None:
+        if self.name is not None:
+            self.holder[self.name] = value
+        else:
+            self.holder.cell_contents = value
+
+
+def slots_read(fn: Any) -> list[Slot]:
+    """The globals ``fn``'s code can load that its namespace holds, and its closure's cells
+    (an empty cell is left out): where the values it reads without arguments live."""
+    slots = []
+    code = _code_of(fn)
+    scope = getattr(fn, "__globals__", None)
+    if code is not None and isinstance(scope, dict):
+        slots += [Slot(scope, name) for name in sorted(_global_names(code)) if name in scope]
+    for cell in getattr(fn, "__closure__", None) or ():
+        with contextlib.suppress(ValueError):  # an empty cell
+            cell.cell_contents  # noqa: B018  # raises for an empty cell
+            slots.append(Slot(cell))
+    return slots
+
+
 class Fixed(Variant):
-    """A fix applied without editing the code (``FIXES``), to this variant's calls only."""
+    """A fix applied without editing the code (``FIXES``), to this variant's calls only.
+
+    ``channels_last`` and ``pinned`` replace tensors the target reads (its arguments, its
+    globals, its closure's cells) by converted copies, made once in ``prepare``; the copies are
+    put in for each call and the user's own tensors put back after it."""
 
     def __init__(self, spec: VariantSpec, target: Target, gpu: bool) -> None:
         super().__init__(spec, target, gpu)
@@ -313,43 +353,56 @@ class Fixed(Variant):
         lowered = {"tf32": "tf32", "bf16": "bfloat16"}.get(spec.mode or "")
         self.tolerance = TOLERANCES[lowered] if lowered else None
         self._modules: list[Any] = []
-        self._swaps: list[tuple[dict, str, Any]] = []  # (globals, name, channels_last copy)
-        self._copies: dict[int, Any] = {}  # id of a 4-D tensor argument: its channels_last copy
+        self._swaps: list[tuple[Slot, Any]] = []  # (where the code reads it, its converted copy)
+        self._copies: dict[int, Any] = {}  # id of a tensor argument: its converted copy
 
     def prepare(self, timer: Any) -> None:
         import torch
 
         fix = self.spec.mode
-        if fix in ("tf32", "cudnn_benchmark") and not (self.gpu and torch.cuda.is_available()):
-            what = "TF32 tensor cores" if fix == "tf32" else "cuDNN's algorithm search"
-            raise VariantUnavailable(
-                f"needs CUDA: {what} act only on GPU work, and this A/B runs on the CPU."
-            )
-        if fix == "channels_last":
-            self._to_channels_last()
+        cuda = self.gpu and torch.cuda.is_available()
+        if fix in ("tf32", "cudnn_benchmark", "pinned") and not cuda:
+            what = {
+                "tf32": "TF32 tensor cores act only on GPU work",
+                "cudnn_benchmark": "cuDNN's algorithm search acts only on GPU work",
+                "pinned": "pinned host memory speeds up copies to a GPU only",
+            }[fix]
+            raise VariantUnavailable(f"needs CUDA: {what}, and this A/B runs on the CPU.")
+        if fix in ("channels_last", "pinned"):
+            self._convert_inputs()
 
-    def _to_channels_last(self) -> None:
+    def _converted(self, value: Any) -> Any:
+        """The fix's copy of a tensor the target reads, or None where it needs none: a 4-D
+        tensor in channels_last; a tensor in pageable host memory, pinned."""
+        import torch
+
+        if not isinstance(value, torch.Tensor):
+            return None
+        if self.spec.mode == "channels_last":
+            return value.contiguous(memory_format=torch.channels_last) if value.dim() == 4 else None
+        if value.device.type == "cpu" and not value.is_pinned():
+            return value.pin_memory()
+        return None
+
+    def _convert_inputs(self) -> None:
         import torch
 
         args, kwargs = self.target.arguments()
-        seen: set[int] = set()
-        found = [self.target.fn, *args, *kwargs.values()]
         for value in (*args, *kwargs.values()):  # converted once, not in every timed call
-            if isinstance(value, torch.Tensor) and value.dim() == 4:
-                self._copies[id(value)] = value.contiguous(memory_format=torch.channels_last)
-        code = _code_of(self.target.fn)
-        scope = getattr(self.target.fn, "__globals__", None)
-        if code is not None and isinstance(scope, dict):
-            for name in _global_names(code):
-                value = scope.get(name)
-                if isinstance(value, torch.Tensor) and value.dim() == 4:
-                    copy = value.contiguous(memory_format=torch.channels_last)
-                    self._swaps.append((scope, name, copy))
-                else:
-                    found.append(value)
-        for cell in getattr(self.target.fn, "__closure__", None) or ():
-            with contextlib.suppress(ValueError):  # an empty cell
-                found.append(cell.cell_contents)
+            copy = self._converted(value)
+            if copy is not None:
+                self._copies[id(value)] = copy
+        found = [self.target.fn, *args, *kwargs.values()]
+        for slot in slots_read(self.target.fn):
+            value = slot.get()
+            copy = self._converted(value)
+            if copy is not None:
+                self._swaps.append((slot, copy))
+            else:
+                found.append(value)
+        if self.spec.mode != "channels_last":
+            return
+        seen: set[int] = set()
         for value in found:
             if isinstance(value, torch.nn.Module) and id(value) not in seen:
                 seen.add(id(value))
@@ -382,27 +435,33 @@ class Fixed(Variant):
                 before = torch.backends.cudnn.benchmark
                 torch.backends.cudnn.benchmark = True
                 stack.callback(setattr, torch.backends.cudnn, "benchmark", before)
-            elif fix == "channels_last":
-                for scope, name, copy in self._swaps:
-                    stack.callback(scope.__setitem__, name, scope.get(name))
-                    scope[name] = copy
+            for slot, copy in self._swaps:
+                stack.callback(slot.set, slot.get())
+                slot.set(copy)
+            if fix == "pinned" and (self._swaps or self._copies):
+                stack.enter_context(non_blocking_copies())
             yield
 
     def call(self) -> Any:
         with self._applied():
-            if self.spec.mode != "channels_last":
+            if self.spec.mode not in ("channels_last", "pinned"):
                 return self.target.call(self._fn)
             import torch
 
             args, kwargs = self.target.arguments()
+            last = self.spec.mode == "channels_last"
 
-            def last(value: Any) -> Any:
-                if isinstance(value, torch.Tensor) and value.dim() == 4:
-                    copy = self._copies.get(id(value))
-                    return copy if copy is not None else value.to(memory_format=torch.channels_last)
-                return value
+            def converted(value: Any) -> Any:
+                copy = self._copies.get(id(value))
+                if copy is not None:
+                    return copy
+                if last and isinstance(value, torch.Tensor) and value.dim() == 4:
+                    return value.to(memory_format=torch.channels_last)
+                return value  # a new host tensor each call: pinning it per call costs more
 
-            raw = self._fn(*(last(a) for a in args), **{k: last(v) for k, v in kwargs.items()})
+            raw = self._fn(
+                *(converted(a) for a in args), **{k: converted(v) for k, v in kwargs.items()}
+            )
             return self.target.finish(raw)
 
     def close(self) -> None:
@@ -412,6 +471,38 @@ class Fixed(Variant):
         for module in self._modules:  # the user's modules back in their own layout
             module.to(memory_format=torch.contiguous_format)
         self._modules, self._swaps, self._copies = [], [], {}
+
+
+def non_blocking_copies() -> contextlib.AbstractContextManager:
+    """A ``TorchFunctionMode`` under which copies from pinned host memory to a device are
+    non-blocking (``.to``, ``.cuda``, ``copy_`` without a ``non_blocking`` of their own): the
+    host goes on while the copy runs, which stays ordered on its stream as before. A mode sees
+    every torch call in it (about a microsecond each): entered only where there are pinned
+    copies."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def pinned(value: Any) -> bool:
+        return isinstance(value, torch.Tensor) and value.device.type == "cpu" and value.is_pinned()
+
+    class NonBlocking(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
+            kwargs = dict(kwargs or {})
+            if "non_blocking" not in kwargs:
+                if func in (torch.Tensor.to, torch.Tensor.cuda):
+                    # Only where no flag is passed by position (``to(device, dtype, False)``).
+                    ours = bool(args) and pinned(args[0])
+                    ours = ours and not any(isinstance(a, bool) for a in args[1:])
+                elif func is torch.Tensor.copy_:
+                    ours = len(args) == 2 and pinned(args[1])
+                    ours = ours and isinstance(args[0], torch.Tensor) and args[0].is_cuda
+                else:
+                    ours = False
+                if ours:
+                    kwargs["non_blocking"] = True
+            return func(*args, **kwargs)
+
+    return NonBlocking()
 
 
 VARIANT_KINDS: dict[str, type[Variant]] = {
@@ -768,6 +859,7 @@ __all__ = [
     "VARIANT_KINDS",
     "CompileEvents",
     "DynamoWatch",
+    "Slot",
     "Target",
     "Variant",
     "VariantSpec",
@@ -776,5 +868,7 @@ __all__ = [
     "error_line",
     "fresh_function",
     "make_variant",
+    "non_blocking_copies",
     "parse_variants",
+    "slots_read",
 ]

@@ -16,8 +16,18 @@ read as a speed-up and applied to the report's span:
   the syncs are gone and says they must go first); a host stall taken off the critical path
   (``cpu=0``); copies made asynchronous (``copies="async"``); a fix to the kernels of some ops
   (a dtype, padding, fusion, a layout) as those ops' GPU time made shorter by the saving the
-  advice found for them (their time over their time less that saving). The recommendations are
-  ranked by these savings; a fix that needs another first comes after it.
+  advice found for them (their time over their time less that saving); a fusion's run of ops
+  is one kernel, so its launches but one go too. The recommendations are ranked by these
+  savings; a fix that needs another first comes after it. Only a wait that more launches
+  follow stands in a CUDA graph's way (the wait at a call's end for its last kernels, a
+  timer's or the profiler's, is outside what a graph captures).
+- **In a loop of calls** (``loop_period``, ``fix_saving``): the host launches the next call
+  while the GPU runs this one, so a call takes the longer of the GPU's busy time and the host's
+  launch window, and a change to the GPU's work or the launch path saves no more than that
+  period less the changed step's GPU work (a CUDA graph's kernels ``GRAPH_GAP_S`` apart): a
+  graph on a step whose GPU work keeps the GPU busy cannot pay, however long the GPU waited
+  for launches in one call on its own. ``fix_saving`` predicts a Try's saving (actions/fixes.py)
+  from the A/B's eager time, calls back to back; the ranking caps with the replay's period.
 
 What the replay cannot model is said with each figure (``Prediction.not_modelled``): work that
 appears or vanishes with the change (fused or new kernels), contention between overlapping
@@ -30,13 +40,23 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from . import step_graph as sg
-from .replay import Prediction, predict
+from .replay import GRAPH_GAP_S, Prediction, predict
 from .step_graph import StepGraph
 
-__all__ = ["PREDICTED_BY", "gpu_path_share", "prerequisites", "replay_savings", "what_if"]
+__all__ = [
+    "PREDICTED_BY",
+    "fix_changes",
+    "fix_saving",
+    "gpu_path_share",
+    "loop_period",
+    "prerequisites",
+    "replay_savings",
+    "what_if",
+]
 
 # The critical path's resources that are the GPU's own work (the rest is the host's).
 GPU_RESOURCES = ("GPU kernel", "copy", "communication", "GPU wait")
@@ -123,7 +143,16 @@ def _words(changes: Mapping[str, Any]) -> str:
 def prerequisites(graph: StepGraph) -> dict:
     """What must go before a CUDA graph can capture the step: its synchronisations
     (``syncs=0``) and its blocking copies (``copies="async"``), where it has them."""
-    awaited = graph.await_host
+    awaited = np.unique(graph.await_host)
+    # Only a wait that more launches follow stands in a graph's way: the wait at the end of a
+    # call for its last kernels (a timer's, the profiler's) is outside what a graph captures.
+    launches = np.flatnonzero(graph.h_kind == sg.LAUNCH)
+    if len(awaited) and len(launches):
+        last = np.full(len(graph.threads) or 1, -np.inf)
+        np.maximum.at(last, graph.h_thread[launches], graph.h_start[launches])
+        awaited = awaited[graph.h_start[awaited] < last[graph.h_thread[awaited]]]
+    elif not len(launches):
+        awaited = awaited[:0]
     needs: dict[str, Any] = {}
     if len(awaited) and (graph.h_kind[awaited] == sg.SYNC).any():
         needs["syncs"] = 0
@@ -140,7 +169,10 @@ def _op_changes(recommendation: Mapping[str, Any]) -> dict | None:
         if op.get("name") and op.get("shapes") is not None and (op.get("time_s") or 0) > 0
     ]
     total = float(sum(op["time_s"] for op in listed))
-    saving = float(recommendation.get("saving_s") or 0.0)
+    # The advice's own saving on those kernels (kept as ``saving_bound_s`` once replayed: the
+    # replayed saving is a span's, not the kernels').
+    bound = recommendation.get("saving_bound_s", recommendation.get("saving_s"))
+    saving = float(bound or 0.0)
     if total <= 0 or saving <= 0:
         return None
     factor = min(total / max(total - saving, total / _MAX_OP_FACTOR), _MAX_OP_FACTOR)
@@ -160,13 +192,75 @@ def _changes_of(recommendation: Mapping[str, Any], graph: StepGraph) -> dict | N
     if cause == "communication":
         return None  # hiding collectives behind compute is a reordering the replay cannot make
     changes = _op_changes(recommendation)
-    if changes is not None and cause == "too little work":
-        # One batched call for many: their launches go too (as a share of all the step's).
-        launches = int((graph.h_kind == sg.LAUNCH).sum())
-        calls = sum(int(op.get("calls") or 0) for op in recommendation.get("ops") or [])
-        if launches > 0 and calls > 0:
-            changes["launch"] = max(1.0 - calls / launches, 0.0)
+    launches = int((graph.h_kind == sg.LAUNCH).sum())
+    calls = [int(op.get("calls") or 0) for op in recommendation.get("ops") or []]
+    if changes is not None and launches > 0 and sum(calls) > 0:
+        if cause == "too little work":
+            # One batched call for many: their launches go too (as a share of all the step's).
+            changes["launch"] = max(1.0 - sum(calls) / launches, 0.0)
+        elif cause == "fusion" and min(calls) > 0:
+            # A fused run is one kernel: each run's launches but one go with its ops (a run
+            # calls each of its ops once, so the runs are the fewest calls of one of them).
+            changes["launch"] = max(1.0 - (sum(calls) - min(calls)) / launches, 0.0)
     return changes
+
+
+def fix_changes(recommendation: Mapping[str, Any], graph: StepGraph) -> dict | None:
+    """The change a recommendation's fix makes to the step, as ``replay.predict``'s keyword
+    arguments (the module's docstring says which for each cause); None where the replay cannot
+    model it. A CUDA graph on a step that synchronises is predicted after what it needs gone
+    (``prerequisites``)."""
+    changes = _changes_of(recommendation, graph)
+    if changes is not None and recommendation.get("cause") == "launch overhead":
+        changes = {**prerequisites(graph), **changes}
+    return changes
+
+
+# --- a loop of calls ----------------------------------------------------------------------------
+
+
+def _busy(prediction: Prediction) -> float:
+    """The GPU's busy time per step in a replay: the union of its nodes' intervals (streams that
+    overlap count once), per copy of the step."""
+    timeline = prediction.timeline
+    starts, ends = timeline.g_s, timeline.g_e
+    if not len(starts):
+        return 0.0
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], np.maximum.accumulate(ends[order])
+    # A new busy stretch begins where a node starts after everything before it has ended.
+    new = np.r_[True, starts[1:] > ends[:-1]]
+    first = np.flatnonzero(new)
+    last = np.r_[first[1:] - 1, len(starts) - 1]
+    return float((ends[last] - starts[first]).sum()) / max(timeline.plan.copies, 1)
+
+
+def _gpu_floor(prediction: Prediction, changes: Mapping[str, Any]) -> float:
+    """The least time a step can take per call once changed: its GPU work, replayed under the
+    change, back to back; a CUDA graph's kernels follow each other at ``GRAPH_GAP_S``."""
+    busy = _busy(prediction)
+    if changes.get("launch") == 0:
+        busy += prediction.graph.gpu_count * GRAPH_GAP_S
+    return busy
+
+
+def loop_period(graph: StepGraph, span_s: float) -> float:
+    """The time per call in a loop of back-to-back calls, estimated from one call: the next
+    call's launches overlap this call's GPU work, so a call takes the longer of the GPU's busy
+    time and the host's launch window (replayed without the profiler), and no longer than one
+    call measured on its own (``span_s``)."""
+    base = predict(graph, profiler=0)
+    if graph.mode == "period" or not graph.host_count:
+        return span_s  # a profiler step of a loop: its span is already a period
+    timeline = base.timeline
+    launch = graph.h_kind[timeline.plan.host_perm % graph.host_count] == sg.LAUNCH
+    if not launch.any():
+        return span_s
+    # The host's launch window, first launch to last: the host work before the first launch
+    # (entering the call, and the profiler's own start in a trace of one run) is left out, as
+    # the replay's estimate of it without the profiler is least sure there.
+    window = float(timeline.h_e[launch].max() - timeline.h_s[launch].min())
+    return max(_busy(base), min(window, span_s))
 
 
 def _extent(prediction: Prediction) -> float:
@@ -183,6 +277,44 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
 
 
+# Changes that act on the GPU's work or the launch path only: in a loop of calls, these cannot
+# make a call shorter than its GPU work once changed (``_gpu_floor``).
+_GPU_SIDE = frozenset({"ops", "category", "launch"})
+
+
+def _loop_cap(changes: Mapping[str, Any], after: Prediction, period_s: float) -> float | None:
+    """The most a change can save per call in a loop of calls of ``period_s`` each: the period
+    less the changed step's GPU floor; None for a change that acts on host work too."""
+    if not changes or not set(changes) <= _GPU_SIDE:
+        return None
+    return max(period_s - _gpu_floor(after, changes), 0.0)
+
+
+def fix_saving(
+    graph: StepGraph | None, recommendation: Mapping[str, Any], period_s: float
+) -> float | None:
+    """The saving per call of the recommendation's fix (``fix_changes``) in a loop of calls that
+    take ``period_s`` each (the A/B's eager time: calls back to back): the replay's share of its
+    own step applied to ``period_s``, and for a change to the GPU's work or the launch path no
+    more than ``period_s`` less the changed GPU work (``_gpu_floor``: a CUDA graph cannot
+    remove the time the GPU is busy, only the time it waits for launches that the loop does not
+    already hide). None where the replay cannot model the change."""
+    if graph is None or not graph.gpu_count:
+        return None
+    changes = fix_changes(recommendation, graph)
+    if changes is None:
+        return None
+    base = predict(graph, profiler=0)
+    after = predict(graph, profiler=0, **changes)
+    measure = _extent if "cpu" in changes else (lambda p: p.span_s)
+    whole = measure(base)
+    if whole <= 0:
+        return None
+    saving = max(whole - measure(after), 0.0) / whole * period_s
+    cap = _loop_cap(changes, after, period_s)
+    return min(saving, cap) if cap is not None else saving
+
+
 def replay_savings(
     recommendations: list[dict], graph: StepGraph | None, summary: Mapping[str, Any]
 ) -> list[dict]:
@@ -194,6 +326,7 @@ def replay_savings(
     if graph is None or not recommendations or span <= 0 or not graph.gpu_count:
         return recommendations
     needs = prerequisites(graph)
+    period = loop_period(graph, predict(graph, profiler=0).span_s)  # in the replay's time
     out = []
     for recommendation in recommendations:
         item = dict(recommendation)
@@ -217,6 +350,14 @@ def replay_savings(
         measure = _extent if "cpu" in changes else (lambda p: p.span_s)
         whole = measure(base)
         saving = max(measure(before) - measure(after), 0.0)
+        # In a loop the next call's launches overlap this call's GPU work: no change to the
+        # GPU's work or the launch path saves more than the loop's period less its GPU floor.
+        cap = None if first else _loop_cap(changes, after, period)
+        # Said with the figure where it takes off more than a rounding (2% of the span, as for
+        # the additive bound below).
+        looped = cap is not None and cap < saving - 0.02 * span
+        if cap is not None and cap < saving:
+            saving = cap
         share = min(saving / whole, 1.0) if whole > 0 else 0.0
         speedup = 1.0 / (1.0 - share) if share < 1 else math.inf
         item["saving_bound_s"] = item.get("saving_s")
@@ -247,6 +388,13 @@ def replay_savings(
                 else "."
             )
         )
+        if looped:
+            bound += (
+                f" In a loop of calls this is at most the time per call (about {_ms(period)}) "
+                f"less the GPU's own work once changed ({_ms(_gpu_floor(after, changes))}): the "
+                "host launches the next call while the GPU runs this one"
+                + (", so this fix cannot pay there." if saving <= 0.02 * span else ".")
+            )
         item["detail"] = f"{item.get('evidence', '')} {item.get('fix', '')} {bound}".strip()
         out.append(item)
     out.sort(key=lambda item: -float(item.get("saving_s") or 0.0))

@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 
 _TRY_FIXES_HELP = (
     "after the profile, run the fix of each recommendation that has one without editing the "
-    "code (TF32, bf16 autocast, channels_last, a CUDA graph, torch.compile) as variants of the "
-    "A/B (--ab-budget, --ab-stateful apply), and store each recommendation's verdict against "
-    "its predicted saving in the report"
+    "code (TF32, bf16 autocast, channels_last, a CUDA graph, torch.compile, pinned host copies) "
+    "as variants of the A/B (--ab-budget, --ab-stateful apply), and store each "
+    "recommendation's verdict against its predicted saving in the report"
 )
 
 
