@@ -644,7 +644,8 @@ def try_fixes(names: list[str] | None = None, budget_s: float = 2.0, keep: str =
     verdict: the table of bench/RESULTS.md. Needs a GPU for the figures to mean anything.
 
     ``keep``: a folder where each case's report (``NAME.json`` and its trace) and every row
-    (``fixes.json``) are written, so that predictions can be checked again without a GPU."""
+    (``fixes.json``) are written, so that predictions can be checked again without a GPU
+    (``--replay-fixes FOLDER``)."""
     import json
     import statistics
 

@@ -306,12 +306,14 @@ def fix_saving(
         return None
     base = predict(graph, profiler=0)
     after = predict(graph, profiler=0, **changes)
-    measure = _extent if "cpu" in changes else (lambda p: p.span_s)
+    cap = _loop_cap(changes, after, period_s)
+    # A change to host work: a call's host lead-in before its first GPU work runs in series
+    # with the rest in a loop too, so it is part of the call the share is of (``_extent``).
+    measure = (lambda p: p.span_s) if cap is not None else _extent
     whole = measure(base)
     if whole <= 0:
         return None
     saving = max(whole - measure(after), 0.0) / whole * period_s
-    cap = _loop_cap(changes, after, period_s)
     return min(saving, cap) if cap is not None else saving
 
 
