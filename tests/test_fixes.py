@@ -341,6 +341,15 @@ def test_the_pinned_copy_fix_is_the_host_copys_and_says_why_not_on_the_cpu() -> 
     assert entry["predicted_s"] is not None and entry["predicted_s"] > 0
     assert not host.is_pinned()
 
+    layer = torch.nn.Linear(64, 64)  # a module: its weights are no copy's source
+
+    def makes_its_own() -> torch.Tensor:  # the data-loader case: a new host tensor each call
+        return layer(torch.randn(256, 64).to("cpu"))
+
+    entry = try_fix(report, n, makes_its_own, **QUICK)
+    assert entry["verdict"] == "not applicable" and "no host tensor to pin" in entry["reason"]
+    assert "pin_memory=True" in entry["reason"]
+
 
 def test_the_pinned_copy_fix_saves_no_more_than_the_copy_on_a_step_with_a_long_host_lead_in() -> (
     None

@@ -360,6 +360,13 @@ class Fixed(Variant):
         import torch
 
         fix = self.spec.mode
+        if fix == "pinned" and not any(self._wanted()):
+            raise VariantUnavailable(
+                "no host tensor to pin: the code reads none from its arguments, globals or "
+                "closure, so its copies come from tensors it makes each call; make those in "
+                "pinned memory where they are made (pin_memory=True, a DataLoader's "
+                "pin_memory=True) and copy them with non_blocking=True."
+            )
         cuda = self.gpu and torch.cuda.is_available()
         if fix in ("tf32", "cudnn_benchmark", "pinned") and not cuda:
             what = {
@@ -371,37 +378,46 @@ class Fixed(Variant):
         if fix in ("channels_last", "pinned"):
             self._convert_inputs()
 
-    def _converted(self, value: Any) -> Any:
-        """The fix's copy of a tensor the target reads, or None where it needs none: a 4-D
-        tensor in channels_last; a tensor in pageable host memory, pinned."""
+    def _wants(self, value: Any) -> bool:
+        """Whether the fix converts a value the target reads: a 4-D tensor to channels_last; a
+        tensor in pageable host memory to pinned memory."""
         import torch
 
         if not isinstance(value, torch.Tensor):
-            return None
+            return False
         if self.spec.mode == "channels_last":
-            return value.contiguous(memory_format=torch.channels_last) if value.dim() == 4 else None
-        if value.device.type == "cpu" and not value.is_pinned():
-            return value.pin_memory()
-        return None
+            return value.dim() == 4
+        return self.spec.mode == "pinned" and value.device.type == "cpu" and not value.is_pinned()
+
+    def _converted(self, value: Any) -> Any:
+        import torch
+
+        if self.spec.mode == "channels_last":
+            return value.contiguous(memory_format=torch.channels_last)
+        return value.pin_memory()
+
+    def _wanted(self) -> tuple[list[Any], list[Slot]]:
+        """The arguments and the slots (globals, closure cells) whose values the fix converts."""
+        args, kwargs = self.target.arguments()
+        values = [v for v in (*args, *kwargs.values()) if self._wants(v)]
+        return values, [slot for slot in slots_read(self.target.fn) if self._wants(slot.get())]
 
     def _convert_inputs(self) -> None:
         import torch
 
-        args, kwargs = self.target.arguments()
-        for value in (*args, *kwargs.values()):  # converted once, not in every timed call
-            copy = self._converted(value)
-            if copy is not None:
-                self._copies[id(value)] = copy
-        found = [self.target.fn, *args, *kwargs.values()]
-        for slot in slots_read(self.target.fn):
-            value = slot.get()
-            copy = self._converted(value)
-            if copy is not None:
-                self._swaps.append((slot, copy))
-            else:
-                found.append(value)
+        values, slots = self._wanted()
+        for value in values:  # converted once, not in every timed call
+            self._copies[id(value)] = self._converted(value)
+        self._swaps = [(slot, self._converted(slot.get())) for slot in slots]
         if self.spec.mode != "channels_last":
             return
+        args, kwargs = self.target.arguments()
+        found = [
+            self.target.fn,
+            *args,
+            *kwargs.values(),
+            *(s.get() for s in slots_read(self.target.fn)),
+        ]
         seen: set[int] = set()
         for value in found:
             if isinstance(value, torch.nn.Module) and id(value) not in seen:
