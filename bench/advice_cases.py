@@ -772,15 +772,30 @@ def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
         else:
             row.update(rank=None, predicted_s=None)
         rows.append(row)
-
-        def ms(value: object) -> str:
-            return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
-
         print(
             f"| {name} | {row['rank'] or '-'}. {row['advice'][:60]} | {row['fix']} | "
             f"{ms(row['predicted_s'])} ({ms(row['predicted_then_s'])}) | "
             f"{ms(row['measured_s'])} | {row['verdict']} | {row['step_s'] * 1e3:.3g} |"
         )
+    # The fixes the current code has that the kept run did not try (a new variant, a new
+    # recommendation): predicted at the kept report's span, nothing measured yet.
+    tried = {(r["case"], r["fix"]) for r in kept}
+    for path in sorted(where.glob("*.trace.json.gz")):
+        name = path.name.removesuffix(".trace.json.gz")
+        if names and name not in names:
+            continue
+        report = reports.get(name) or reanalyse(where, name)
+        span = float(report.summary["span_s"])
+        for n, recommendation in enumerate(report.recommendations):
+            fix = fixes.FIX_OF_CAUSE.get(recommendation["cause"])
+            if fix is None or (name, fix) in tried:
+                continue
+            tried.add((name, fix))
+            predicted = fixes.predicted_saving(report, recommendation, span)
+            print(
+                f"| {name} | {n + 1}. {recommendation['title'][:60]} | {fix} | "
+                f"{ms(predicted)} (-) | - | not tried then | {span * 1e3:.3g} |"
+            )
     errors = [
         abs(r["predicted_s"] - r["measured_s"]) / r["step_s"]
         for r in rows
@@ -794,6 +809,10 @@ def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
     first_refuted = [r["case"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
     print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
     return rows
+
+
+def ms(value: object) -> str:
+    return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
 
 
 if __name__ == "__main__":
