@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -132,9 +132,9 @@ class Args:
         0 in a dimension longer than 1); None otherwise, or without recorded strides."""
         if self.strides is None or i >= len(self.strides):
             return None
-        strides = self.strides[i]
-        if not isinstance(strides, SEQUENCES) or len(strides) != len(shape):
+        if not isinstance(self.strides[i], SEQUENCES) or len(self.strides[i]) != len(shape):
             return None
+        strides = cast("Sequence[int]", self.strides[i])
         if not any(stride == 0 and size > 1 for size, stride in zip(shape, strides, strict=True)):
             return None
         return math.prod(size for size, stride in zip(shape, strides, strict=True) if stride != 0)
@@ -158,9 +158,13 @@ class Args:
             return None if default is None else [default] * n
         if isinstance(value, int) and not isinstance(value, bool):
             value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+        if not isinstance(value, list):
+            return None
+        values = cast("list[object]", value)
+        if not all(isinstance(v, int) for v in values):
             return None  # e.g. padding="same", which the trace does not record
-        return value * n if len(value) == 1 else value
+        ints = cast("list[int]", values)
+        return ints * n if len(ints) == 1 else ints
 
     def scalar_type(self, i: int) -> str | None:
         """A ScalarType argument (a dtype code) as a trace type name."""
@@ -172,8 +176,8 @@ class Args:
     def mask(self, i: int, n: int) -> list[bool]:
         """An output_mask argument; all True when unrecorded."""
         value = self.value(i)
-        if isinstance(value, list) and len(value) == n:
-            return [bool(v) for v in value]
+        if isinstance(value, list) and len(cast("list[object]", value)) == n:
+            return [bool(v) for v in cast("list[object]", value)]
         return [True] * n
 
 
@@ -192,7 +196,7 @@ def cost_of(
 def broadcast(*shapes: Sequence[int]) -> tuple[int, ...]:
     """The broadcast shape of several shapes (numpy rules)."""
     ndim = max((len(s) for s in shapes), default=0)
-    out = []
+    out: list[int] = []
     for axis in range(-ndim, 0):
         sizes = {s[axis] for s in shapes if len(s) >= -axis}
         big = sizes - {1}

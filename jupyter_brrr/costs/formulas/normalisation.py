@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..arguments import Args, OpCost, Tensor, cost_of, stat_type
 from ..formula_registry import add, register
@@ -27,7 +27,7 @@ _BACKWARD_FACTOR = 2
 def _norm_rows(x: Tensor | None, normalized: Any, weight: Tensor | None) -> int:
     """Number of normalised rows: elements / prod(normalized_shape)."""
     if isinstance(normalized, list) and normalized:
-        inner = math.prod(normalized)
+        inner = math.prod(cast("list[int]", normalized))
     elif weight is not None:
         inner = weight.numel
     else:

@@ -23,7 +23,7 @@ def _pool_out_shape(args: Args, x: Tensor | None) -> tuple[int, ...] | None:
     ceil_mode = bool(args.value(5 if is_max else 4, False))
     if kernel is None or stride is None or padding is None or dilation is None:
         return None
-    spatial = []
+    spatial: list[int] = []
     for size, k, s, p, d in zip(x.shape[-2:], kernel, stride, padding, dilation, strict=True):
         span = size + 2 * p - d * (k - 1) - 1
         out = (span + (s - 1 if ceil_mode else 0)) // s + 1
