@@ -307,3 +307,20 @@ def test_a_damaged_run_file_costs_a_message_not_the_name(
     with capture_output() as out:
         runs = ip.run_line_magic("brrr", "history mine")
     assert [r.run for r in runs] == [1, 3] and "run-0002.json.gz" in out.stdout
+
+
+def test_an_error_in_the_cell_shows_the_cells_own_traceback(ip) -> None:
+    """As in a plain cell: the cell's number and line, the cell's frames, and none of
+    jupyter_brrr's own (the capture, the timed run, the runner of the cell)."""
+    ip.run_cell("import torch", store_history=True)
+    number = ip.execution_count
+    with capture_output() as out:
+        result = ip.run_cell(
+            "%%brrr\ny = torch.ones(3)\nraise ValueError('boom in the cell')\n",
+            store_history=True,
+        )
+    assert isinstance(result.error_in_exec, ValueError)
+    shown = out.stdout + out.stderr
+    assert f"Cell In[{number}], line 2" in shown, shown
+    assert "----> 2 raise ValueError('boom in the cell')" in shown
+    assert "jupyter_brrr" not in shown.split("Traceback", 1)[1], shown

@@ -31,6 +31,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from ..actions.cell_function import CellTarget, function_form
+from .shell import prompt_number
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -58,7 +59,9 @@ class NotebookCell:
         return cls(
             text=text,
             source=source,
-            filename=shell.compile.cache(source),
+            # Registered under the running cell's number: tracebacks say "Cell In[7]", as
+            # they do for a plain cell.
+            filename=shell.compile.cache(source, prompt_number(shell)),
             tree=tree,
             namespace=shell.user_ns,
             compiler=shell.compile,
