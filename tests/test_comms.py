@@ -132,3 +132,39 @@ def test_nccl_sizes_from_the_annotations_of_an_older_trace() -> None:
     # All-gather's S is the gathered output (nccl-tests): the call's larger buffer.
     assert set(calls[calls["op"] == "all_gather"]["bytes"]) == {1_073_741_824}
     assert (calls["group_size"] == 128).all()
+
+
+def test_a_rank_is_read_with_its_collectives_found_once_per_trace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job's rank reading asks for the whole trace's collectives once and the median step's
+    once: the whole trace's kernel-table analysis (which only needs which events are
+    collectives) asks for none, and each trace's call rows are found once for all askers."""
+    from jupyter_brrr.report import job
+
+    asked: list[int] = []
+    found: list[int] = []
+    collectives, find_call_rows = comms.collectives, comms._find_call_rows
+
+    def counted_collectives(trace, args=None):
+        asked.append(id(trace))
+        return collectives(trace, args)
+
+    def counted_call_rows(trace):
+        found.append(id(trace))
+        return find_call_rows(trace)
+
+    monkeypatch.setattr(comms, "collectives", counted_collectives)
+    monkeypatch.setattr(comms, "_find_call_rows", counted_call_rows)
+    rank = job.read_rank(NCCL_RANK)
+    assert len(rank.calls) > 0
+    assert len(asked) == 2 and len(set(asked)) == 2  # the whole trace, its median step
+    assert len(found) == len(set(found)) == 2
+
+
+def test_call_rows_are_shared_read_only() -> None:
+    trace = read_trace(NCCL_RANK)
+    first = comms.call_of_rows(trace)
+    assert comms.call_of_rows(trace) is first
+    with pytest.raises(ValueError):
+        first[0] = 5

@@ -14,6 +14,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from browser.pages import offline_page, page_data
@@ -146,6 +147,35 @@ def test_cpu_pictures_show_top_ops_and_no_split(name: str, request: pytest.Fixtu
     width, height = png_size(pics.main)
     assert width == 640 and 100 <= height <= 360
     assert pics.combined == pics.main
+
+
+def test_pictures_on_the_shared_renderers_are_those_of_a_fresh_canvas(
+    gpt2: Report, resnet: Report, cpu_trace: Report
+) -> None:
+    """The canvas draws every picture of a size on one renderer (its buffers and text metrics
+    kept): the pixels are those a fresh Agg canvas draws, on the first picture and on the
+    ones after it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    def fresh(fig: object) -> np.ndarray:
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+
+    figures = [
+        lambda: pictures._split_figure(gpt2),
+        lambda: pictures._roofline_figure(gpt2),
+        lambda: pictures._roofline_figure(resnet),
+        lambda: pictures._cpu_ops_figure(cpu_trace),
+    ]
+    for _ in range(2):
+        for make in figures:
+            assert np.array_equal(pictures.draw_pixels(make()), fresh(make()))
+
+
+def test_a_single_picture_is_encoded_once(cpu_trace: Report) -> None:
+    pics = pictures._draw_all(cpu_trace)
+    assert pics.combined is pics.main
 
 
 @pytest.mark.parametrize(

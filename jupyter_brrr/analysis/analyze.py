@@ -159,7 +159,9 @@ def analyze(
     ops, owner = _op_costs(trace, gpu)
     n_ops = len(ops["name"])
     gpu_work = len(gpu["op"]) > 0
-    comm = _communication(trace, gpu, ops, peaks, device or device_name(trace))
+    comm = _communication(
+        trace, gpu, ops, peaks, device or device_name(trace), events_only=kernels_only
+    )
     owned = owner >= 0
     ops["gpu_s"] = np.bincount(owner[owned], weights=gpu["dur_s"][owned], minlength=n_ops)
     ops |= roofs.call_roofs(ops, gpu["name"], owner, math_mode, peaks)
@@ -926,6 +928,8 @@ def _communication(
     ops: dict[str, np.ndarray],
     peaks: Peaks | None,
     device: str,
+    *,
+    events_only: bool = False,
 ) -> _Communication:
     """Collectives: their GPU events and host intervals, and per kind and size the calls, time,
     algorithm and bus bandwidth and the fraction of the link's peak.
@@ -949,7 +953,9 @@ def _communication(
     host_start = annotations["start_s"].to_numpy()[host] if n_events else np.empty(0)
     host_end = annotations["end_s"].to_numpy()[host] if n_events else np.empty(0)
     sized = np.zeros(n_events, dtype=bool)
-    if not events.any() and not len(host_start):
+    # The kernel table alone (``kernels_only``) needs only which events are collectives: the
+    # calls, their sizes and the summary are for the full analysis.
+    if events_only or (not events.any() and not len(host_start)):
         return _Communication(events, sized, host_start, host_end, None)
 
     calls = comms.collectives(trace)

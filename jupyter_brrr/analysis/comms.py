@@ -28,6 +28,7 @@ import contextlib
 import json
 import math
 import re
+import weakref
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,14 @@ def bus_factor(op: str, group_size: int | float | None) -> float | None:
 def is_comm_kernel(name: Any) -> bool:
     """True for the kernels of NCCL and RCCL."""
     return isinstance(name, str) and name.lower().startswith(_KERNEL_PREFIXES)
+
+
+def comm_kernel_rows(names: np.ndarray) -> np.ndarray:
+    """``is_comm_kernel`` of each name, tested once per distinct name (a rank's trace has
+    tens of thousands of kernels and a few hundred names)."""
+    codes, distinct = pd.factorize(names)
+    verdicts = np.array([*map(is_comm_kernel, distinct), False], dtype=bool)
+    return verdicts[codes]  # code -1, a missing name, picks the False at the end
 
 
 def is_comm_call(name: Any) -> bool:
@@ -331,7 +340,24 @@ def _default_group(distributed: dict) -> tuple[str, int | None, list[int] | None
 def _call_rows(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Which op rows start a collective (``is_call``), which of those are outermost (the call;
     ``c10d::allreduce_`` over its ``record_param_comms``), and each row's call: itself, the
-    call above it, or -1 outside every call."""
+    call above it, or -1 outside every call. Found once per op table of a trace (the
+    analysis and a job's rank reading both ask, for the calls and for each row's call)."""
+    found = _CALL_ROWS.get(id(trace))
+    if found is not None and found[0] is trace.ops:
+        return found[1]
+    result = _find_call_rows(trace)
+    for rows in result:
+        rows.flags.writeable = False  # shared by every caller
+    _CALL_ROWS[id(trace)] = (trace.ops, result)
+    weakref.finalize(trace, _CALL_ROWS.pop, id(trace), None)
+    return result
+
+
+# id(trace) -> (the op table they were found in, the rows); dropped with the trace.
+_CALL_ROWS: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+
+
+def _find_call_rows(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ops = trace.ops
     names = ops["name"].to_numpy(dtype=object)
     parent = ops["parent"].to_numpy()
@@ -385,35 +411,35 @@ def collectives(
     names = ops["name"].to_numpy(dtype=object)
     is_call, outer, call_of = _call_rows(trace)
     call_rows = np.flatnonzero(outer)
+    # Each column taken once (``.array`` gives the values ``.iat`` gives, a row at a time).
+    op_column = {name: ops[name].array for name in ops.columns}
     calls = {
         int(row): {
             "op": canonical_op(names[row]),
-            "enqueue_s": float(ops["start_s"].iat[row]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "enqueue_s": float(op_column["start_s"][row]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "call_row": int(row),
-            "pid": ops["pid"].iat[row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
-            "tid": ops["tid"].iat[row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
-            "end_host_s": float(ops["end_s"].iat[row]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "pid": op_column["pid"][row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "tid": op_column["tid"][row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "end_host_s": float(op_column["end_s"][row]),  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
             "kernels": [],
-            "external_id": ops["external_id"].iat[row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+            "external_id": op_column["external_id"][row],  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         }
         for row in call_rows
     }
     # record_param_comms below a call carries the args of newer PyTorch.
     for row in np.flatnonzero(is_call & ~outer):
-        found = args.get(("op", float(ops["external_id"].iat[row])))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+        found = args.get(("op", float(op_column["external_id"][row])))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         if found is not None and call_of[row] in calls:
             calls[call_of[row]]["args"] = found
     for row, call in calls.items():
         found = args.get(("op", float(call["external_id"])))
         if found is not None:
             call.setdefault("args", found)
-        call["dims"], call["types"] = ops["dims"].iat[row], ops["types"].iat[row]
+        call["dims"], call["types"] = op_column["dims"][row], op_column["types"][row]
 
     kernels = trace.kernels
     kernel_names = kernels["name"].to_numpy(dtype=object)
-    comm_kernels = np.flatnonzero(
-        np.fromiter(map(is_comm_kernel, kernel_names), bool, len(kernel_names))
-    )
+    comm_kernels = np.flatnonzero(comm_kernel_rows(kernel_names))
     orphans = []
     launcher = kernels["op"].to_numpy()
     for k in comm_kernels:
@@ -426,13 +452,16 @@ def collectives(
 
     _attach_annotations(trace, [c for c in calls.values() if c["kernels"]])
     rows = []
+    kernel_column = {name: kernels[name].array for name in kernels.columns}
     for call in calls.values():
         if call["kernels"]:
             call["group_size"] = group_size
-            rows.append(_kernel_call(call, kernels, call["kernels"], args))
+            rows.append(_kernel_call(call, kernel_column, call["kernels"], args))
     for k in orphans:
         rows.append(
-            _kernel_call({"op": None, "enqueue_s": math.nan, "call_row": -1}, kernels, [k], args)
+            _kernel_call(
+                {"op": None, "enqueue_s": math.nan, "call_row": -1}, kernel_column, [k], args
+            )
         )
     rows += _gloo_calls(trace, [c for c in calls.values() if not c["kernels"]])
     for row in rows:
@@ -449,15 +478,15 @@ def collectives(
     return table
 
 
-def _kernel_call(call: dict, kernels: pd.DataFrame, rows: list[int], args: dict) -> dict:
-    """A call whose work is NCCL/RCCL kernels."""
+def _kernel_call(call: dict, kernels: dict[str, Any], rows: list[int], args: dict) -> dict:
+    """A call whose work is NCCL/RCCL kernels (``kernels``: the kernel table's columns)."""
     first = rows[0]
-    name = str(kernels["name"].iat[first])
-    start = float(min(kernels["start_s"].iat[k] for k in rows))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
-    end = float(max(kernels["end_s"].iat[k] for k in rows))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+    name = str(kernels["name"][first])
+    start = float(min(kernels["start_s"][k] for k in rows))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+    end = float(max(kernels["end_s"][k] for k in rows))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
     found = (
         call.get("args")
-        or args.get(("kernel", float(kernels["correlation"].iat[first])))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
+        or args.get(("kernel", float(kernels["correlation"][first])))  # pyright: ignore[reportArgumentType]  # numpy/pandas stubs: loose scalar types
         or _kernel_columns(kernels, first)
     )
     op = call.get("op") or canonical_op(name)
@@ -498,17 +527,17 @@ def _kernel_call(call: dict, kernels: pd.DataFrame, rows: list[int], args: dict)
     return row
 
 
-def _kernel_columns(kernels: pd.DataFrame, row: int) -> _CommArgs | None:
+def _kernel_columns(kernels: dict[str, Any], row: int) -> _CommArgs | None:
     """A kernel's collective arguments where the reader keeps them as columns (``collective``,
     ``in_nelems``, ``out_nelems``, ``group_size``, ``comm_dtype``), else None."""
-    if "collective" not in kernels.columns or kernels["collective"].iat[row] is None:
+    if "collective" not in kernels or kernels["collective"][row] is None:
         return None
     return _CommArgs(
-        collective=kernels["collective"].iat[row],
-        in_elements=kernels["in_nelems"].iat[row],
-        out_elements=kernels["out_nelems"].iat[row],
-        dtype=kernels["comm_dtype"].iat[row],
-        group_size=kernels["group_size"].iat[row],
+        collective=kernels["collective"][row],
+        in_elements=kernels["in_nelems"][row],
+        out_elements=kernels["out_nelems"][row],
+        dtype=kernels["comm_dtype"][row],
+        group_size=kernels["group_size"][row],
     )
 
 

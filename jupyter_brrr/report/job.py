@@ -312,7 +312,7 @@ def _rank_parts(
         start = kernels["start_s"].to_numpy(float) + gpu_origin
         end = start + kernels["dur_s"].to_numpy(float)
         names = kernels["name"].to_numpy(dtype=object)
-        is_comm = np.fromiter(map(comms.is_comm_kernel, names), bool, len(names))
+        is_comm = comms.comm_kernel_rows(names)
         is_comm |= kernels["category"].to_numpy(dtype=object) == "communication"
         owner = kernels["op_row"].to_numpy()
         launched = owner >= 0

@@ -367,6 +367,13 @@ def as_saved_by_browser(value: Any) -> Any:
     """A JSON document (dicts, lists, numbers, text) with each number spelled as JavaScript's
     JSON.stringify writes it back: a whole-valued float below 1e21 as an integer (its shortest
     digits, as JavaScript pads them with zeros above 2**53), -0.0 as 0. Values do not change."""
+    kind = type(value)
+    if kind is list:  # most of a document: the rows of its tables
+        return [
+            item if type(item) in _NOT_RESPELLED else as_saved_by_browser(item) for item in value
+        ]
+    if kind is dict:
+        return {key: as_saved_by_browser(item) for key, item in value.items()}
     if isinstance(value, dict):
         return {key: as_saved_by_browser(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -374,6 +381,10 @@ def as_saved_by_browser(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) < JS_EXPONENT_FROM:
         return int(value) if abs(value) <= 2**53 else int(Decimal(repr(value)))
     return value
+
+
+# Values a browser writes back as they are (the type itself: a subclass takes the long way).
+_NOT_RESPELLED = frozenset({str, int, bool, type(None)})
 
 
 # --- checking a document -----------------------------------------------------------------------------

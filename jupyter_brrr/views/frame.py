@@ -121,8 +121,8 @@ _SHOW = f"""
 """
 
 
-def _pack(data: bytes) -> str:
-    return base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")
+def _pack(data: bytes, level: int = 9) -> str:
+    return base64.b64encode(gzip.compress(data, compresslevel=level, mtime=0)).decode("ascii")
 
 
 @cache
@@ -134,7 +134,9 @@ def _packed_app() -> tuple[str, str]:
 
 def packed(doc: dict) -> str:
     """A document's JSON, compressed as the frame reads it."""
-    return _pack(json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+    # Level 6, not 9: a document is packed on every display (the app once per process), and
+    # 9 takes twice as long for 2-3% fewer bytes (a 1.9 MB report: 44 against 24 ms).
+    return _pack(json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8"), 6)
 
 
 def html_mode() -> str:

@@ -16,6 +16,7 @@ so that the first report of a session does not pay for the import (about 0.3 s).
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import threading
@@ -106,10 +107,33 @@ def _key(report: Report) -> tuple:
 
 
 def _mpl() -> tuple[Any, Any]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure, FigureCanvasAgg
+    return Figure, _canvas_class()
+
+
+@functools.cache
+def _canvas_class() -> type:
+    """The Agg canvas, drawing on one renderer per picture size for the whole process: a new
+    renderer per picture would allocate its buffers again and lose matplotlib's text metrics,
+    which it caches per renderer (the tick labels, axis titles and op names of one cell's
+    reports repeat). The pixels are the same as on a fresh renderer (a test holds them)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+
+    @functools.lru_cache(maxsize=16)  # the sizes in use (a list's height follows its rows)
+    def renderer(width: int, height: int, dpi: float) -> Any:
+        return RendererAgg(width, height, dpi)
+
+    class SharedRendererCanvas(FigureCanvasAgg):
+        def get_renderer(self) -> Any:
+            width, height = self.get_width_height(physical=True)
+            return renderer(width, height, self.figure.dpi)
+
+    return SharedRendererCanvas
+
+
+# One picture at a time on the shared renderers (a report may be shown from another thread).
+_drawing = threading.Lock()
 
 
 def _draw_all(report: Report) -> Pictures:
@@ -120,12 +144,13 @@ def _draw_all(report: Report) -> Pictures:
         draw_pixels(_split_figure(report)) if gpu and report.summary.get("span_s", 0) > 0 else None
     )
     main = draw_pixels(_roofline_figure(report) if gpu else _cpu_ops_figure(report))
-    arrays = [a for a in (split, main) if a is not None]
-    return Pictures(
-        split=png_bytes(split) if split is not None else None,
-        main=png_bytes(main) if main is not None else None,
-        combined=png_bytes(np.concatenate(arrays, axis=0)) if arrays else None,
-    )
+    split_png = png_bytes(split) if split is not None else None
+    main_png = png_bytes(main) if main is not None else None
+    if split is not None and main is not None:
+        combined = png_bytes(np.concatenate([split, main], axis=0))
+    else:  # one picture: the combined one is it, the same bytes (not encoded twice)
+        combined = split_png or main_png
+    return Pictures(split=split_png, main=main_png, combined=combined)
 
 
 def draw_pixels(fig: Any) -> np.ndarray | None:
@@ -134,8 +159,9 @@ def draw_pixels(fig: Any) -> np.ndarray | None:
         return None
     _, canvas_class = _mpl()
     canvas = canvas_class(fig)
-    canvas.draw()
-    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+    with _drawing:
+        canvas.draw()
+        return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:
