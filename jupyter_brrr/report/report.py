@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 import pandas as pd
 
 from ..analysis import analyze as analysis
-from ..analysis import causal
+from ..analysis import causal, code_change
 from ..analysis.analyze import steady_state_options
 from ..analysis.modules import path_pattern
 from ..analysis.step_graph import GRAPH_LIMIT, StepGraph
@@ -139,6 +139,8 @@ class Report(ShownAsPage):
         recommendations = causal.replay_savings(
             result.recommendations, result.graph, result.summary
         )
+        # A fix that needs a code change shows it (analysis.code_change).
+        code_change.attach(recommendations)
         return cls(
             summary=result.summary,
             ops=result.ops,
