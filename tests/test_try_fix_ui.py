@@ -128,7 +128,9 @@ def test_a_fix_that_needs_a_code_change_shows_it_in_every_view(
 ) -> None:
     report = _case(case)
     first = report.recommendations[0]
-    assert first["cause"] not in FIX_OF_CAUSE
+    # (A host copy's pinned non-blocking copy is an automatic fix too; moving it out of the
+    # loop needs the code changed.)
+    assert first["cause"] not in FIX_OF_CAUSE or first["cause"] == "host copy"
     snippet = first["code_change"]
     assert before in snippet["before"] and after in snippet["after"]
     text = "\n".join(summary_lines(report))

@@ -318,7 +318,8 @@ export const FIX_OF_CAUSE: Record<string, string> = {
   bf16: 'bf16',
   layout: 'channels_last',
   'launch overhead': 'graph',
-  fusion: 'compile'
+  fusion: 'compile',
+  'host copy': 'pinned'
 };
 
 /** The span split of one A/B variant. */

@@ -28,7 +28,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..actions import ab
-from ..actions.fixes import FIX_OF_CAUSE, predicted_span, verdict
+from ..actions.fixes import FIX_OF_CAUSE, verdict
 from ..actions.snapshot import StateNotCopied
 from ..actions.variants import COMPILE_MODES
 from .cell_ab import CellAB
@@ -368,8 +368,7 @@ class ABControls:
             return
         recommendation = self.report.recommendations[self.fix_index]
         fix = FIX_OF_CAUSE[str(recommendation["cause"])]
-        prediction = predicted_span(self.report, recommendation)
-        recommendation["try"] = verdict(recommendation, result, fix, prediction)
+        recommendation["try"] = verdict(recommendation, result, fix, self.report)
 
     def _progress(self, step: ab.Progress) -> None:
         now = time.monotonic()
