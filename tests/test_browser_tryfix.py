@@ -159,3 +159,45 @@ def test_try_this_fix_runs_in_the_kernel_and_its_verdict_is_shown_and_saved(lab,
     finally:
         page.close()
         context.close()
+
+
+def test_the_standalone_file_shows_the_verdict_and_the_code_change_and_no_dead_button(
+    browser, tmp_path
+) -> None:
+    import torch
+
+    import jupyter_brrr
+
+    conv = torch.nn.Conv2d(16, 32, 3, padding=1)
+    images = torch.randn(4, 16, 24, 24)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return conv(x)
+
+    tried = jupyter_brrr.load(CASE)
+    entry = jupyter_brrr.try_fix(tried, 0, step, images, budget_s=0.3, rounds=3, cpu=True)
+    needs_code = jupyter_brrr.load(CASE.parent / "item_sync.json.gz")
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    try:
+        for report, name in ((tried, "tried.html"), (needs_code, "item_sync.html")):
+            page = context.new_page()
+            page.goto(report.save_html(tmp_path / name).as_uri())
+            page.wait_for_selector('.jp-brrr[data-state="done"]', timeout=60_000)
+            recs = page.locator('[data-testid="brrr-recommendations"]')
+            # No kernel here: no Try this fix button that could not run.
+            assert recs.locator('[data-testid="brrr-try-fix"]').count() == 0
+            if name == "tried.html":
+                verdict = recs.locator('[data-testid="brrr-rec-try"]').first
+                assert verdict.get_attribute("data-verdict") == entry["verdict"]
+                assert verdict.inner_text().startswith("Tried (channels_last): ")
+            else:
+                change = recs.locator('[data-testid="brrr-rec-change"]').first
+                assert "total += loss.item()" in change.locator(".jp-brrr-code-before").inner_text()
+                assert "total = total.item()" in change.locator(".jp-brrr-code-after").inner_text()
+                saving = recs.locator('[data-testid="brrr-rec-saving"]').first
+                assert saving.get_attribute("data-predicted-by") == "replay"
+                assert saving.inner_text() == needs_code.recommendations[0]["saving"]["text"]
+            page.close()
+    finally:
+        context.close()

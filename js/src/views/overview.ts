@@ -464,7 +464,7 @@ function recommendations(recs: IRecommendation[]): HTMLElement {
       ),
       ...recommendationBody(rec),
       rec.try ? tryVerdict(rec.try) : null,
-      FIX_OF_CAUSE[rec.cause] ? tryControl(rec, i) : null
+      FIX_OF_CAUSE[rec.cause] && inNotebook() ? tryControl(rec, i) : null
     );
     if (i >= SHOWN) {
       li.hidden = true;
@@ -624,6 +624,14 @@ export function tryVerdict(t: ITryVerdict): HTMLElement {
 }
 
 const POLL_MS = 300;
+
+/**
+ * Whether the app draws in JupyterLab or Notebook 7, where a cell's live
+ * controls can run a fix; a standalone file has no kernel to run it in.
+ */
+function inNotebook(): boolean {
+  return !!document.querySelector('.jp-LabShell, .jp-NotebookPanel');
+}
 
 /**
  * The Try this fix button of a recommendation whose fix runs without editing
