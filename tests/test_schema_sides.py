@@ -96,7 +96,9 @@ def test_a_recommendation_has_the_keys_the_advice_writes() -> None:
         Path(__file__).resolve().parent / "data" / "advice" / "odd_vocab_lm_head.slow.json.gz"
     )
     written = set(report.recommendations[0])
-    assert written == _interface_keys("IRecommendation")
+    # "try" is written when the fix is tried (actions/fixes.py): not by the advice.
+    assert "try" not in written
+    assert written | {"try"} == _interface_keys("IRecommendation")
     assert set(report.recommendations[0]["ops"][0]) == _interface_keys("IAdviceOp")
 
 

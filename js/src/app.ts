@@ -250,9 +250,14 @@ export abstract class TabbedApp<C> {
     // tab the user had open; when a tab that asks for it has just appeared
     // (an A/B comparison), show it.
     let initial = tabs[0].id;
-    const fresh = tabs.find(
-      t => t.openWhenNew && this._renders > 0 && !this._hadTabs.has(t.id)
-    );
+    // A fix tried from the Overview shows its verdict there: its A/B tab does not take over.
+    const stay = node.dataset.tryFixPending === '1';
+    delete node.dataset.tryFixPending;
+    const fresh = stay
+      ? undefined
+      : tabs.find(
+          t => t.openWhenNew && this._renders > 0 && !this._hadTabs.has(t.id)
+        );
     if (fresh) {
       initial = fresh.id;
     } else if (this._activeTab && tabs.some(t => t.id === this._activeTab)) {

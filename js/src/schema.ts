@@ -253,7 +253,74 @@ export interface IRecommendation {
   not_modelled?: string[];
   /** The cause whose fix must come first (a CUDA graph needs the syncs gone), or null. */
   requires?: string | null;
+  /** What it saves, as said, and how that was made (absent from older reports: the detail's last sentence says it). */
+  saving?: ISaving | null;
+  /** The code change its fix needs, as a snippet (null: none, or a fix the A/B applies). */
+  code_change?: ICodeChange | null;
+  /** Its fix tried (Try this fix, %%brrr --try-fixes), with the verdict; null: not tried. */
+  try?: ITryVerdict | null;
 }
+
+/** What a recommendation saves, as its writer said it. */
+export interface ISaving {
+  /** The sentence: "Predicted by replaying ..." or "At best ...". */
+  text: string;
+  /** The saving, in seconds. */
+  seconds: number | null;
+  /** How it was made: "replay" (the step's dependency replay) or "additive bound". */
+  predicted_by: string | null;
+  /** What the prediction could not take into account. */
+  not_modelled: string[];
+}
+
+/** A fix that needs a code change: the code before and after. */
+export interface ICodeChange {
+  /** The code as it is: the cell's own line where --stack recorded it, else a pattern. */
+  before: string;
+  /** The code changed. */
+  after: string;
+  /** Where the line is (cell:3), null where not recorded. */
+  line: string | null;
+}
+
+/** The verdict of a recommendation's fix, tried against eager (actions/fixes.py). */
+export interface ITryVerdict {
+  /** confirmed, smaller than predicted, refuted or not applicable. */
+  verdict: string;
+  /** The A/B variant that applied the fix (tf32, bf16, channels_last, graph, compile), null: none. */
+  fix: string | null;
+  /** Why, in words, with the numbers. */
+  reason: string;
+  /** The saving predicted by the replay, in seconds. */
+  predicted_s: number | null;
+  /** The saving measured (eager's median less the fix's), in seconds. */
+  measured_s: number | null;
+  /** The measured saving's range, from the speed-up's. */
+  measured_low_s: number | null;
+  /** The upper end of that range. */
+  measured_high_s: number | null;
+  /** Eager's median. */
+  base_s: number | null;
+  /** The fix's median. */
+  fixed_s: number | null;
+  /** Whether the fix's outputs matched eager's within its precision. */
+  correct: boolean | null;
+  /** Runs of the A/B in all. */
+  runs: number | null;
+}
+
+/**
+ * The A/B variant that applies each cause's fix without editing the code: the Python side's
+ * actions/fixes.py FIX_OF_CAUSE (tests/test_try_fix_ui.py holds the two together).
+ */
+export const FIX_OF_CAUSE: Record<string, string> = {
+  'fp32 without tensor cores': 'tf32',
+  bf16: 'bf16',
+  layout: 'channels_last',
+  'launch overhead': 'graph',
+  fusion: 'compile',
+  'host copy': 'pinned'
+};
 
 /** The span split of one A/B variant. */
 export interface IABSplit {
@@ -1256,7 +1323,55 @@ function parseRecommendation(value: unknown): IRecommendation | null {
       : [],
     saving_s: num(value.saving_s),
     speedup: num(value.speedup),
-    probably: value.probably === true
+    probably: value.probably === true,
+    saving: parseSaving(value.saving),
+    code_change: parseCodeChange(value.code_change),
+    try: parseTry(value.try)
+  };
+}
+
+function parseSaving(value: unknown): ISaving | null {
+  if (!isObject(value) || typeof value.text !== 'string' || !value.text) {
+    return null;
+  }
+  return {
+    text: value.text,
+    seconds: num(value.seconds),
+    predicted_by:
+      typeof value.predicted_by === 'string' ? value.predicted_by : null,
+    not_modelled: Array.isArray(value.not_modelled)
+      ? value.not_modelled.filter((m): m is string => typeof m === 'string')
+      : []
+  };
+}
+
+function parseCodeChange(value: unknown): ICodeChange | null {
+  if (!isObject(value) || typeof value.after !== 'string') {
+    return null;
+  }
+  return {
+    before: str(value.before),
+    after: value.after,
+    line: typeof value.line === 'string' && value.line ? value.line : null
+  };
+}
+
+function parseTry(value: unknown): ITryVerdict | null {
+  if (!isObject(value) || typeof value.verdict !== 'string' || !value.verdict) {
+    return null;
+  }
+  return {
+    verdict: value.verdict,
+    fix: typeof value.fix === 'string' && value.fix ? value.fix : null,
+    reason: str(value.reason),
+    predicted_s: num(value.predicted_s),
+    measured_s: num(value.measured_s),
+    measured_low_s: num(value.measured_low_s),
+    measured_high_s: num(value.measured_high_s),
+    base_s: num(value.base_s),
+    fixed_s: num(value.fixed_s),
+    correct: bool(value.correct),
+    runs: num(value.runs)
   };
 }
 

@@ -271,6 +271,13 @@ class _Context:
             "share": share,
             "speedup": speedup,
             "probably": probably,
+            # The saving's sentence as a field, for the views (not found again in "detail").
+            "saving": {
+                "text": bound,
+                "seconds": saving,
+                "predicted_by": "additive bound",
+                "not_modelled": [],
+            },
         }
 
     def op_entry(self, row: int) -> dict:

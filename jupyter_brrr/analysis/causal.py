@@ -339,6 +339,8 @@ def replay_savings(
             item["predicted_by"] = "an additive bound: the replay cannot model this change"
             item["changes"] = ""
             item["not_modelled"] = ["the change itself (collectives hidden behind compute)"]
+            if isinstance(item.get("saving"), dict):
+                item["saving"] = {**item["saving"], "not_modelled": item["not_modelled"]}
             out.append(item)
             continue
         first: dict = {}
@@ -398,6 +400,12 @@ def replay_savings(
                 + (", so this fix cannot pay there." if saving <= 0.02 * span else ".")
             )
         item["detail"] = f"{item.get('evidence', '')} {item.get('fix', '')} {bound}".strip()
+        item["saving"] = {
+            "text": bound,
+            "seconds": saving,
+            "predicted_by": "replay",
+            "not_modelled": list(after.not_modelled),
+        }
         out.append(item)
     out.sort(key=lambda item: -float(item.get("saving_s") or 0.0))
     return _after_what_they_need(out)

@@ -98,13 +98,15 @@ class CellAB:
         say: Callable[[str], None] = _silent,
         tell: Callable[[str], None] = _silent,
         target: CellTarget | None = None,
+        before_update: Callable[[ab.ABResult], None] | None = None,
     ) -> ab.ABResult:
         """Run the A/B of ``variants`` against eager; the front end has asked first if the cell
         looks stateful. ``keep``: no copy of the state, the runs' changes stay (only the names
         the cell binds are put back). ``say`` gets progress notes, ``tell`` what concerns the
         user's data. Unless cancelled, the result goes into the report, ``_brrr_ab`` and the
         report's output. ``target``: the cell's function form, when the caller built it already
-        (by default it is built now, over the namespace as it is).
+        (by default it is built now, over the namespace as it is). ``before_update``: called
+        with the result before the report's output is updated (a fix's verdict goes in first).
 
         Raises ``StateNotCopied`` when the state of a stateful cell cannot be copied or, without
         ``keep``, when no copy can put it back (``cannot_put_back``),
@@ -191,6 +193,8 @@ class CellAB:
         if not result.cancelled:
             self.report.ab = result.to_dict()
             namespace["_brrr_ab"] = result
+            if before_update is not None:
+                before_update(result)
             if self.handle is not None:
                 self.handle.update(self.report)
         return result

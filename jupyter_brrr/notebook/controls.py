@@ -1,5 +1,12 @@
-"""The A/B buttons under a report: Try torch.compile, Try CUDA Graph, a time budget, progress,
-Cancel. ipywidgets, shown as an output of their own under the report.
+"""The A/B buttons under a report: Try torch.compile, Try CUDA Graph, a Try this fix per
+recommendation whose fix runs without editing the code (``actions/fixes.py``), a time budget,
+progress, Cancel. ipywidgets, shown as an output of their own under the report.
+
+Try this fix runs the fix's variant against eager like the other buttons, then stores the
+verdict (measured against the saving the replay predicted) in the recommendation's ``"try"``
+before the report's output is updated in place. The report's own Overview has a Try this fix
+button too (``js/src/views/overview.ts``): it presses this one (found by its class,
+``jp-brrr-try-fix-N``) and mirrors the status and Cancel below.
 
 A button callback runs on the kernel's main thread and blocks it: while it runs, no other
 message (a Cancel click) is handled. So a click only checks and starts; the A/B runs in a worker
@@ -21,6 +28,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..actions import ab
+from ..actions.fixes import FIX_OF_CAUSE, verdict
 from ..actions.snapshot import StateNotCopied
 from ..actions.variants import COMPILE_MODES
 from .cell_ab import CellAB
@@ -70,7 +78,8 @@ class ABControls:
         # a click at the very end cannot leave "Cancelling..." over the result.
         self._status_lock = threading.Lock()
         self._busy = False
-        self._pending: list[str] | None = None
+        self._pending: tuple[list[str], int | None] | None = None
+        self.fix_index: int | None = None  # the recommendation whose fix the running A/B tries
         self._last_update = 0.0
 
         self.compile_button = w.Button(
@@ -111,6 +120,7 @@ class ABControls:
             value=0.0, min=0.0, max=1.0, layout=w.Layout(width="16em", visibility="hidden")
         )
         self.status = w.HTML("")
+        self.status.add_class("jp-brrr-ab-status")
         # Shown only while an A/B runs: after it, "Done" or "Cancelled" stands alone.
         self.cancel_button = w.Button(
             description="Cancel",
@@ -118,6 +128,8 @@ class ABControls:
             disabled=True,
             layout=w.Layout(display="none"),
         )
+        self.cancel_button.add_class("jp-brrr-ab-cancel")
+        self.fix_buttons = self._fix_buttons()
         self.warning = w.HTML("")
         self.confirm_button = w.Button(
             description="Run, then put state back",
@@ -134,6 +146,7 @@ class ABControls:
             [
                 w.HBox([self.compile_button, self.mode, self.graph_button, self.budget]),
                 self.graph_reason,
+                w.HBox(list(self.fix_buttons.values()), layout=w.Layout(flex_flow="row wrap")),
                 self.estimate,
                 self.confirm_box,
                 w.HBox([self.progress, self.cancel_button, self.status]),
@@ -147,6 +160,28 @@ class ABControls:
         self.budget.observe(lambda _change: self._show_estimate(), names="value")
         self.mode.observe(lambda _change: self._show_estimate(), names="value")
         self._show_estimate()
+
+    def _fix_buttons(self) -> dict[int, Any]:
+        """A Try this fix button per recommendation whose fix the A/B can apply, by its index."""
+        import ipywidgets as w
+
+        buttons = {}
+        for n, recommendation in enumerate(self.report.recommendations):
+            fix = FIX_OF_CAUSE.get(str(recommendation.get("cause")))
+            if fix is None:
+                continue
+            button = w.Button(
+                description=f"Try this fix: {n + 1}. {recommendation['cause']} ({fix})",
+                tooltip=(
+                    f"Compare this cell as eager and with the fix ({fix}), and the saving "
+                    "measured with the one predicted"
+                ),
+                layout=w.Layout(width="auto"),
+            )
+            button.add_class(f"jp-brrr-try-fix-{n}")
+            button.on_click(lambda _b, n=n, fix=fix: self.request([fix], fix_index=n))
+            buttons[n] = button
+        return buttons
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         """The widget, with a plain-text fallback that says what it is: a saved notebook shown
@@ -188,17 +223,18 @@ class ABControls:
 
     # --- actions -----------------------------------------------------------------------------------
 
-    def request(self, variants: list[str]) -> None:
-        """A button was clicked: start, or first ask for confirmation on a stateful cell."""
+    def request(self, variants: list[str], fix_index: int | None = None) -> None:
+        """A button was clicked: start, or first ask for confirmation on a stateful cell.
+        ``fix_index``: the recommendation whose fix ``variants`` is (Try this fix)."""
         if self.running:
             return
         if self.findings:
-            self._pending = variants
+            self._pending = (variants, fix_index)
             self.warning.value = self._confirmation_text(variants)
             self.confirm_box.layout.display = "flex"
             self.status.value = "Waiting for confirmation."
             return
-        self.start(variants)
+        self.start(variants, fix_index=fix_index)
 
     def _confirmation_text(self, variants: list[str]) -> str:
         runs = self.estimate_runs(variants)
@@ -241,20 +277,22 @@ class ABControls:
         return text + "Run it?"
 
     def _confirm(self) -> None:
-        variants, self._pending = self._pending, None
+        pending, self._pending = self._pending, None
         self.confirm_box.layout.display = "none"
-        if variants:
-            self.start(variants)
+        if pending:
+            self.start(pending[0], fix_index=pending[1])
 
     def _dismiss(self) -> None:
         self._pending = None
         self.confirm_box.layout.display = "none"
         self.status.value = "Not run."
 
-    def start(self, variants: list[str]) -> None:
-        """Start the A/B of ``variants`` (against eager) in a worker thread."""
+    def start(self, variants: list[str], fix_index: int | None = None) -> None:
+        """Start the A/B of ``variants`` (against eager) in a worker thread; with
+        ``fix_index``, then the verdict of that recommendation's fix."""
         if self.running:
             return
+        self.fix_index = fix_index
         self.cancel_event = threading.Event()
         self.result, self.error = None, None
         self._busy = True
@@ -284,8 +322,13 @@ class ABControls:
         try:
             # The same A/B as --ab: it puts the state back when it ends (cancelled or failed
             # too) and, unless cancelled, updates the report, its output and _brrr_ab.
+            fix_index = self.fix_index
             result = self.cell_ab.run(
-                variants, budget_s=budget_s, cancel=self.cancel_event, progress=self._progress
+                variants,
+                budget_s=budget_s,
+                cancel=self.cancel_event,
+                progress=self._progress,
+                before_update=None if fix_index is None else self._store_verdict,
             )
             self.result = result
             state = _state_line(result)
@@ -295,12 +338,16 @@ class ABControls:
                 )
             else:
                 from ..views import ab_text
+                from ..views import format as fmt
 
                 lines = "<br>".join(html.escape(line) for line in ab_text.variant_lines(result))
                 status = (
                     f"Done: {result.runs_total:,} runs in {result.elapsed_s:.1f} s. "
                     f"{html.escape(state)}<br>{lines}"
                 )
+                if fix_index is not None:
+                    tried = fmt.tried(self.report.recommendations[fix_index])
+                    status += f"<br><b>{html.escape(tried)}</b>"
         except StateNotCopied as error:
             self.error = error
             status = html.escape(f"Not run: {error}")
@@ -313,6 +360,15 @@ class ABControls:
                 self.status.value = status
                 self._busy = False
             self._set_running(False)
+
+    def _store_verdict(self, result: ab.ABResult) -> None:
+        """The tried fix's verdict, in its recommendation's ``"try"`` (before the report's
+        output is updated, so that it shows with the A/B)."""
+        if self.fix_index is None:
+            return
+        recommendation = self.report.recommendations[self.fix_index]
+        fix = FIX_OF_CAUSE[str(recommendation["cause"])]
+        recommendation["try"] = verdict(recommendation, result, fix, self.report)
 
     def _progress(self, step: ab.Progress) -> None:
         now = time.monotonic()
@@ -328,6 +384,8 @@ class ABControls:
         self.mode.disabled = running
         self.graph_button.disabled = running or bool(self.graph_reason.value)
         self.budget.disabled = running
+        for button in self.fix_buttons.values():
+            button.disabled = running
         self.cancel_button.disabled = not running
         self.cancel_button.layout.display = None if running else "none"
         self.progress.layout.visibility = "visible" if running else "hidden"

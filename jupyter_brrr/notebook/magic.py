@@ -24,6 +24,7 @@ from IPython.display import DisplayHandle, display
 
 from ..actions.cell_function import CellNotSupported
 from ..actions.snapshot import StateNotCopied
+from ..analysis import code_change
 from ..capture import attribution
 from ..capture.attribution import Attribution
 from ..capture.run import Capture, ProfilerInUseError, capture
@@ -322,6 +323,8 @@ class BrrrMagics(Magics):
         without an error) and shown; the display's handle, or None where nothing was shown."""
         __tracebackhide__ = True
         if ran:
+            # The snippet of a fix that needs a code change quotes the cell's own line.
+            code_change.with_lines(report.recommendations, cell)
             self._remeasure(report, args, cell)
             if args.memory and not report.empty:
                 from .sweep_magic import run_memory

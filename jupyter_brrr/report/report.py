@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import analyze as analysis
-from ..analysis import causal
+from ..analysis import causal, code_change
 from ..analysis.analyze import steady_state_options
 from ..analysis.modules import path_pattern
 from ..analysis.step_graph import GRAPH_LIMIT, StepGraph
@@ -140,6 +140,8 @@ class Report(ShownAsPage):
         recommendations = causal.replay_savings(
             result.recommendations, result.graph, result.summary
         )
+        # A fix that needs a code change shows it (analysis.code_change).
+        code_change.attach(recommendations)
         return cls(
             summary=result.summary,
             ops=result.ops,

@@ -21,7 +21,13 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
                            # since the advice module (absent from older reports):
                            "cause": one of CAUSES, "evidence": "...", "fix": "...",
                            "ops": [{"name", "shapes", "module", "line", "calls", "time_s"}],
-                           "saving_s": 0.004, "speedup": 2.6, "probably": true}],
+                           "saving_s": 0.004, "speedup": 2.6, "probably": true,
+                           # the saving as said, and how it was made (SAVING below):
+                           "saving": {"text", "seconds", "predicted_by", "not_modelled"},
+                           # a fix that needs a code change, as a snippet (CODE_CHANGE):
+                           "code_change": {"before", "after", "line"} | null,
+                           # the fix tried (actions/fixes.py, TRY below):
+                           "try": {"fix", "verdict", "reason", "predicted_s", ...}}],
                            # share: the saving's share of the time; ranked by saving_s
       "ops":     {"columns": OPS_COLUMNS, "data": [[...], ...]},
       "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
@@ -120,6 +126,7 @@ from .types import (
     Nullable,
     Number,
     Object,
+    OneOf,
     Scalar,
     SchemaError,
     Table,
@@ -286,6 +293,10 @@ CAUSES = (
     "host copy",
     "communication",
 )
+
+# How a recommendation's saving was made (SAVING) and the verdicts of a fix tried (TRY).
+SAVING_METHODS = ("replay", "additive bound")
+TRY_VERDICTS = ("confirmed", "smaller than predicted", "refuted", "not applicable")
 
 # Why an op is far under its roof (limits.py says how each is decided).
 REASONS = (
@@ -494,6 +505,36 @@ _ADVICE_OP = Object(
         "time_s": Nullable(_SECONDS),
     },
 )
+# What a recommendation saves, as its detail says it (the sentence), and how that was made:
+# "replay" (the step's dependency replay, analysis/causal.py) or "additive bound" (advice.py's
+# times added up: a report without a step graph, or a change the replay cannot model); what the
+# prediction could not take into account. Older reports have only the sentence in "detail".
+_SAVING = Object(
+    {"text": _TEXT},
+    {
+        "seconds": _MAYBE_SECONDS,
+        "predicted_by": Nullable(OneOf(*SAVING_METHODS)),
+        "not_modelled": ListOf(_TEXT),
+    },
+)
+# A fix that needs a code change (analysis/code_change.py): the code before and after, with the
+# cell's own line as "before" where --stack recorded it ("line": where that is).
+_CODE_CHANGE = Object({"before": _TEXT, "after": _TEXT}, {"line": _MAYBE_TEXT})
+# The fix tried (actions/fixes.py): its verdict against the saving predicted.
+_TRY = Object(
+    {"verdict": OneOf(*TRY_VERDICTS)},
+    {
+        "fix": _MAYBE_TEXT,
+        "reason": _MAYBE_TEXT,
+        **{
+            name: _NULLABLE_NUMBER
+            for name in ("predicted_s", "measured_s", "measured_low_s", "measured_high_s")
+        },
+        **{name: _MAYBE_SECONDS for name in ("base_s", "fixed_s")},
+        "correct": _MAYBE_FLAG,
+        "runs": _MAYBE_COUNT,
+    },
+)
 _RECOMMENDATION = Object(
     {"title": _TEXT, "detail": _TEXT},
     {
@@ -511,6 +552,9 @@ _RECOMMENDATION = Object(
         "saving_bound_s": _MAYBE_SECONDS,
         **{name: _MAYBE_TEXT for name in ("predicted_by", "changes", "requires")},
         "not_modelled": ListOf(_TEXT),
+        "saving": _SAVING,
+        "code_change": Nullable(_CODE_CHANGE),
+        "try": Nullable(_TRY),
     },
 )
 _OPS_CELLS: dict[str, Type] = {

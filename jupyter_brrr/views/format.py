@@ -249,11 +249,21 @@ def tried(advice: Mapping[str, Any]) -> str:
     if not isinstance(entry, Mapping) or not entry.get("verdict"):
         return ""
     fix = f" ({entry['fix']})" if entry.get("fix") else ""
-    figures = []
-    for key, label in (("measured_s", "measured"), ("predicted_s", "predicted")):
+
+    def known(key: str) -> float | None:
         value = entry.get(key)
-        if isinstance(value, int | float) and math.isfinite(value):
-            figures.append(f"{label} {seconds(value)} saved")
+        return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+    figures = []
+    measured, low, high = known("measured_s"), known("measured_low_s"), known("measured_high_s")
+    if measured is not None:
+        within = (
+            f" ({seconds(low)} to {seconds(high)})" if low is not None and high is not None else ""
+        )
+        figures.append(f"measured {seconds(measured)} saved{within}")
+    predicted = known("predicted_s")
+    if predicted is not None:
+        figures.append(f"predicted {seconds(predicted)} saved")
     said = f": {', '.join(figures)}" if figures else ""
     return f"Tried{fix}: {entry['verdict']}{said}. {entry.get('reason') or ''}".strip()
 
@@ -281,3 +291,31 @@ def profiled_scope(summary: Mapping[str, Any]) -> str:
         return "in the trace"
     profiled = int(runs.get("profiled") or 1)
     return "in the profiled run" if profiled == 1 else f"in the {profiled} profiled runs"
+
+
+def saving(advice: Mapping[str, Any]) -> str:
+    """What a recommendation saves, as its writer said it: the ``saving`` field's sentence, with
+    what the prediction could not model; in an older report, the detail's last sentence (the
+    replay's "Predicted by replaying ..." or the additive bound's "At best ...")."""
+    field = advice.get("saving")
+    if isinstance(field, Mapping) and field.get("text"):
+        text = str(field["text"])
+        missing = [str(m) for m in field.get("not_modelled") or [] if m]
+        return f"{text} Not modelled: {'; '.join(missing)}." if missing else text
+    detail = str(advice.get("detail", ""))
+    at = max(detail.rfind("Predicted by replaying"), detail.rfind("At best"))
+    return detail[at:] if at >= 0 else ""
+
+
+def code_change_lines(advice: Mapping[str, Any]) -> list[str]:
+    """A fix's code change (``analysis/code_change.py``) as diff-like lines: a heading, then
+    ``- `` before and ``+ `` after; [] where the fix needs none."""
+    snippet = advice.get("code_change")
+    if not isinstance(snippet, Mapping) or not snippet.get("after"):
+        return []
+    where = f" ({snippet['line']})" if snippet.get("line") else ""
+    return [
+        f"The change{where}:",
+        *(f"- {line}" for line in str(snippet.get("before") or "").splitlines()),
+        *(f"+ {line}" for line in str(snippet["after"]).splitlines()),
+    ]

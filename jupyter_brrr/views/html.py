@@ -142,10 +142,17 @@ def _recommendations(report: Report, top: int = 3) -> str:
             body = (
                 f"<div>{_e(advice.get('evidence', ''))}</div>"
                 f'<div style="font-style:italic">{_e(advice.get("fix", ""))}</div>'
-                f'<div style="{_MUTED}">{_e(_bound_sentence(advice))}</div>'
+                f'<div style="{_MUTED}">{_e(fmt.saving(advice))}</div>'
             )
             if fmt.tried(advice):
                 body += f'<div style="font-weight:bold">{_e(fmt.tried(advice))}</div>'
+            change_lines = fmt.code_change_lines(advice)
+            if change_lines:
+                body += (
+                    f'<div style="{_MUTED}">{_e(change_lines[0])}</div>'
+                    '<div style="margin:2px 0;font-size:11px;white-space:pre-wrap;'
+                    f'font-family:monospace">{_e(chr(10).join(change_lines[1:]))}</div>'
+                )
         else:  # an older report: one sentence
             tag = f"{bottleneck} {100 * share:.0f}%" if share is not None else bottleneck
             body = f"{_e(advice.get('detail', ''))}"
@@ -160,14 +167,6 @@ def _recommendations(report: Report, top: int = 3) -> str:
         _section("What to try first")
         + f'<ul style="margin:2px 0;padding-left:20px">{"".join(items)}</ul>'
     )
-
-
-def _bound_sentence(advice: dict) -> str:
-    """The detail's last sentence: what the recommendation saves, replayed ("Predicted by
-    replaying ...") or, in a report saved before the replay, as an additive bound ("At best")."""
-    detail = str(advice.get("detail", ""))
-    at = max(detail.rfind("Predicted by replaying"), detail.rfind("At best"))
-    return detail[at:] if at >= 0 else ""
 
 
 def _notes(report: Report) -> str:

@@ -74,6 +74,7 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(f"* {tag}{_text(advice['title'])}: {_text(advice['detail'], 3 * TEXT_LIMIT)}")
         if fmt.tried(advice):
             lines.append(f"  {_text(fmt.tried(advice), 2 * TEXT_LIMIT)}")
+        lines += [f"  {_text(line)}" for line in fmt.code_change_lines(advice)]
     if report.target or report.change:
         if report.target:
             goal = (report.target.get("goal") or {}).get("text", "")

@@ -6,7 +6,7 @@
 import { h } from '../dom';
 import { fmtInt, fmtTime, fmtX } from '../format';
 import { SPLIT_KEYS } from '../model';
-import type { IABSplit, IABVariant } from '../schema';
+import type { IABSplit, IABVariant, IRecommendation } from '../schema';
 import {
   colorLegend,
   emptyState,
@@ -16,6 +16,7 @@ import {
   splitBar,
   tableHead
 } from './common';
+import { tryVerdict } from './overview';
 
 function correctness(v: IABVariant): HTMLElement {
   if (v.error) {
@@ -196,7 +197,34 @@ export function renderAB(panel: HTMLElement, ctx: IViewContext): void {
     panel.appendChild(s2);
   }
 
+  const tried = ctx.data.report.recommendations.filter(r => r.try);
+  if (tried.length) {
+    panel.appendChild(fixesTried(tried));
+  }
+
   if (ab.notes.length) {
     panel.appendChild(notesSection(ab.notes));
   }
+}
+
+/** The recommendations whose fix was tried: each one's verdict, predicted against measured. */
+function fixesTried(tried: IRecommendation[]): HTMLElement {
+  const sec = h('section', {
+    class: 'jp-brrr-section',
+    data: { testid: 'brrr-ab-fixes' }
+  });
+  sec.appendChild(heading('Fixes tried'));
+  const list = h('ul', { class: 'jp-brrr-recs' });
+  for (const rec of tried) {
+    list.appendChild(
+      h(
+        'li',
+        { class: 'jp-brrr-rec', data: { cause: rec.cause } },
+        h('span', { class: 'jp-brrr-rec-title' }, rec.title),
+        tryVerdict(rec.try!)
+      )
+    );
+  }
+  sec.appendChild(list);
+  return sec;
 }

@@ -13,8 +13,14 @@ import {
   profiledScope
 } from '../format';
 import { opTime, ReportData, SPLIT_KEYS } from '../model';
-import { stepRows } from '../schema';
-import type { IRecommendation, IRuns, ISummary } from '../schema';
+import { FIX_OF_CAUSE, stepRows } from '../schema';
+import type {
+  ICodeChange,
+  IRecommendation,
+  IRuns,
+  ISummary,
+  ITryVerdict
+} from '../schema';
 import {
   badge,
   card,
@@ -456,7 +462,9 @@ function recommendations(recs: IRecommendation[]): HTMLElement {
             )
           : null
       ),
-      ...recommendationBody(rec)
+      ...recommendationBody(rec),
+      rec.try ? tryVerdict(rec.try) : null,
+      FIX_OF_CAUSE[rec.cause] && inNotebook() ? tryControl(rec, i) : null
     );
     if (i >= SHOWN) {
       li.hidden = true;
@@ -486,16 +494,11 @@ function recommendationBody(rec: IRecommendation): (HTMLElement | null)[] {
       rec.detail ? h('div', { class: 'jp-brrr-rec-detail' }, rec.detail) : null
     ];
   }
-  // The saving's sentence ends the detail: replayed ('Predicted by replaying ...') or, in a
-  // report saved before the replay, an additive bound ('At best ...').
-  const at = Math.max(
-    rec.detail.lastIndexOf('Predicted by replaying'),
-    rec.detail.lastIndexOf('At best')
-  );
   const ops = rec.ops.filter(o => o.shapes || o.module);
   return [
     h('div', { class: 'jp-brrr-rec-detail' }, rec.evidence),
     h('div', { class: 'jp-brrr-rec-fix' }, rec.fix),
+    rec.code_change ? codeChange(rec.code_change) : null,
     ops.length
       ? h(
           'div',
@@ -511,12 +514,209 @@ function recommendationBody(rec: IRecommendation): (HTMLElement | null)[] {
             .join('; ')
         )
       : null,
-    at >= 0
-      ? h(
-          'div',
-          { class: 'jp-brrr-rec-saving jp-brrr-muted' },
-          rec.detail.slice(at)
-        )
-      : null
+    ...savingLines(rec)
   ];
+}
+
+/** What a recommendation saves, as the views show it. */
+export interface ISavingParts {
+  /** The sentence. */
+  text: string;
+  /** "replay" or "additive bound"; "" in an older report. */
+  predictedBy: string;
+  /** What the prediction could not model ([] in an older report). */
+  notModelled: string[];
+}
+
+/**
+ * What a recommendation saves: its saving field (the sentence and what the
+ * prediction could not model) or, in an older report, the detail's last
+ * sentence: replayed ('Predicted by replaying ...') or an additive bound
+ * ('At best ...'). Null where neither says.
+ */
+export function savingParts(rec: IRecommendation): ISavingParts | null {
+  if (rec.saving) {
+    return {
+      text: rec.saving.text,
+      predictedBy: rec.saving.predicted_by ?? '',
+      notModelled: rec.saving.not_modelled
+    };
+  }
+  const at = Math.max(
+    rec.detail.lastIndexOf('Predicted by replaying'),
+    rec.detail.lastIndexOf('At best')
+  );
+  return at >= 0
+    ? { text: rec.detail.slice(at), predictedBy: '', notModelled: [] }
+    : null;
+}
+
+function savingLines(rec: IRecommendation): HTMLElement[] {
+  const saving = savingParts(rec);
+  if (!saving) {
+    return [];
+  }
+  const lines = [
+    h(
+      'div',
+      {
+        class: 'jp-brrr-rec-saving jp-brrr-muted',
+        data: { testid: 'brrr-rec-saving', predictedBy: saving.predictedBy }
+      },
+      saving.text
+    )
+  ];
+  if (saving.notModelled.length) {
+    lines.push(
+      h(
+        'div',
+        { class: 'jp-brrr-rec-unmodelled jp-brrr-muted' },
+        `Not modelled: ${saving.notModelled.join('; ')}.`
+      )
+    );
+  }
+  return lines;
+}
+
+/** A fix that needs a code change: the code before and after. */
+function codeChange(change: ICodeChange): HTMLElement {
+  return h(
+    'div',
+    { class: 'jp-brrr-rec-change', data: { testid: 'brrr-rec-change' } },
+    h(
+      'div',
+      { class: 'jp-brrr-muted' },
+      change.line ? `The change (${change.line}):` : 'The change:'
+    ),
+    h('pre', { class: 'jp-brrr-code jp-brrr-code-before' }, change.before),
+    h('pre', { class: 'jp-brrr-code jp-brrr-code-after' }, change.after)
+  );
+}
+
+/** A fix's verdict, predicted against measured, in words (views/format.py's tried). */
+export function verdictText(t: ITryVerdict): string {
+  const figures: string[] = [];
+  if (t.measured_s !== null) {
+    const range =
+      t.measured_low_s !== null && t.measured_high_s !== null
+        ? ` (${fmtTime(t.measured_low_s)} to ${fmtTime(t.measured_high_s)})`
+        : '';
+    figures.push(`measured ${fmtTime(t.measured_s)} saved${range}`);
+  }
+  if (t.predicted_s !== null) {
+    figures.push(`predicted ${fmtTime(t.predicted_s)} saved`);
+  }
+  const said = figures.length ? `: ${figures.join(', ')}` : '';
+  const fix = t.fix ? ` (${t.fix})` : '';
+  return `Tried${fix}: ${t.verdict}${said}. ${t.reason}`.trim();
+}
+
+/** The verdict of a recommendation's fix, tried. */
+export function tryVerdict(t: ITryVerdict): HTMLElement {
+  return h(
+    'div',
+    {
+      class: `jp-brrr-rec-try jp-brrr-try-${t.verdict.replace(/ /g, '-')}`,
+      data: { testid: 'brrr-rec-try', verdict: t.verdict }
+    },
+    verdictText(t)
+  );
+}
+
+const POLL_MS = 300;
+
+/**
+ * Whether the app draws in JupyterLab or Notebook 7, where a cell's live
+ * controls can run a fix; a standalone file has no kernel to run it in.
+ */
+function inNotebook(): boolean {
+  return !!document.querySelector('.jp-LabShell, .jp-NotebookPanel');
+}
+
+/**
+ * The Try this fix button of a recommendation whose fix runs without editing
+ * the code. The run happens in the kernel, through the cell's live controls
+ * (ipywidgets, notebook/controls.py), so that the same stateful-cell
+ * confirmation, run-count bound, progress and Cancel apply: this button
+ * presses the control's own, mirrors its progress here and offers its Cancel.
+ * The verdict arrives with the report's update in place. A saved notebook
+ * opened without a kernel has no live controls: the button says so.
+ */
+function tryControl(rec: IRecommendation, index: number): HTMLElement {
+  const button = h(
+    'button',
+    {
+      class: 'jp-brrr-button',
+      data: { testid: 'brrr-try-fix' },
+      attrs: {
+        type: 'button',
+        title: `Run this cell with the fix (${FIX_OF_CAUSE[rec.cause]}) against eager, and compare the saving measured with the one predicted`
+      }
+    },
+    rec.try ? 'Try this fix again' : 'Try this fix'
+  ) as HTMLButtonElement;
+  const cancel = h(
+    'button',
+    {
+      class: 'jp-brrr-button',
+      data: { testid: 'brrr-try-cancel' },
+      attrs: { type: 'button' }
+    },
+    'Cancel'
+  ) as HTMLButtonElement;
+  cancel.hidden = true;
+  const status = h('span', {
+    class: 'jp-brrr-muted',
+    data: { testid: 'brrr-try-status' }
+  });
+  const box = h('div', { class: 'jp-brrr-rec-trybox' }, button, cancel, status);
+
+  const live = (selector: string): HTMLElement | null => {
+    const scope = box.closest('.jp-Cell') ?? box.closest('.jp-OutputArea');
+    return scope ? scope.querySelector<HTMLElement>(selector) : null;
+  };
+  const visible = (el: HTMLElement | null) => !!el && el.offsetParent !== null;
+
+  button.addEventListener('click', () => {
+    const control = live(`button.jp-brrr-try-fix-${index}`);
+    if (!control || (control as HTMLButtonElement).disabled) {
+      status.textContent = control
+        ? 'Another A/B of this cell is running.'
+        : 'Try this fix runs in the kernel, through the controls under the report: run the cell in a kernel (or %%brrr --try-fixes) to try it.';
+      return;
+    }
+    const root = box.closest<HTMLElement>('.jp-brrr');
+    if (root) {
+      root.dataset.tryFixPending = '1';
+    }
+    button.disabled = true;
+    control.click();
+    const started = performance.now();
+    const poll = window.setInterval(() => {
+      if (!box.isConnected) {
+        window.clearInterval(poll); // the report was updated: the verdict is drawn
+        return;
+      }
+      const liveCancel = live('button.jp-brrr-ab-cancel');
+      const text = live('.jp-brrr-ab-status')?.textContent ?? '';
+      const waiting = /^Waiting for confirmation/.test(text);
+      const running = visible(liveCancel) || waiting;
+      status.textContent = waiting
+        ? 'The cell looks stateful: confirm under the report.'
+        : text;
+      cancel.hidden = !visible(liveCancel);
+      if (!running && performance.now() - started > 2000) {
+        window.clearInterval(poll);
+        button.disabled = false;
+        cancel.hidden = true;
+        if (root) {
+          delete root.dataset.tryFixPending;
+        }
+      }
+    }, POLL_MS);
+  });
+  cancel.addEventListener('click', () => {
+    live('button.jp-brrr-ab-cancel')?.click();
+  });
+  return box;
 }
