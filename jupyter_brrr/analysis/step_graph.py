@@ -895,8 +895,11 @@ def _calibrated_lags(
     slack_wait = np.where(np.isfinite(awaited), gpu.start - awaited, np.inf)
     orphan = gpu.orphan
     gated = ~orphan & (slack_stream > _SLACK) & (slack_wait > _SLACK)
-    queued = has_prev & ((slack_launch > _SLACK) | orphan)
     latency = float(np.median(slack_launch[gated])) if gated.any() else _DEFAULT_LATENCY_S
+    # The typical gap between kernels of a stream: of the nodes that waited for the one before
+    # them (started later than a typical launch latency after their launch), not of those the
+    # launches spaced out (a launch-bound loop's kernels start a launch apart).
+    queued = has_prev & ((slack_launch > latency + _SLACK) | orphan)
     stream_gap = (
         max(float(np.median(slack_stream[queued])), 0.0) if queued.any() else _DEFAULT_GAP_S
     )

@@ -1093,7 +1093,7 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     to the after side's count (a CUDA graph: almost none); synchronisations and blocking copies
     gone where the after step has none."""
     from ..analysis import step_graph as sg
-    from ..analysis.replay import predict
+    from ..analysis.replay import host_work, predict
 
     graph = b.report.graph
     if graph is None:
@@ -1113,11 +1113,28 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     replaced = min(vanished_s / appeared_s, _LIMIT_FACTOR) if appeared_s > 0 else _LIMIT_FACTOR
     factors = {k: (replaced if math.isnan(v) else v) for k, v in factors.items()}
     changes: dict[str, Any] = {"ops": factors}
+    after_graph = a.report.graph
+    if after_graph is not None:
+        # The host's work as the after side measured it, part by part: a CUDA graph's launch
+        # path gone, autocast's casts dispatched, a larger batch's extra launches.
+        work_b = {k: v / b.per_run for k, v in host_work(graph).items()}
+        work_a = {k: v / a.per_run for k, v in host_work(after_graph).items()}
+        path_b = work_b.pop("launch") + work_b.pop("glue")
+        path_a = work_a["launch"] + work_a["glue"]
+        if path_b > 0:  # the launch path: dispatch and the Python between launches
+            changes["launch"] = path_a / path_b
+        changes["host_parts"] = {k: work_a[k] / v for k, v in work_b.items() if v > 0}
+    # Launch calls in proportion to the after side's count, at the before side's cost each:
+    # a CUDA graph's one launch call precedes its kernels, it does not space them out.
     launches_b = _num(b.summary.get("launch_count")) / b.per_run
     launches_a = _num(a.summary.get("launch_count")) / a.per_run
     if launches_b > 0 and launches_a >= 0 and launches_a != launches_b:
-        changes["launch"] = launches_a / launches_b
-    after_graph = a.report.graph
+        if after_graph is None:
+            changes["launch"] = launches_a / launches_b
+        else:
+            changes["host_parts"]["launch calls"] = launches_a / launches_b
+    elif after_graph is not None:
+        changes["host_parts"].pop("launch calls", None)
 
     def waits(g: Any) -> tuple[int, int]:
         """How many synchronising calls and blocking copies the step waited in."""
