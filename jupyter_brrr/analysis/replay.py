@@ -258,6 +258,11 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
             "a pageable copy made pinned runs at the trace's best pinned rate in its direction, "
             f"else an assumed {PINNED_BYTES_PER_S / 1e9:g} GB/s"
         )
+    if changes.host_parts:
+        notes.append(
+            "host work measured on the other side is spread over the step in proportion to "
+            "this step's work of the same part (which ops it belongs to is not known)"
+        )
     if changes.launch != 1:
         notes.append(
             "a CUDA graph's own launch and the host work it cannot capture besides the "

@@ -25,6 +25,10 @@ The nodes and edges, and how each number is made:
   without the profiler (``bench/causal_check.py`` measures it again); the gap's other parts
   shrink in proportion to make room. A call's own duration holds its share
   (``PROFILER_PER_CALL_S``, at most all but ``CALL_FLOOR_S`` of it).
+- **A full launch queue**: a host that runs ahead of the GPU fills the launch queue, and then
+  each launch call returns only once a kernel ahead of it has finished. Where the GPU ran more
+  than the whole step behind a launch call, the call's time beyond the lower decile of its
+  name's calls is that wait, the GPU's pace: it is taken out of the call (``_without_queue_waits``).
 - **GPU nodes**, one chain per stream in stream order: each kernel, copy and set, with its
   duration, bound and category (from the analysis' kernel table), op, shapes, module, kind and
   bytes. Each waits for its launch call (from the call's end; from its start where the call
@@ -51,8 +55,9 @@ medians) keeps its measured lag, the others the smaller of theirs and the typica
 
 What the graph cannot see: dependencies the trace does not record (a host thread waiting on a lock
 or a queue shows only as a hand-off or idle time), which stream a synchronisation or an event
-waits on (inferred as above), the launch queue's depth limit, and host work that would change
-because GPU work did (an allocator that frees sooner).
+waits on (inferred as above), the launch queue's depth limit (a replay never fills it again: a
+change that makes the GPU slower lets the host run ahead without bound), and host work that
+would change because GPU work did (an allocator that frees sooner).
 """
 
 from __future__ import annotations

@@ -1102,9 +1102,12 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     """The after span predicted from the before step's graph with the after side's op times:
     each op (name and shapes) found on both sides at its own speed-up; the work of the ops that
     vanished at the speed-up of what appeared in their place (their time before over the
-    appeared ops' time after: fused or retyped kernels doing that work); launches in proportion
-    to the after side's count (a CUDA graph: almost none); synchronisations and blocking copies
-    gone where the after step has none."""
+    appeared ops' time after: fused or retyped kernels doing that work); the host's work part by
+    part as the after step measured it (the launch path, CPU ops, Python outside ops, the data
+    loader, calls other than launches: ``replay.host_work``), brought to the before capture's
+    host speed as far as the before span is the host's; launch calls in proportion to the after
+    side's count (a CUDA graph: almost none); synchronisations and blocking copies gone where
+    the after step has none."""
     from ..analysis import step_graph as sg
     from ..analysis.replay import host_work, predict
 
@@ -1148,13 +1151,11 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     # a CUDA graph's one launch call precedes its kernels, it does not space them out.
     launches_b = _num(b.summary.get("launch_count")) / b.per_run
     launches_a = _num(a.summary.get("launch_count")) / a.per_run
-    if launches_b > 0 and launches_a >= 0 and launches_a != launches_b:
-        if after_graph is None:
-            changes["launch"] = launches_a / launches_b
-        else:
-            changes["host_parts"]["launch calls"] = launches_a / launches_b
-    elif after_graph is not None:
-        changes["host_parts"].pop("launch calls", None)
+    counted = launches_b > 0 and launches_a >= 0
+    if after_graph is not None:
+        changes["host_parts"]["launch calls"] = launches_a / launches_b if counted else 1.0
+    elif counted and launches_a != launches_b:
+        changes["launch"] = launches_a / launches_b
 
     def waits(g: Any) -> tuple[int, int]:
         """How many synchronising calls and blocking copies the step waited in."""
