@@ -133,6 +133,23 @@ def test_a_faster_host_shortens_a_launch_bound_loop_in_proportion() -> None:
     assert report.predict(host=2).span_s == pytest.approx(92 * US, abs=1e-12)
 
 
+def test_kernels_a_launch_apart_are_not_a_gap_of_the_stream() -> None:
+    """Launched every 20 us with a 4 us launch latency (above the clock's slack), each kernel
+    waits for its launch, not for the kernel before it: the stream's typical gap is not the 18
+    us between them, and a host twice as fast launches, and runs, them twice as often."""
+    t = Timeline()
+    for i in range(10):
+        start = 20.0 * i
+        t.op("aten::mul", start, 12)
+        c = t.call("cudaLaunchKernel", start + 5, 5)
+        t.kernel("mul_kernel", start + 14, 2, c)
+    report = t.report()
+    assert report.predict().span_s == pytest.approx(182 * US, abs=1e-12)
+    assert report.graph.typical["stream_gap_s"] < 4 * US
+    # Calls every 10 us ending at 5 + 10 i, kernels 4 us later: 9 to 9 * 10 + 11 = 101 us.
+    assert report.predict(host=2).span_s == pytest.approx(92 * US, abs=1e-12)
+
+
 def test_no_launch_overhead_runs_the_kernels_back_to_back() -> None:
     report = _launch_bound()
     # Host time gone: every kernel launched at once, 2 us each, at the graph's gap apart.

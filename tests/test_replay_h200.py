@@ -63,3 +63,47 @@ def test_a_full_launch_queue_is_the_gpus_pace_not_host_work() -> None:
     # A host-bound step keeps its launch calls as they are.
     host_bound = load("mlp_graph_before")
     assert host_bound.predict(profiler=0, gpu=2).speedup == pytest.approx(1.0, abs=0.02)
+
+
+def diff_predicted(case: str) -> tuple[float, float]:
+    """The diff's replayed speed-up of a case, and the one measured with CUDA events."""
+    before, after = load(f"{case}_before"), load(f"{case}_after")
+    table = jupyter_brrr.diff(before, after).amdahl
+    predicted = float(table[table["kind"] == "replay"]["predicted_speedup"].iloc[0])
+    return predicted, event_time(case, "before") / event_time(case, "after")
+
+
+def test_host_work_that_a_change_adds_is_replayed_as_the_after_side_measured_it() -> None:
+    """Autocast on a TransformerEncoderLayer at batch 32 makes its GPU work 4.35x less and adds
+    host work: 14 more launches, each with its cast's dispatch and Python (the after side's
+    host work, the profiler's cost taken out: 0.75 ms against 0.21). Scaled by the launch count
+    alone (2.6x the launch path, no more CPU work outside it), the after step was predicted
+    host-bound at 0.45 ms, 2.9x faster; it measured 2.01x."""
+    predicted, measured = diff_predicted("encoder_bf16")
+    assert predicted == pytest.approx(measured, rel=0.1)
+
+
+def test_a_cuda_graph_keeps_its_own_launch_call() -> None:
+    """Two hundred tiny elementwise kernels replayed from a CUDA graph: the launch path goes,
+    the graph's one launch call (0.15 ms) stays."""
+    predicted, measured = diff_predicted("loop_graph")
+    assert predicted == pytest.approx(measured, rel=0.25)
+    assert predicted < measured
+
+
+def test_the_hosts_drift_between_two_captures_is_not_the_change() -> None:
+    """ResNet-18 at batch 1, fp32 NCHW to bf16 channels_last: host-bound, and measured 0.91x
+    with CUDA events in alternating rounds. The before capture ran on a slower host than the
+    after one (the profiler's record of an op took 5.6 µs against 4.1), and its host work taken
+    as the after side measured it predicted 1.28x. At the before side's host speed: no gain."""
+    predicted, measured = diff_predicted("resnet18_b1_bf16_cl")
+    assert measured < 1.0
+    assert predicted == pytest.approx(measured, rel=0.1)
+    assert predicted < 1.05
+
+
+def test_launch_calls_keep_their_cost_where_the_change_keeps_their_count() -> None:
+    """torch.compile of a 20-layer MLP at batch 8 launches 20 kernels either way: each launch
+    call at the before side's cost, not scaled with the launch path's dispatch."""
+    predicted, measured = diff_predicted("mlp_compile")
+    assert predicted == pytest.approx(measured, rel=0.1)

@@ -23,6 +23,11 @@ How each change acts on the graph:
   launch GPU work, the Python between them, the launch calls, event records and waits): the
   GPU's kernels follow each other at the stream's gap. Synchronisations stay (a graph cannot
   capture one), and so does host work that launched nothing. ``launch=0.5`` halves it.
+- ``host_parts={"launch": 1.2, "launch calls": 3}``: each part of the host's work
+  (``HOST_PARTS``: the launch path's dispatch, CPU ops, Python between launching ops, host work
+  outside ops, the data loader, the runtime calls' own time: launches and the others) at that multiple of its time: a change measured on
+  both sides (``host_work`` of each graph), as the diff replays it. "launch calls" (the calls a
+  CUDA graph captures), given, replaces ``launch``'s scaling of them.
 - ``syncs=0``: synchronising calls stop waiting for the GPU (their own cost stays).
 - ``host=k``: all host work k times faster (ops, Python, runtime calls, the profiler's cost).
 - ``cpu=0``: the host work that launches nothing (CPU ops, the user's Python outside ops, the
@@ -64,7 +69,7 @@ import pandas as pd
 from . import step_graph as sg
 from .step_graph import StepGraph
 
-__all__ = ["Prediction", "critical_path", "idle_causes", "predict", "replay"]
+__all__ = ["Prediction", "critical_path", "host_work", "idle_causes", "predict", "replay"]
 
 # A pinned copy's rate where the trace has none to go by (PCIe 5.0 x16 in practice: an
 # assumption the prediction's notes state).
@@ -72,6 +77,9 @@ PINNED_BYTES_PER_S = 25e9
 # The gap between a CUDA graph's kernels on one stream: 400 kernels of 0.87 us replayed from a
 # graph on the H200 ran 0.26 us apart (tests/data/advice/launch_bound_loop.fixed).
 GRAPH_GAP_S = 0.3e-6
+# The host's work by part, for ``host_parts``: the parts of the gaps between host nodes
+# (step_graph.GAP_PARTS but the profiler's) and the runtime calls' own time.
+HOST_PARTS = (*sg.GAP_PARTS[:5], "launch calls", "other calls")
 # Within a segment whose nodes wait on each other across chains, passes until nothing moves.
 _PASSES = 20
 
@@ -90,6 +98,7 @@ class Changes:
     copies: str | None = None
     profiler: float = 1.0
     cpu: float = 1.0
+    host_parts: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("gpu", "host"):
@@ -115,6 +124,13 @@ class Changes:
             for key, factor in dict(getattr(self, name)).items():
                 if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 0):
                     raise ValueError(f"{name}[{key!r}]={factor!r}: a factor must be above 0")
+        for key, factor in dict(self.host_parts).items():
+            if key not in HOST_PARTS:
+                raise ValueError(f"host_parts[{key!r}]: one of {', '.join(HOST_PARTS)}")
+            if not (isinstance(factor, int | float) and math.isfinite(factor) and factor >= 0):
+                raise ValueError(
+                    f"host_parts[{key!r}]={factor!r}: a multiple of its time, 0 or more"
+                )
         if self.copies not in (None, "async"):
             raise ValueError(f"copies={self.copies!r}: 'async' (or None: as they are)")
 
@@ -141,6 +157,7 @@ class Changes:
                 if self.cpu == 0
                 else f"host work that launches nothing at {self.cpu:g}x its time"
             )
+        parts += [f"host {k} at {v:.3g}x its time" for k, v in dict(self.host_parts).items()]
         if self.copies == "async":
             parts.append("copies asynchronous from pinned memory")
         if self.profiler != 1:
@@ -240,6 +257,11 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
         notes.append(
             "a pageable copy made pinned runs at the trace's best pinned rate in its direction, "
             f"else an assumed {PINNED_BYTES_PER_S / 1e9:g} GB/s"
+        )
+    if changes.host_parts:
+        notes.append(
+            "host work measured on the other side is spread over the step in proportion to "
+            "this step's work of the same part (which ops it belongs to is not known)"
         )
     if changes.launch != 1:
         notes.append(
@@ -414,11 +436,14 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
     host = float(changes.host)
     launch = float(changes.launch)
     cpu = float(changes.cpu)
-    weights = np.array([launch, cpu, launch, cpu, cpu, changes.profiler]) / host
+    measured = dict(changes.host_parts)
+    by_part = np.array([measured.get(p, 1.0) for p in sg.GAP_PARTS[:5]])
+    work_weights = np.array([launch, cpu, launch, cpu, cpu]) * by_part
+    weights = np.append(work_weights, changes.profiler) / host
     weights = np.tile(weights, (len(kind), 1))
     # The profiler's records go with the host work they were made in: a CUDA graph runs no op.
     work = parts[:, :5].sum(axis=1)
-    kept = parts[:, :5] @ np.array([launch, cpu, launch, cpu, cpu])
+    kept = parts[:, :5] @ work_weights
     own = np.where((kind == sg.LAUNCH) | (kind == sg.RECORD) | (kind == sg.WAIT), launch, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         weights[:, 5] *= np.where(work > 0, kept / np.maximum(work, 1e-300), own)
@@ -426,8 +451,15 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
     gap = parts.sum(axis=1)
     call = (kind != sg.BEGIN) & (kind != sg.END)
     dur = np.where(call, graph.h_dur - graph.h_call_profiler * (1.0 - changes.profiler), 0.0)
-    graphed = (kind == sg.LAUNCH) & ~graph.h_blocking | (kind == sg.RECORD) | (kind == sg.WAIT)
-    dur = np.where(graphed, dur * launch, dur) / host
+    graphed = _launching_call(graph)
+    dur = (
+        np.where(
+            graphed,
+            dur * measured.get("launch calls", launch),
+            dur * measured.get("other calls", 1.0),
+        )
+        / host
+    )
     # GPU durations.
     factor = np.ones(graph.gpu_count)
     host_copy = (graph.g_kind == 1) & _is_host_copy(graph)
@@ -472,6 +504,34 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
         "g_from_start": from_start,
         "awaits": awaits,
     }
+
+
+def host_work(graph: StepGraph) -> dict[str, float]:
+    """The host's work in ``graph`` by part (``HOST_PARTS``), the profiler's estimated cost
+    taken out: the seconds ``host_parts`` scales. For one run (``mode`` "latency", its span
+    from the first GPU work to the last), the host's work between its first launch and its
+    last: what comes before or after it sets no part of the span."""
+    gaps = np.ones(graph.host_count, dtype=bool)
+    calls = (graph.h_kind != sg.BEGIN) & (graph.h_kind != sg.END)
+    if graph.mode == "latency" and graph.gpu_count:
+        launched = graph.h_start[graph.g_host[graph.g_host >= 0]]
+        first, last = float(launched.min()), float(launched.max())
+        gaps &= (graph.h_start > first) & (graph.h_start <= last)
+        calls &= (graph.h_start >= first) & (graph.h_start <= last)
+    totals = graph.h_parts[gaps, :5].sum(axis=0)
+    out = {part: float(t) for part, t in zip(sg.GAP_PARTS[:5], totals, strict=True)}
+    own = graph.h_dur - graph.h_call_profiler
+    launching = _launching_call(graph)
+    out["launch calls"] = float(own[calls & launching].sum())
+    out["other calls"] = float(own[calls & ~launching].sum())
+    return out
+
+
+def _launching_call(graph: StepGraph) -> np.ndarray:
+    """The calls a CUDA graph would capture: launches (but blocking copies), event records and
+    stream waits."""
+    kind = graph.h_kind
+    return (kind == sg.LAUNCH) & ~graph.h_blocking | (kind == sg.RECORD) | (kind == sg.WAIT)
 
 
 def _code(names: list[str], value: str) -> int:

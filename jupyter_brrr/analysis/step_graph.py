@@ -25,6 +25,10 @@ The nodes and edges, and how each number is made:
   without the profiler (``bench/causal_check.py`` measures it again); the gap's other parts
   shrink in proportion to make room. A call's own duration holds its share
   (``PROFILER_PER_CALL_S``, at most all but ``CALL_FLOOR_S`` of it).
+- **A full launch queue**: a host that runs ahead of the GPU fills the launch queue, and then
+  each launch call returns only once a kernel ahead of it has finished. Where the GPU ran more
+  than the whole step behind a launch call, the call's time beyond the lower decile of its
+  name's calls is that wait, the GPU's pace: it is taken out of the call (``_without_queue_waits``).
 - **GPU nodes**, one chain per stream in stream order: each kernel, copy and set, with its
   duration, bound and category (from the analysis' kernel table), op, shapes, module, kind and
   bytes. Each waits for its launch call (from the call's end; from its start where the call
@@ -51,8 +55,9 @@ medians) keeps its measured lag, the others the smaller of theirs and the typica
 
 What the graph cannot see: dependencies the trace does not record (a host thread waiting on a lock
 or a queue shows only as a hand-off or idle time), which stream a synchronisation or an event
-waits on (inferred as above), the launch queue's depth limit, and host work that would change
-because GPU work did (an allocator that frees sooner).
+waits on (inferred as above), the launch queue's depth limit (a replay never fills it again: a
+change that makes the GPU slower lets the host run ahead without bound), and host work that
+would change because GPU work did (an allocator that frees sooner).
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ from ..trace.events import Trace
 from ..trace.frames import factorize_objects, group_codes
 from .steps import STEP_PREFIX
 
-__all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage"]
+__all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage", "host_speed"]
 
 # The profiler's host cost per recorded op (its begin and end records with input shapes) and
 # per traced runtime call (CUPTI's callbacks around it). Fitted on the H200 traces of
@@ -84,6 +89,8 @@ PAGEABLE_TAIL = 0.02
 CALL_FLOOR_S = 0.5e-6
 # A thread idle this long that resumes after another thread ended something was waiting on it.
 HANDOFF_IDLE_S = 20e-6
+# Ops with a parent that profiler_per_op needs to measure the profiler's cost per op.
+PER_OP_SAMPLES = 50
 # A memory sample (profile_memory=True) costs about this share of an op's record.
 PROFILER_MEMORY_SHARE = 0.5
 # Past this many nodes (host and GPU) a report's JSON keeps no graph (see Report.to_dict).
@@ -414,7 +421,7 @@ def build(
     names = _Names()
     calls = _runtime_calls(trace)
     host = _host_nodes(trace, calls, host_range)
-    parts, per_op = _host_parts(trace, calls, host)
+    parts, per_op, per_op_measured = _host_parts(trace, calls, host)
     gpu = _gpu_nodes(trace, kernels, calls, host)
     n_host = len(host.kind)
     h_blocking = np.zeros(n_host, dtype=bool)
@@ -500,6 +507,7 @@ def build(
             "stream_gap_s": stream_gap,
             "wake_s": typical_wake,
             "profiler_per_op_s": per_op,
+            "profiler_per_op_measured": float(per_op_measured),
             "profiler_per_call_s": PROFILER_PER_CALL_S,
         },
     )
@@ -631,9 +639,10 @@ def _host_nodes(trace: Trace, calls: _Calls, host_range: tuple[float, float] | N
     )
 
 
-def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, float]:
+def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, float, bool]:
     """The host work in the gap before each node, by part (GAP_PARTS), the profiler's part
-    estimated from the events recorded in the gap; and the profiler's cost per op."""
+    estimated from the events recorded in the gap; the profiler's cost per op, and whether the
+    trace measured it."""
     ops = trace.ops
     op_start = ops["start_s"].to_numpy(dtype=float)
     op_end = ops["end_s"].to_numpy(dtype=float)
@@ -657,6 +666,7 @@ def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, f
     # The profiler's cost in each gap: the ops that start in it, the folded calls and the
     # memory samples.
     per_op = profiler_per_op(ops)
+    measured = per_op_samples(ops) >= PER_OP_SAMPLES
     folded = calls.kind < 0
     counted = _count_in(calls.op_thread, op_start, host.thread, host.prev_end, host.start) * per_op
     counted += (
@@ -678,7 +688,7 @@ def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, f
         keep = np.where(host.gap > 0, (host.gap - profiler) / host.gap, 0.0)
     parts = np.column_stack([parts * keep[:, None], profiler])
     parts[~host.same_thread_before] = 0.0
-    return parts, per_op
+    return parts, per_op, measured
 
 
 def _gpu_nodes(trace: Trace, kernels: pd.DataFrame | None, calls: _Calls, host: _Host) -> _Gpu:
@@ -895,8 +905,11 @@ def _calibrated_lags(
     slack_wait = np.where(np.isfinite(awaited), gpu.start - awaited, np.inf)
     orphan = gpu.orphan
     gated = ~orphan & (slack_stream > _SLACK) & (slack_wait > _SLACK)
-    queued = has_prev & ((slack_launch > _SLACK) | orphan)
     latency = float(np.median(slack_launch[gated])) if gated.any() else _DEFAULT_LATENCY_S
+    # The typical gap between kernels of a stream: of the nodes that waited for the one before
+    # them (started later than a typical launch latency after their launch), not of those the
+    # launches spaced out (a launch-bound loop's kernels start a launch apart).
+    queued = has_prev & ((slack_launch > latency + _SLACK) | orphan)
     stream_gap = (
         max(float(np.median(slack_stream[queued])), 0.0) if queued.any() else _DEFAULT_GAP_S
     )
@@ -935,7 +948,7 @@ def profiler_per_op(ops: pd.DataFrame) -> float:
     ``PROFILER_PER_OP_S`` where no op has a child."""
     parent = ops["parent"].to_numpy()
     child = np.flatnonzero(parent >= 0)
-    if len(child) < 50:  # too few to say: the constant
+    if len(child) < PER_OP_SAMPLES:  # too few to say: the constant
         return PROFILER_PER_OP_S
     start = ops["start_s"].to_numpy(float)
     first = np.full(len(ops), np.inf)
@@ -943,6 +956,20 @@ def profiler_per_op(ops: pd.DataFrame) -> float:
     has = np.isfinite(first)
     delta = first[has] - start[has]
     return float(np.clip(2 * np.percentile(delta, 25), 0.3e-6, 10e-6))
+
+
+def per_op_samples(ops: pd.DataFrame) -> int:
+    """How many ops with a parent ``profiler_per_op`` has to go by."""
+    return int(np.count_nonzero(ops["parent"].to_numpy() >= 0))
+
+
+def host_speed(graph: StepGraph) -> float | None:
+    """The time of one fixed piece of the host's CPU work in this capture, the profiler's
+    record of an op (``profiler_per_op``): its ratio in two captures is how much faster the
+    host ran in one. None where the trace had too few ops to measure it."""
+    if not graph.typical.get("profiler_per_op_measured"):
+        return None
+    return graph.typical.get("profiler_per_op_s")
 
 
 def _outermost(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:

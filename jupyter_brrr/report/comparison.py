@@ -1085,15 +1085,31 @@ def _replay_part(graph: Any, kind: str, part: str, factor: float) -> tuple[float
     return speedup, limit
 
 
+def _host_share(graph: Any) -> float:
+    """The share of the unchanged step's critical path (without the profiler) that is host
+    work, not GPU work."""
+    from ..analysis.replay import predict
+
+    path = predict(graph, profiler=0).critical_path
+    total = float(path["dur_s"].sum())
+    if not total > 0:
+        return 0.0
+    gpu = path["resource"].isin(("GPU kernel", "copy", "communication", "GPU wait"))
+    return 1.0 - float(path.loc[gpu, "dur_s"].sum()) / total
+
+
 def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     """The after span predicted from the before step's graph with the after side's op times:
     each op (name and shapes) found on both sides at its own speed-up; the work of the ops that
     vanished at the speed-up of what appeared in their place (their time before over the
-    appeared ops' time after: fused or retyped kernels doing that work); launches in proportion
-    to the after side's count (a CUDA graph: almost none); synchronisations and blocking copies
-    gone where the after step has none."""
+    appeared ops' time after: fused or retyped kernels doing that work); the host's work part by
+    part as the after step measured it (the launch path, CPU ops, Python outside ops, the data
+    loader, calls other than launches: ``replay.host_work``), brought to the before capture's
+    host speed as far as the before span is the host's; launch calls in proportion to the after
+    side's count (a CUDA graph: almost none); synchronisations and blocking copies gone where
+    the after step has none."""
     from ..analysis import step_graph as sg
-    from ..analysis.replay import predict
+    from ..analysis.replay import host_work, predict
 
     graph = b.report.graph
     if graph is None:
@@ -1113,11 +1129,33 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     replaced = min(vanished_s / appeared_s, _LIMIT_FACTOR) if appeared_s > 0 else _LIMIT_FACTOR
     factors = {k: (replaced if math.isnan(v) else v) for k, v in factors.items()}
     changes: dict[str, Any] = {"ops": factors}
+    after_graph = a.report.graph
+    if after_graph is not None:
+        # The host's work as the after side measured it, part by part: a CUDA graph's launch
+        # path gone, autocast's casts dispatched, a larger batch's extra launches.
+        work_b = {k: v / b.per_run for k, v in host_work(graph).items()}
+        work_a = {k: v / a.per_run for k, v in host_work(after_graph).items()}
+        # At the before side's host speed, as far as the before step's span is the host's: the
+        # host's speed drifts between two captures (by up to 1.7x on the H200 host,
+        # bench/RESULTS.md), and the same fixed piece of CPU work, the profiler's record of an
+        # op, shows by how much. The predicted ratio then compares like with like; where the
+        # GPU set the before span, the host's speed in the before capture says nothing of it.
+        speed_b, speed_a = sg.host_speed(graph), sg.host_speed(after_graph)
+        drift = (speed_b / speed_a) ** _host_share(graph) if speed_b and speed_a else 1.0
+        path_b = work_b.pop("launch") + work_b.pop("glue")
+        path_a = work_a["launch"] + work_a["glue"]
+        if path_b > 0:  # the launch path: dispatch and the Python between launches
+            changes["launch"] = path_a / path_b * drift
+        changes["host_parts"] = {k: work_a[k] / v * drift for k, v in work_b.items() if v > 0}
+    # Launch calls in proportion to the after side's count, at the before side's cost each:
+    # a CUDA graph's one launch call precedes its kernels, it does not space them out.
     launches_b = _num(b.summary.get("launch_count")) / b.per_run
     launches_a = _num(a.summary.get("launch_count")) / a.per_run
-    if launches_b > 0 and launches_a >= 0 and launches_a != launches_b:
+    counted = launches_b > 0 and launches_a >= 0
+    if after_graph is not None:
+        changes["host_parts"]["launch calls"] = launches_a / launches_b if counted else 1.0
+    elif counted and launches_a != launches_b:
         changes["launch"] = launches_a / launches_b
-    after_graph = a.report.graph
 
     def waits(g: Any) -> tuple[int, int]:
         """How many synchronising calls and blocking copies the step waited in."""
