@@ -73,7 +73,7 @@ from ..trace.events import Trace
 from ..trace.frames import factorize_objects, group_codes
 from .steps import STEP_PREFIX
 
-__all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage", "host_speed"]
+__all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage", "host_drift"]
 
 # The profiler's host cost per recorded op (its begin and end records with input shapes) and
 # per traced runtime call (CUPTI's callbacks around it). Fitted on the H200 traces of
@@ -91,6 +91,11 @@ CALL_FLOOR_S = 0.5e-6
 HANDOFF_IDLE_S = 20e-6
 # Ops with a parent that profiler_per_op needs to measure the profiler's cost per op.
 PER_OP_SAMPLES = 50
+# ``typical``'s keys of the host's speed probes, one per op name (see host_drift), and how often
+# an op must be recorded with a child to be one.
+PROBE_PREFIX = "probe "
+PROBE_SAMPLES = 10
+PROBE_OPS = 2
 # A memory sample (profile_memory=True) costs about this share of an op's record.
 PROFILER_MEMORY_SHARE = 0.5
 # Past this many nodes (host and GPU) a report's JSON keeps no graph (see Report.to_dict).
@@ -421,7 +426,7 @@ def build(
     names = _Names()
     calls = _runtime_calls(trace)
     host = _host_nodes(trace, calls, host_range)
-    parts, per_op, per_op_measured = _host_parts(trace, calls, host)
+    parts, per_op = _host_parts(trace, calls, host)
     gpu = _gpu_nodes(trace, kernels, calls, host)
     n_host = len(host.kind)
     h_blocking = np.zeros(n_host, dtype=bool)
@@ -507,7 +512,7 @@ def build(
             "stream_gap_s": stream_gap,
             "wake_s": typical_wake,
             "profiler_per_op_s": per_op,
-            "profiler_per_op_measured": float(per_op_measured),
+            **_probes(trace.ops),
             "profiler_per_call_s": PROFILER_PER_CALL_S,
         },
     )
@@ -639,10 +644,9 @@ def _host_nodes(trace: Trace, calls: _Calls, host_range: tuple[float, float] | N
     )
 
 
-def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, float, bool]:
+def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, float]:
     """The host work in the gap before each node, by part (GAP_PARTS), the profiler's part
-    estimated from the events recorded in the gap; the profiler's cost per op, and whether the
-    trace measured it."""
+    estimated from the events recorded in the gap; and the profiler's cost per op."""
     ops = trace.ops
     op_start = ops["start_s"].to_numpy(dtype=float)
     op_end = ops["end_s"].to_numpy(dtype=float)
@@ -666,7 +670,6 @@ def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, f
     # The profiler's cost in each gap: the ops that start in it, the folded calls and the
     # memory samples.
     per_op = profiler_per_op(ops)
-    measured = per_op_samples(ops) >= PER_OP_SAMPLES
     folded = calls.kind < 0
     counted = _count_in(calls.op_thread, op_start, host.thread, host.prev_end, host.start) * per_op
     counted += (
@@ -688,7 +691,7 @@ def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, f
         keep = np.where(host.gap > 0, (host.gap - profiler) / host.gap, 0.0)
     parts = np.column_stack([parts * keep[:, None], profiler])
     parts[~host.same_thread_before] = 0.0
-    return parts, per_op, measured
+    return parts, per_op
 
 
 def _gpu_nodes(trace: Trace, kernels: pd.DataFrame | None, calls: _Calls, host: _Host) -> _Gpu:
@@ -958,18 +961,42 @@ def profiler_per_op(ops: pd.DataFrame) -> float:
     return float(np.clip(2 * np.percentile(delta, 25), 0.3e-6, 10e-6))
 
 
-def per_op_samples(ops: pd.DataFrame) -> int:
-    """How many ops with a parent ``profiler_per_op`` has to go by."""
-    return int(np.count_nonzero(ops["parent"].to_numpy() >= 0))
+def host_drift(before: StepGraph, after: StepGraph) -> float | None:
+    """How much slower the host ran in ``before``'s capture than in ``after``'s: the median,
+    over the ops both record often enough, of the ratio of one fixed piece of CPU work, the
+    time from such an op's start to its first child's (the profiler's records and a dispatch:
+    ``PROBE_PREFIX`` entries of ``typical``). None where they share fewer than
+    ``PROBE_OPS``: one op's own dispatch may be what changed (autocast's cast under each
+    ``aten::linear``)."""
+    ratios = [
+        value / after.typical[key]
+        for key, value in before.typical.items()
+        if key.startswith(PROBE_PREFIX) and after.typical.get(key, 0) > 0 and value > 0
+    ]
+    return float(np.median(ratios)) if len(ratios) >= PROBE_OPS else None
 
 
-def host_speed(graph: StepGraph) -> float | None:
-    """The time of one fixed piece of the host's CPU work in this capture, the profiler's
-    record of an op (``profiler_per_op``): its ratio in two captures is how much faster the
-    host ran in one. None where the trace had too few ops to measure it."""
-    if not graph.typical.get("profiler_per_op_measured"):
-        return None
-    return graph.typical.get("profiler_per_op_s")
+def _probes(ops: pd.DataFrame) -> dict[str, float]:
+    """Per op name recorded at least ``PROBE_SAMPLES`` times with a child: the lower quartile
+    of the time from its start to its first child's start (``typical``'s probe entries)."""
+    parent = ops["parent"].to_numpy()
+    child = np.flatnonzero(parent >= 0)
+    if not len(child):
+        return {}
+    start = ops["start_s"].to_numpy(float)
+    first = np.full(len(ops), np.inf)
+    np.minimum.at(first, parent[child], start[child])
+    has = np.flatnonzero(np.isfinite(first))
+    delta = pd.Series(first[has] - start[has])
+    names = ops["name"].to_numpy(dtype=object)[has]
+    grouped = delta.groupby(names, sort=False)
+    counts = grouped.size()
+    quartiles = grouped.quantile(0.25)
+    return {
+        f"{PROBE_PREFIX}{name}": float(quartiles[name])
+        for name in counts.index[counts >= PROBE_SAMPLES]
+        if quartiles[name] > 0
+    }
 
 
 def _outermost(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:

@@ -1085,27 +1085,14 @@ def _replay_part(graph: Any, kind: str, part: str, factor: float) -> tuple[float
     return speedup, limit
 
 
-def _host_share(graph: Any) -> float:
-    """The share of the unchanged step's critical path (without the profiler) that is host
-    work, not GPU work."""
-    from ..analysis.replay import predict
-
-    path = predict(graph, profiler=0).critical_path
-    total = float(path["dur_s"].sum())
-    if not total > 0:
-        return 0.0
-    gpu = path["resource"].isin(("GPU kernel", "copy", "communication", "GPU wait"))
-    return 1.0 - float(path.loc[gpu, "dur_s"].sum()) / total
-
-
 def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     """The after span predicted from the before step's graph with the after side's op times:
     each op (name and shapes) found on both sides at its own speed-up; the work of the ops that
     vanished at the speed-up of what appeared in their place (their time before over the
     appeared ops' time after: fused or retyped kernels doing that work); the host's work part by
     part as the after step measured it (the launch path, CPU ops, Python outside ops, the data
-    loader, calls other than launches: ``replay.host_work``), brought to the before capture's
-    host speed as far as the before span is the host's; launch calls in proportion to the after
+    loader, calls other than launches: ``replay.host_work``), both sides at the faster capture's
+    host speed; launch calls in proportion to the after
     side's count (a CUDA graph: almost none); synchronisations and blocking copies gone where
     the after step has none."""
     from ..analysis import step_graph as sg
@@ -1130,18 +1117,21 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
     factors = {k: (replaced if math.isnan(v) else v) for k, v in factors.items()}
     changes: dict[str, Any] = {"ops": factors}
     after_graph = a.report.graph
+    drift = host_speed = 1.0
     if after_graph is not None:
         # The host's work as the after side measured it, part by part: a CUDA graph's launch
         # path gone, autocast's casts dispatched, a larger batch's extra launches.
         work_b = {k: v / b.per_run for k, v in host_work(graph).items()}
         work_a = {k: v / a.per_run for k, v in host_work(after_graph).items()}
-        # At the before side's host speed, as far as the before step's span is the host's: the
-        # host's speed drifts between two captures (by up to 1.7x on the H200 host,
-        # bench/RESULTS.md), and the same fixed piece of CPU work, the profiler's record of an
-        # op, shows by how much. The predicted ratio then compares like with like; where the
-        # GPU set the before span, the host's speed in the before capture says nothing of it.
-        speed_b, speed_a = sg.host_speed(graph), sg.host_speed(after_graph)
-        drift = (speed_b / speed_a) ** _host_share(graph) if speed_b and speed_a else 1.0
+        # Both sides at one host speed, the faster capture's: the host's speed drifts between
+        # two captures (by up to 1.7x on the H200 host, bench/RESULTS.md), and the same fixed
+        # piece of CPU work (an op's start to its first child's, of the ops both sides record)
+        # shows by how much. The before
+        # step's own host work is made that much faster too, in the prediction and in the
+        # unchanged replay it is compared with.
+        measured_drift = sg.host_drift(graph, after_graph)
+        if measured_drift is not None:
+            drift, host_speed = measured_drift, max(measured_drift, 1.0)
         path_b = work_b.pop("launch") + work_b.pop("glue")
         path_a = work_a["launch"] + work_a["glue"]
         if path_b > 0:  # the launch path: dispatch and the Python between launches
@@ -1170,7 +1160,8 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
         changes["syncs"] = 0
     if after_graph is not None and block_b and block_a <= block_b // 2:
         changes["copies"] = "async"
-    prediction = predict(graph, profiler=0, **changes)
+    prediction = predict(graph, profiler=0, host=host_speed, **changes)
+    speedup = predict(graph, profiler=0, host=host_speed).span_s / prediction.span_s
     busy_b, busy_a = b.parts_busy(), a.parts_busy()
     return {
         "kind": "replay",
@@ -1179,8 +1170,8 @@ def _replayed_change(b: Figures, a: Figures, ops: pd.DataFrame) -> dict | None:
         "time_before_s": busy_b,
         "time_after_s": busy_a,
         "part_speedup": busy_b / busy_a if busy_a > 0 else math.inf,
-        "predicted_speedup": prediction.speedup,
-        "predicted_span_s": b.span / prediction.speedup,
+        "predicted_speedup": speedup,
+        "predicted_span_s": b.span / speedup,
         "limit": math.nan,
         "predicted_by": "replay",
         "not_modelled": "; ".join(prediction.not_modelled),
