@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import statistics
@@ -450,19 +451,36 @@ def _timed_runs(step: Step, runs: int, reps: int, warmup_s: float) -> list[float
 
 
 def interleaved_times(
-    before: Step, after: Step, runs: int, warmup_s: float, rounds: int = 3
+    before: Step,
+    after: Step,
+    runs: int,
+    warmup_s: float,
+    rounds: int = 3,
+    between: Callable[[], object] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Both steps timed in alternating rounds (before, after, before, ...), each round after its
     own warm-up: this host's speed drifts by up to 1.7x within one call, and a ratio of two
-    medians taken minutes apart measures the drift as much as the change."""
+    medians taken minutes apart measures the drift as much as the change. ``between`` (the two
+    captures) runs after the first round, so that the traces are taken amid the timed runs, at
+    the host speed they were timed at, not minutes later."""
     reps_before, reps_after = _reps(before), _reps(after)
     per_round = max(1, runs // rounds)
     times_before: list[float] = []
     times_after: list[float] = []
-    for _ in range(rounds):
+    for index in range(rounds):
         times_before += _timed_runs(before, per_round, reps_before, warmup_s / rounds)
         times_after += _timed_runs(after, per_round, reps_after, warmup_s / rounds)
+        if index == 0 and between is not None:
+            between()
     return times_before, times_after
+
+
+def capture_both(
+    before: Step, after: Step, folder: Path, name: str, into: dict[str, object]
+) -> None:
+    """Profile both steps of a case into ``into["before"]`` and ``into["after"]``."""
+    into["before"] = profiled(before, folder, name + "_before")
+    into["after"] = profiled(after, folder, name + "_after")
 
 
 def profiled(step: Step, folder: Path, name: str):
@@ -598,11 +616,14 @@ def main() -> int:
                     after = jupyter_brrr.load(folder / f"{case.name}_after.json.gz")
                 else:
                     before_step, after_step = case.before(), case.after()
-                    times_before, times_after = interleaved_times(
-                        before_step, after_step, args.runs, args.warmup
+                    captured: dict[str, object] = {}
+                    capture = functools.partial(
+                        capture_both, before_step, after_step, folder, case.name, captured
                     )
-                    before = profiled(before_step, folder, case.name + "_before")
-                    after = profiled(after_step, folder, case.name + "_after")
+                    times_before, times_after = interleaved_times(
+                        before_step, after_step, args.runs, args.warmup, between=capture
+                    )
+                    before, after = captured["before"], captured["after"]
                     del before_step, after_step
                     kept[case.name] = {"before_s": times_before, "after_s": times_after}
                     (folder / "cases.json").write_text(json.dumps(kept, indent=1))
