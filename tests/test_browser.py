@@ -29,6 +29,7 @@ first. No test depends on another or on their order (`pytest --reverse` runs the
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
@@ -104,6 +105,12 @@ def gpu_report():
     import jupyter_brrr
 
     return jupyter_brrr.load(GPU_TRACE)
+
+
+@functools.cache
+def _whatif_report():
+    """The GPU report, loaded once for the What-if's questions to Python."""
+    return gpu_report()
 
 
 def xss_real_doc(doc: dict) -> dict:
@@ -693,41 +700,76 @@ def parse_time(text: str) -> float:
     return float(m.group(1).replace(",", "")) * TIME_UNITS[m.group(2)]
 
 
-def check_projection(root, span: float, p: float) -> float:
-    """The projected span shown equals span*(1-p)+span*p/N for the N that the slider is at."""
+def shown_projection(root) -> tuple[float, float, float, float]:
+    """The slider's factor N and the predicted span, speed-up and limit the tab shows."""
     slider = root.locator('[data-testid="brrr-whatif-slider"]')
     n = 10 ** float(slider.input_value())
-    want = span * (1 - p) + span * p / n
     el = root.locator('[data-testid="brrr-whatif-span"]')
-    assert float(el.get_attribute("data-seconds")) == pytest.approx(want, rel=1e-9)
-    assert parse_time(el.inner_text()) == pytest.approx(want, rel=6e-3)  # 3 digits shown
+    seconds = float(el.get_attribute("data-seconds"))
+    assert parse_time(el.inner_text()) == pytest.approx(seconds, rel=6e-3)  # 3 digits shown
     speedup = float(root.locator('[data-testid="brrr-whatif-speedup"]').get_attribute("data-value"))
-    assert speedup == pytest.approx(span / want, rel=1e-9)
     limit = float(root.locator('[data-testid="brrr-whatif-limit"]').get_attribute("data-value"))
-    assert limit == pytest.approx(1 / (1 - p), rel=1e-9)
+    return n, seconds, speedup, limit
+
+
+def check_replayed(root, target: str, span: float, rel: float = 1e-9) -> float:
+    """The tab's predicted span for ``target`` at the slider's N is ``report.what_if()``'s in
+    Python for the same N and target (exact at the factors the report's curve replayed, within
+    ``rel`` between them), and so are its speed-up and limit."""
+    n, seconds, speedup, limit = shown_projection(root)
+    row = _whatif_report().what_if(factors=(n,)).set_index("id").loc[target]
+    assert seconds == pytest.approx(row[f"span_at_{n:g}x_s"], rel=rel)
+    assert speedup == pytest.approx(row[f"speedup_at_{n:g}x"], rel=rel)
+    assert speedup == pytest.approx(span / seconds, rel=1e-9)
+    assert limit == pytest.approx(row["limit"], rel=1e-9)
     return n
 
 
 def test_whatif_slider(gpu_page, lab, artifacts):
+    """The GPU report's What-if: each span replayed on the step's dependencies, the numbers of
+    report.what_if() in Python for the same question."""
     page, (_server, data) = gpu_page, lab
     s = data["gpu"]["summary"]
     span = s["span_s"]
+    assert data["gpu"]["what_if"] is not None
     root = page.locator(".jp-brrr").first
     open_view(page, root, "whatif")
+    method = root.locator('[data-testid="brrr-whatif-method"]')
+    assert method.get_attribute("data-method") == "replay"
+    assert "predicted by replaying the step's dependencies" in method.inner_text()
     target = root.locator('[data-testid="brrr-whatif-target"]')
     slider = root.locator('[data-testid="brrr-whatif-slider"]')
 
-    # A part of the span: idle time, made 10^1.5 = 31.6x faster (value set, input event sent).
+    # Idle time (the host's work), made 10x faster (value set, input event sent): a factor
+    # the report's curve replayed, so exact.
     target.select_option("part:idle")
+    slider.fill("1")
+    assert check_replayed(root, "part:idle", span) == pytest.approx(10)
+    assert root.locator('[data-testid="brrr-whatif-n"]').inner_text().startswith("10")
+    # Between the replayed factors: interpolated, close to the replay.
     slider.fill("1.5")
-    assert check_projection(root, span, s["idle_s"] / span) == pytest.approx(10**1.5)
-    assert root.locator('[data-testid="brrr-whatif-n"]').inner_text().startswith("31.6")
+    assert check_replayed(root, "part:idle", span, rel=0.01) == pytest.approx(10**1.5)
+
+    # Every target the tab offers, at 10x and 100x.
+    offered = target.locator("option").evaluate_all("os => os.map(o => o.value)")
+    assert {"knob:gpu", "knob:launch", "part:compute"} <= set(offered)
+    assert set(offered) == {t["id"] for t in data["gpu"]["what_if"]["targets"]}
+    for tid in offered:
+        target.select_option(tid)
+        if slider.is_disabled():  # the synchronisations: removed or not
+            assert root.locator('[data-testid="brrr-whatif-n"]').inner_text() == "removed"
+            check_replayed(root, tid, span)
+            continue
+        for value in ("1", "2"):
+            slider.fill(value)
+            check_replayed(root, tid, span)
 
     # The op with the most self GPU time, the slider dragged with the mouse to its end (100x).
     ops = [o for o in rows_of(data["gpu"]["ops"]) if (o["gpu_time_s"] or 0) > 0]
     top = max(ops, key=lambda o: o["gpu_time_s"])  # first of the largest, as the sort is stable
     target.select_option("op:0")
     assert top["name"] in target.locator("option:checked").inner_text()
+    slider.fill("1")
     slider.scroll_into_view_if_needed()
     b = slider.bounding_box()
     page.mouse.move(b["x"] + b["width"] * 0.3, b["y"] + b["height"] / 2)
@@ -735,8 +777,9 @@ def test_whatif_slider(gpu_page, lab, artifacts):
     page.mouse.move(b["x"] + b["width"] + 40, b["y"] + b["height"] / 2, steps=5)
     page.mouse.up()
     assert float(slider.input_value()) == pytest.approx(2.0)
-    assert check_projection(root, span, min(1.0, top["gpu_time_s"] / span)) == pytest.approx(100)
+    assert check_replayed(root, "op:0", span) == pytest.approx(100)
     shot(root, artifacts, "gpu_5_whatif_op_100x")
+    assert app_errors(page.brrr_errors) == []
 
 
 def test_whatif_slider_keyboard(gpu_page, lab):
@@ -751,7 +794,7 @@ def test_whatif_slider_keyboard(gpu_page, lab):
     slider.focus()
     page.keyboard.press("ArrowLeft")
     assert float(slider.input_value()) == pytest.approx(0.99)
-    check_projection(root, s["span_s"], s["idle_s"] / s["span_s"])
+    check_replayed(root, "part:idle", s["span_s"], rel=0.01)
 
 
 def test_dark_theme(gpu_page, artifacts):
@@ -909,6 +952,18 @@ def test_saved_ab_and_cpu_only(saved_page, artifacts):
     want = [o["name"] for o in expected_order(ops, "self_cpu_time_s", True)]
     assert [row[keys.index("name")] for row in table_rows(cpu)] == want[: len(table_rows(cpu))]
     shot(cpu, artifacts, "saved_cpu_only_operators")
+
+    # One share, one label: the Overview's share of the top op and the What-if's (issue 25).
+    open_view(page, cpu, "overview")
+    top_row = cpu.locator(".jp-brrr-section", has_text="Top ops by CPU time").locator("tbody tr")
+    cells = top_row.first.locator("td").all_inner_texts()
+    name, overview_share = cells[0], cells[-1]
+    open_view(page, cpu, "whatif")
+    label = cpu.locator('[data-testid="brrr-whatif-target"] option:checked').inner_text()
+    assert label.startswith(name) and f"({overview_share} of CPU op time)" in label, label
+    method = cpu.locator('[data-testid="brrr-whatif-method"]')
+    assert method.get_attribute("data-method") == "amdahl"
+    assert "Amdahl" in method.inner_text()
     assert app_errors(page.brrr_errors) == []
 
 
@@ -958,6 +1013,13 @@ def test_a_saved_version_1_report_shows_its_tables_and_says_how_to_upgrade(saved
     shot(root, artifacts, "saved_v1_roofline")
     open_view(page, root, "timeline")
     assert root.locator('[data-panel="timeline"]').get_attribute("data-state") == "done"
+    # No replayed curves in a version 1 report: the What-if is Amdahl's law, and says so.
+    open_view(page, root, "whatif")
+    method = root.locator('[data-testid="brrr-whatif-method"]')
+    assert method.get_attribute("data-method") == "amdahl"
+    assert "Amdahl's law on the span" in (method.text_content() or "")
+    shown = root.locator('[data-testid="brrr-whatif-span"]').get_attribute("data-seconds")
+    assert float(shown) > 0
     assert app_errors(page.brrr_errors) == []
 
 

@@ -182,16 +182,21 @@ def test_roofline_tooltip_in_the_file(open_file, gpu_report):
 
 
 def test_whatif_slider_in_the_file(open_file, gpu_report):
-    s = gpu_report.summary
-    span, p = s["span_s"], s["idle_s"] / s["span_s"]
+    """The saved file's What-if: the span replayed on the step's dependencies, report.what_if()'s
+    in Python at the same factor."""
+    span = gpu_report.summary["span_s"]
     opened = open_file(gpu_report)
     root = opened.root
     open_view(opened, "whatif")
     root.locator('[data-testid="brrr-whatif-target"]').select_option("part:idle")
     root.locator('[data-testid="brrr-whatif-slider"]').fill("1")
-    want = span * (1 - p) + span * p / 10
+    want = gpu_report.what_if(factors=(10,)).set_index("id").loc["part:idle", "span_at_10x_s"]
+    assert want < span
     shown = float(root.locator('[data-testid="brrr-whatif-span"]').get_attribute("data-seconds"))
     assert shown == pytest.approx(want, rel=1e-9)
+    method = root.locator('[data-testid="brrr-whatif-method"]')
+    assert method.get_attribute("data-method") == "replay"
+    assert app_errors(opened.errors) == []
 
 
 def test_names_with_markup_stay_text_in_the_file(open_file, gpu_report):

@@ -47,6 +47,8 @@ INTERFACES = {
     "ISweep": ("report", "sweep"),
     "ISweepFit": ("report", "sweep", "fit"),
     "IMemory": ("report", "memory"),
+    "IWhatIf": ("report", "what_if"),
+    "IWhatIfTarget": ("report", "what_if", "targets"),
     "IComparison": ("comparison",),
     "ISpanChange": ("comparison", "span"),
     "IComparisonSide": ("comparison", "before"),

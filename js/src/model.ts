@@ -194,6 +194,13 @@ export class ReportData {
     return (this._opCpu ??= this.ops.reduce((a, o) => a + opTime(o, true), 0));
   }
 
+  /** An op's share of the profiled run's CPU op time (self CPU over all ops' self CPU): the
+   * share the Overview's top ops and the What-if quote for a report without GPU work. */
+  opCpuShare(o: IOpRow): number | null {
+    const total = this.opCpuTime;
+    return total > 0 ? opTime(o, true) / total : null;
+  }
+
   /** True for a report saved before schema version 2, which carries no display specs
    * (`display`): its roofline and the dtype of its main peak are drawn once Python reads it
    * again (`python -m jupyter_brrr upgrade NOTEBOOK.ipynb`, or running the cell again). */

@@ -647,6 +647,48 @@ export interface IReport {
   /** The step's dependency graph, for `Report.predict` in Python (step_graph.py); the views
    * do not read it. Absent from older reports, null over step_graph.GRAPH_LIMIT nodes. */
   graph?: Record<string, unknown> | null;
+  /** The What-if tab's spans replayed on the step's graph (analysis/whatif.py); null (or
+   * absent, in older reports) where there is none: the tab shows Amdahl's law, so labelled. */
+  what_if?: IWhatIf | null;
+}
+
+/** One thing the What-if can make faster, with its replayed curve. */
+export interface IWhatIfTarget {
+  /** The tab's id: part:compute, knob:launch, op:0 ... */
+  id: string;
+  /** part (of the split), knob (the whole step's), op. */
+  kind: string;
+  /** The part, the knob, or the op's name and shapes. */
+  key: string;
+  /** What it is, in words. */
+  label: string;
+  /** The op's name and shapes (an op only). */
+  name: string | null;
+  shapes: string | null;
+  /** Its time and share of the span, where it has one. */
+  time_s: number | null;
+  share: number | null;
+  /** False: removed or not (the synchronisations); the factor does not apply. */
+  scalable: boolean;
+  /** The change replayed, in words. */
+  change: string;
+  /** The factors replayed, from 1, and the span's ratio to the unchanged replay at each:
+   * the tab interpolates linearly in 1/N between them. */
+  factors: number[];
+  ratios: number[];
+  /** The speed-up in the limit (N unbounded; removed, for one not scalable). */
+  limit: number;
+}
+
+/** The What-if's replayed curves. */
+export interface IWhatIf {
+  /** "predicted by replaying the step's dependencies (...)". */
+  predicted_by: string;
+  /** What the replay could not model. */
+  not_modelled: string[];
+  /** The largest factor replayed (the slider's end). */
+  max_factor: number;
+  targets: IWhatIfTarget[];
 }
 
 /** The value of a comparison document's `schema` field. */
@@ -1669,6 +1711,51 @@ function parseSweep(value: unknown): ISweep | null {
   };
 }
 
+function parseWhatIfTarget(value: unknown): IWhatIfTarget | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const factors = numberArray(value.factors);
+  const ratios = numberArray(value.ratios);
+  const limit = num(value.limit);
+  if (!factors.length || factors.length !== ratios.length || limit === null) {
+    return null;
+  }
+  return {
+    id: str(value.id),
+    kind: str(value.kind),
+    key: str(value.key),
+    label: str(value.label),
+    name: typeof value.name === 'string' ? value.name : null,
+    shapes: typeof value.shapes === 'string' ? value.shapes : null,
+    time_s: num(value.time_s),
+    share: num(value.share),
+    scalable: value.scalable !== false,
+    change: str(value.change),
+    factors,
+    ratios,
+    limit
+  };
+}
+
+function parseWhatIf(value: unknown): IWhatIf | null {
+  if (!isObject(value) || !Array.isArray(value.targets)) {
+    return null;
+  }
+  const targets = value.targets
+    .map(parseWhatIfTarget)
+    .filter(t => t) as IWhatIfTarget[];
+  if (!targets.length) {
+    return null;
+  }
+  return {
+    predicted_by: str(value.predicted_by),
+    not_modelled: strings(value.not_modelled),
+    max_factor: num(value.max_factor) ?? 100,
+    targets
+  };
+}
+
 function parseMemory(value: unknown): IMemory | null {
   if (!isObject(value)) {
     return null;
@@ -1835,7 +1922,8 @@ export function parseReport(data: unknown): IReport {
     target: parseTarget(doc.target),
     sweep: parseSweep(doc.sweep),
     memory: parseMemory(doc.memory),
-    display: parseDisplay(doc.display)
+    display: parseDisplay(doc.display),
+    what_if: parseWhatIf(doc.what_if)
   };
 }
 

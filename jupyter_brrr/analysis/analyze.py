@@ -1372,13 +1372,24 @@ def what_if(
     CPU time in a report without GPU work)."""
     span = summary["span_s"]
     parts = [("category", name, summary[f"{name}_s"]) for name in SPLIT_PARTS]
-    key = "gpu_time_s" if summary.get("gpu") else "self_cpu_time_s"
+    gpu = bool(summary.get("gpu"))
+    key = "gpu_time_s" if gpu else "self_cpu_time_s"
     top = ops.nlargest(5, key) if len(ops) else ops
     parts += [("op", f"{r.name} {r.shapes}".strip(), getattr(r, key)) for r in top.itertuples()]
+    # Without GPU work an op's share is of the profiled run's CPU op time (the Overview's), on
+    # the part of the span the ops take: its time over the span would mix the profiled run's
+    # op times (slower) with the timed runs' span.
+    cpu_op_time = (
+        float(ops["self_cpu_time_s"].fillna(ops["cpu_time_s"]).fillna(0.0).sum())
+        if len(ops)
+        else 0.0
+    )
     rows = []
     for kind, name, seconds in parts:
         # Host op times of a profiled run can exceed an unprofiled span: a share is at most 1.
         share = min(seconds / span, 1.0) if span > 0 else 0.0
+        if kind == "op" and not gpu and cpu_op_time > 0:
+            share = min(share, seconds / cpu_op_time)
         row = {"kind": kind, "part": name, "time_s": seconds, "share": share}
         for factor in factors:
             row[f"speedup_at_{factor:g}x"] = amdahl(share, factor)

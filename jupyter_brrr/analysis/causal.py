@@ -6,10 +6,7 @@ of the GPU's time. So every figure here is a prediction of ``replay.predict`` on
 graph, without the profiler's own cost (``profiler=0``: the user's step, not the profiled one),
 read as a speed-up and applied to the report's span:
 
-- **The what-if** (``what_if``): for each part of the span and each of the top ops by GPU time,
-  the span at each factor. A part of the split is the GPU work of that bound (compute, memory,
-  communication; "other" is the rest of the GPU's work); idle time is not a thing to make
-  faster, so its row is the host's work made faster (``host=k``), what shortens it.
+- **The what-if** is in ``whatif`` (the What-if tab's curves and ``Report.what_if``).
 - **A recommendation's saving** (``replay_savings``): the change its fix makes, replayed. The
   synchronisations removed (``syncs=0``); launch overhead gone (``launch=0``, a CUDA graph; on a
   step that synchronises, a graph cannot capture the synchronisation, so it is predicted after
@@ -41,7 +38,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from . import step_graph as sg
 from .replay import GRAPH_GAP_S, Prediction, predict
@@ -55,86 +51,15 @@ __all__ = [
     "loop_period",
     "prerequisites",
     "replay_savings",
-    "what_if",
 ]
 
 # The critical path's resources that are the GPU's own work (the rest is the host's).
 GPU_RESOURCES = ("GPU kernel", "copy", "communication", "GPU wait")
 
 PREDICTED_BY = "predicted by replaying the step's dependencies"
-# A factor large enough to stand for "infinitely faster" (the limit of a what-if row).
-_LIMIT_FACTOR = 1e6
 # A fix to some ops' kernels makes them at most this many times faster (the advice's saving can
 # count rows it does not list).
 _MAX_OP_FACTOR = 50.0
-
-
-def _speedup(graph: StepGraph, **changes: Any) -> float:
-    prediction = predict(graph, profiler=0, **changes)
-    return prediction.speedup
-
-
-def _part_changes(part: str, factor: float) -> dict:
-    if part == "idle":
-        return {"host": factor}
-    if part == "other":
-        return {"category": {"other": factor, "overhead": factor}}
-    return {"category": {part: factor}}
-
-
-def what_if(
-    graph: StepGraph,
-    summary: Mapping[str, Any],
-    ops: pd.DataFrame,
-    factors: tuple[float, ...] = (2, 10),
-    parts: tuple[str, ...] = ("compute", "memory", "communication", "other", "idle"),
-) -> pd.DataFrame:
-    """The span if one part of the split, or one of the top five ops by GPU time, got faster,
-    predicted by replaying the step's graph: one row per part (``kind``, ``part``, ``time_s``,
-    ``share`` of the span, ``speedup_at_<N>x``, ``span_at_<N>x_s``, ``limit``: the speed-up at
-    an unbounded factor, ``change``: the change replayed, in words)."""
-    span = float(summary["span_s"])
-    rows = []
-    targets: list[tuple[str, str, float, Any]] = [
-        ("category", part, float(summary.get(f"{part}_s") or 0.0), part) for part in parts
-    ]
-    top = ops.nlargest(5, "gpu_time_s") if len(ops) else ops
-    for name, shapes, seconds in zip(
-        top["name"].tolist(), top["shapes"].tolist(), top["gpu_time_s"].tolist(), strict=True
-    ):
-        targets.append(("op", f"{name} {shapes}".strip(), float(seconds), (name, shapes)))
-    for kind, name, seconds, key in targets:
-        row: dict[str, Any] = {
-            "kind": kind,
-            "part": name,
-            "time_s": seconds,
-            "share": min(seconds / span, 1.0) if span > 0 else 0.0,
-        }
-
-        def changes(factor: float, kind: str = kind, key: Any = key) -> dict:
-            if kind == "op":
-                return {"ops": {(key[0], str(key[1] or "")): factor}}
-            return _part_changes(key, factor)
-
-        for factor in factors:
-            speedup = _speedup(graph, **changes(factor)) if seconds > 0 or key == "idle" else 1.0
-            row[f"speedup_at_{factor:g}x"] = speedup
-            row[f"span_at_{factor:g}x_s"] = span / speedup
-        row["limit"] = (
-            _speedup(graph, **changes(_LIMIT_FACTOR)) if seconds > 0 or key == "idle" else 1.0
-        )
-        row["change"] = _words(changes(2.0)).replace("2x", "Nx")
-        rows.append(row)
-    frame = pd.DataFrame(rows)
-    frame.attrs["predicted_by"] = PREDICTED_BY + " (without the profiler's own cost)"
-    frame.attrs["not_modelled"] = predict(graph).not_modelled
-    return frame
-
-
-def _words(changes: Mapping[str, Any]) -> str:
-    from .replay import Changes
-
-    return Changes(**changes).words()
 
 
 # --- the advice's savings -----------------------------------------------------------------------

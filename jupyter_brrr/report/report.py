@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import analyze as analysis
-from ..analysis import causal, code_change
+from ..analysis import causal, code_change, whatif
 from ..analysis.analyze import steady_state_options
 from ..analysis.modules import path_pattern
 from ..analysis.step_graph import GRAPH_LIMIT, StepGraph
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "SchemaError", "json_safe", "steady_state_options"]
 
+AMDAHL = "Amdahl's law on the span (no step graph to replay: times that overlap are added up)"
 # Past this many launches the JSON carries kernels aggregated by name, op and stream; the full
 # list stays in the frame and in the saved trace.
 KERNEL_LIMIT = 20_000
@@ -102,6 +103,7 @@ class Report(ShownAsPage):
         sweep: dict | None = None,
         memory: dict | None = None,
         graph: StepGraph | None = None,
+        what_if: dict | None = None,
     ) -> None:
         self.summary = summary
         self.ops = ops
@@ -132,6 +134,9 @@ class Report(ShownAsPage):
             else pd.DataFrame(columns=list(MODULE_COLUMNS))
         )
         self.graph = graph
+        # The what-if's replayed curves for the browser (analysis/whatif.py): computed on the
+        # first to_dict(), not in load() (a hundred replays), or read from a saved report.
+        self._what_if = what_if
 
     @classmethod
     def from_analysis(cls, result: analysis.Analysis, **kwargs: Any) -> Report:
@@ -159,15 +164,29 @@ class Report(ShownAsPage):
 
     def what_if(self, factors: tuple[float, ...] = (2, 10)) -> pd.DataFrame:
         """The span if one part of the split (compute, memory, communication, other; idle: the
-        host's work) or one of the top ops got faster, predicted by replaying the step's
-        dependencies (``analysis.causal.what_if``; ``frame.attrs`` says what it could not
-        model). A report without a step graph (GPU work) gets Amdahl's law on the span, which
-        adds up times that overlap: ``frame.attrs["predicted_by"]`` says which."""
-        if self.graph is not None and self.graph.gpu_count and self.summary.get("gpu"):
-            return causal.what_if(self.graph, self.summary, self.ops, factors)
+        host's work), the whole step's GPU work, launch path, synchronisations or profiler's
+        cost, or one of the top ops got faster, predicted by replaying the step's dependencies
+        (``analysis.whatif.table``; ``frame.attrs`` says what it could not model): the numbers
+        of the What-if tab. A report without a step graph (GPU work) gets Amdahl's law on the
+        span, which adds up times that overlap: ``frame.attrs["predicted_by"]`` says which."""
+        if self._replayable():
+            assert self.graph is not None
+            return whatif.table(self.graph, self.summary, self.ops, factors)
         frame = analysis.what_if(self.summary, self.ops, factors)
-        frame.attrs["predicted_by"] = "Amdahl's law on the span (no step graph to replay)"
+        frame.attrs["predicted_by"] = AMDAHL
         return frame
+
+    def _replayable(self) -> bool:
+        return bool(self.graph is not None and self.graph.gpu_count and self.summary.get("gpu"))
+
+    def what_if_curves(self) -> dict | None:
+        """What the What-if tab draws: each target's replayed span at a few factors
+        (``analysis.whatif.curves``); None where the report cannot replay (the tab shows
+        Amdahl's law, labelled as such). Computed once."""
+        if self._what_if is None and self._replayable():
+            assert self.graph is not None
+            self._what_if = whatif.curves(self.graph, self.summary, self.ops)
+        return self._what_if
 
     def predict(
         self,
@@ -299,6 +318,8 @@ class Report(ShownAsPage):
             "graph": self.graph.to_dict()
             if self.graph is not None and self.graph.size <= GRAPH_LIMIT
             else None,
+            # The What-if tab's replayed curves (analysis/whatif.py); null without a graph.
+            "what_if": json_safe(self.what_if_curves()),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -358,6 +379,7 @@ class Report(ShownAsPage):
             sweep=doc.get("sweep"),  # absent from older reports
             memory=doc.get("memory"),
             graph=_graph(doc.get("graph")),  # absent from older reports
+            what_if=doc.get("what_if"),  # likewise
         )
 
     def save(self, path: str | PathLike) -> list[Path]:

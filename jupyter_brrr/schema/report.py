@@ -44,9 +44,19 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
       "sweep": null | SWEEP,          # a size sweep (actions/sweep.py; absent from older reports)
       "memory": null | MEMORY,        # what held the peak memory (memory.py; likewise)
       "display": DISPLAY,             # what the renderers draw (display.py; absent in version 1)
-      "graph": null | GRAPH           # the step's dependency graph (step_graph.py; absent from
+      "graph": null | GRAPH,          # the step's dependency graph (step_graph.py; absent from
                                       # older reports, null over step_graph.GRAPH_LIMIT nodes)
+      "what_if": null | WHAT_IF       # the What-if tab's replayed spans (analysis/whatif.py;
+                                      # absent from older reports, null without a graph)
     }
+
+    WHAT_IF = {"predicted_by": "...", "not_modelled": ["..."], "max_factor": 100,
+               "targets": [{"id": "part:compute" | "knob:launch" | "op:0" ..., "kind": "part" |
+                            "knob" | "op", "key", "label", "name", "shapes" (an op's), "time_s",
+                            "share" (of the span, or null), "scalable" (false: the syncs),
+                            "change" (in words), "factors": [1, 2, ...], "ratios": [1, 0.8, ...]
+                            (the span's ratio to the unchanged replay at each factor),
+                            "limit" (the speed-up, N unbounded)}]}
 
     GRAPH = {"schema": "jupyter_brrr.step_graph", "version": 1, one array per field of
              step_graph.StepGraph (h_* per host node, g_* per GPU node, await_*, handoff_*,
@@ -730,6 +740,24 @@ _MEMORY = Object(
         "notes": ListOf(_TEXT),
     },
 )
+_WHAT_IF_TARGET = Object(
+    {
+        **{name: _TEXT for name in ("id", "kind", "key", "label", "change")},
+        "scalable": _FLAG,
+        "factors": ListOf(Number(low=1)),
+        "ratios": ListOf(Number(low=0)),
+        "limit": Number(low=0),
+    },
+    {
+        **{name: _MAYBE_TEXT for name in ("name", "shapes")},
+        "time_s": _MAYBE_SECONDS,
+        "share": Nullable(Number(low=0, high=1)),
+    },
+)
+_WHAT_IF = Object(
+    {"predicted_by": _TEXT, "targets": ListOf(_WHAT_IF_TARGET)},
+    {"not_modelled": ListOf(_TEXT), "max_factor": Number(low=1)},
+)
 REPORT = Object(
     {
         "schema": _TEXT,
@@ -758,6 +786,8 @@ REPORT = Object(
         "display": Nullable(MapOf(Type())),
         # The step's dependency graph: checked where it is read (step_graph.StepGraph.from_dict).
         "graph": Nullable(MapOf(Type())),
+        # The What-if tab's replayed curves (analysis/whatif.py).
+        "what_if": Nullable(_WHAT_IF),
     },
 )
 

@@ -391,7 +391,6 @@ function gpuCards(cards: HTMLElement, data: ReportData): void {
 function topCpuOps(data: ReportData): HTMLElement {
   const sec = h('section', { class: 'jp-brrr-section' });
   sec.appendChild(heading('Top ops by CPU time'));
-  const total = data.opCpuTime;
   const top = [...data.ops]
     .sort((a, b) => opTime(b, true) - opTime(a, true))
     .slice(0, 10);
@@ -420,11 +419,7 @@ function topCpuOps(data: ReportData): HTMLElement {
         ),
         h('td', { class: 'jp-brrr-num' }, fmtInt(o.calls)),
         h('td', { class: 'jp-brrr-num' }, fmtTime(t)),
-        h(
-          'td',
-          { class: 'jp-brrr-num' },
-          fmtPct(total > 0 && t !== null ? t / total : null)
-        )
+        h('td', { class: 'jp-brrr-num' }, fmtPct(data.opCpuShare(o)))
       )
     );
   }
