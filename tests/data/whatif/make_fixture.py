@@ -8,7 +8,8 @@
   the numbers the tab must show (at the curves' factors exactly, between them within the
   interpolation's error).
 
-``tests/test_whatif.py`` checks that both are what the package writes today.
+Both come from one run, so the TypeScript test holds the tab to Python on the same numbers; run
+this again after a change to the replay to follow it.
 """
 
 from __future__ import annotations
