@@ -465,18 +465,18 @@ def advice(result: MemoryBreakdown) -> list[str]:
     else:
         if peak > capacity:
             lines.append(
-                f"Capacity, not speed: the peak ({_size(peak)}) exceeds this GPU's "
-                f"{_size(capacity)}: the run does not fit, however fast it is."
+                f"Capacity, not speed: the peak ({_size(peak)}) exceeds the "
+                f"{_size(capacity)} this process can reach on the GPU: the run does not fit, however fast it is."
             )
         elif peak > 0.8 * capacity:
             lines.append(
-                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of this GPU's "
-                f"{_size(capacity)}: a larger batch or model will not fit."
+                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of the "
+                f"{_size(capacity)} this process can reach on the GPU: a larger batch or model will not fit."
             )
         else:
             return [
-                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of this GPU's "
-                f"{_size(capacity)}: room to grow the batch (a sweep says how far)."
+                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of the "
+                f"{_size(capacity)} this process can reach on the GPU: room to grow the batch (a sweep says how far)."
             ]
     if per_item >= state:
         ops = " ".join(str(r.get("op") or "") for r in result.largest_rows)

@@ -137,7 +137,7 @@ def sweep_html(doc: dict) -> str:
     ]
     if capacity:
         parts.append(
-            _table(["GPU", "memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
+            _table(["GPU", "reachable memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
         )
     lines = sweep_lines(doc)[1:]
     lines = [line for line in lines if " -> " not in line]  # the doublings are in their table
@@ -212,7 +212,7 @@ def memory_lines(doc: dict) -> list[str]:
     lines = [
         f"Peak memory on {doc.get('device')}: {fmt.size(peak)} at "
         f"{(fmt.number(doc.get('peak_time_s')) or 0.0) * 1e3:.3g} ms"
-        + (f" of {fmt.size(doc['capacity_bytes'])}" if doc.get("capacity_bytes") else "")
+        + (f" of {fmt.size(doc['capacity_bytes'])} reachable" if doc.get("capacity_bytes") else "")
         + f": {shown}; unattributed {fmt.size(doc.get('unattributed_bytes') or 0.0)}."
     ]
     table = doc.get("largest") or {"columns": [], "data": []}
