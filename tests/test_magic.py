@@ -324,3 +324,16 @@ def test_an_error_in_the_cell_shows_the_cells_own_traceback(ip) -> None:
     assert f"Cell In[{number}], line 2" in shown, shown
     assert "----> 2 raise ValueError('boom in the cell')" in shown
     assert "jupyter_brrr" not in shown.split("Traceback", 1)[1], shown
+
+
+def test_memory_lists_the_cell_lines_that_allocated(ip) -> None:
+    """The Memory tab's largest allocations name the cell's line that made each (the line a
+    torch function was called from), not the first line of the cell's code (0)."""
+    cell = "import torch\na = torch.ones(512, 512)\n\nb = torch.zeros(1024, 1024)\n"
+    run(ip, cell, "--memory --cpu")
+    memory = ip.user_ns["_brrr"].memory
+    rows = [
+        dict(zip(memory["largest"]["columns"], r, strict=True)) for r in memory["largest"]["data"]
+    ]
+    lines = {r["bytes"]: r["line"] for r in rows}
+    assert lines[4 * 1024 * 1024] == "cell:4" and lines[4 * 512 * 512] == "cell:2", rows

@@ -93,3 +93,24 @@ def test_advice_separates_capacity_from_speed() -> None:
 def test_code_that_allocates_nothing_gets_a_clear_error() -> None:
     with pytest.raises(ValueError, match="allocated no memory"):
         memory.memory_breakdown(lambda: None, warmup=0)
+
+
+def test_the_capacity_advice_says_the_memory_is_what_the_process_can_reach() -> None:
+    """The capacity a breakdown holds is what this process can reach (the device's memory less
+    the CUDA context's and other processes'): 149 GB on an H200 whose device memory reads
+    150 GB. The advice says which, so that the two never read as one figure twice."""
+    from jupyter_brrr.capture.memory import MemoryBreakdown, advice
+
+    result = MemoryBreakdown(
+        device="NVIDIA H200",
+        gpu=True,
+        peak_bytes=4.56e9,
+        peak_time_s=0.001,
+        before_bytes=0.0,
+        capacity_bytes=149.4e9,
+        at_peak={"activations": 4.0e9, "parameters": 0.56e9},
+        unattributed_bytes=0.0,
+    )
+    (line,) = advice(result)
+    assert "of the 149 GB this process can reach on the GPU" in line, line
+    assert "this GPU's" not in line

@@ -259,3 +259,18 @@ def test_the_rounds_at_the_hosts_best_speed_give_the_times(monkeypatch, fake_clo
     assert spans == pytest.approx([0.01, 0.02])
     note = next(n for n in result.notes if "host CPU's own speed changed" in n)
     assert "the 2 of 7 rounds at its best speed" in note
+
+
+def test_the_static_sweep_pictures_split_bars_add_up_to_100_percent() -> None:
+    """A saved sweep whose profiled steps' parts add up to 1.1-4.6x the timed median span: the
+    static picture's split bars are shares of each profiled step, at most 100% each."""
+    import json
+    from pathlib import Path
+
+    from jupyter_brrr.views.sweep_memory import rows, split_shares, sweep_png
+
+    doc = json.loads((Path(__file__).parent / "data" / "reports" / "sweep.json").read_text())
+    points = [p for p in rows(doc["sweep"]["points"]) if p.get("status") == "ok"]
+    stacks = [sum(bar) for bar in zip(*split_shares(points).values(), strict=True)]
+    assert stacks and all(abs(total - 1.0) < 1e-9 for total in stacks), stacks
+    assert sweep_png(doc["sweep"]).startswith(b"\x89PNG")  # pyright: ignore[reportOptionalMemberAccess]

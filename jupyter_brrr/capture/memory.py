@@ -393,30 +393,41 @@ def _op_of(event: Any) -> str | None:
 
 
 def _line_of(event: Any) -> str | None:
-    """The innermost Python frame above an allocation outside torch: ``file.py:57`` (``cell:3``
-    for a notebook cell), without folders."""
+    """The line of the user's code that led to an allocation: ``file.py:57`` (``cell:3`` for a
+    notebook cell), without folders. The innermost Python call above the allocation made from
+    code outside torch gives it: the line it was called from (its caller's), not the first line
+    of the function it called (a module-level cell's first line reads 0)."""
     from torch._C._profiler import _EventType
 
     parent = event.parent
     while parent is not None:
-        if parent.typed[0] == _EventType.PyCall:
-            name = parent.name
-            path, _, rest = name.partition("(")
-            if (
-                rest
-                and not name.startswith("nn.Module")
-                and "torch/" not in path
-                and "site-packages" not in path
-            ):
-                line = rest.split(")", 1)[0]
-                file = os.path.basename(path)
-                if file.startswith(("<ipython-input", "ipykernel_")) or path.startswith(
-                    "/tmp/ipykernel"
-                ):
-                    file = "cell"
-                return f"{file}:{line}"
+        if parent.typed[0] in (_EventType.PyCall, _EventType.PyCCall):
+            caller = getattr(parent.extra_fields, "caller", None)
+            path = str(getattr(caller, "file_name", "") or "")
+            if caller is not None and _users(path):
+                return f"{_file(path)}:{caller.line_number}"
+            # An operator (``a @ b``) makes no Python call: the user's function it ran in is
+            # known, its line not.
+            called = str(parent.name).partition("(")[0]
+            if parent.typed[0] == _EventType.PyCall and _users(called):
+                return _file(called)
         parent = parent.parent
     return None
+
+
+def _users(path: str) -> bool:
+    """Whether a Python file is the user's: not torch's, an installed package's or ours."""
+    return bool(path) and not any(
+        part in path for part in ("nn.Module", "torch/", "site-packages", "jupyter_brrr/")
+    )
+
+
+def _file(path: str) -> str:
+    """A file's name for the Memory tab: ``cell`` for a notebook cell's code."""
+    file = os.path.basename(path)
+    if file.startswith(("<ipython-input", "ipykernel_")) or "ipykernel" in path:
+        return "cell"
+    return file
 
 
 def _thin(times: list[float], series: dict[str, list[float]], allocated: list[float]) -> dict:
@@ -454,18 +465,18 @@ def advice(result: MemoryBreakdown) -> list[str]:
     else:
         if peak > capacity:
             lines.append(
-                f"Capacity, not speed: the peak ({_size(peak)}) exceeds this GPU's "
-                f"{_size(capacity)}: the run does not fit, however fast it is."
+                f"Capacity, not speed: the peak ({_size(peak)}) exceeds the "
+                f"{_size(capacity)} this process can reach on the GPU: the run does not fit, however fast it is."
             )
         elif peak > 0.8 * capacity:
             lines.append(
-                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of this GPU's "
-                f"{_size(capacity)}: a larger batch or model will not fit."
+                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of the "
+                f"{_size(capacity)} this process can reach on the GPU: a larger batch or model will not fit."
             )
         else:
             return [
-                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of this GPU's "
-                f"{_size(capacity)}: room to grow the batch (a sweep says how far)."
+                f"Capacity: the peak ({_size(peak)}) is {peak / capacity:.0%} of the "
+                f"{_size(capacity)} this process can reach on the GPU: room to grow the batch (a sweep says how far)."
             ]
     if per_item >= state:
         ops = " ".join(str(r.get("op") or "") for r in result.largest_rows)

@@ -137,7 +137,7 @@ def sweep_html(doc: dict) -> str:
     ]
     if capacity:
         parts.append(
-            _table(["GPU", "memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
+            _table(["GPU", "reachable memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
         )
     lines = sweep_lines(doc)[1:]
     lines = [line for line in lines if " -> " not in line]  # the doublings are in their table
@@ -154,7 +154,23 @@ def _count(value: Any) -> str:
     return "-" if value is None else f"{int(value):,}"
 
 
+def split_shares(points: list[dict]) -> dict[str, list[float]]:
+    """Each point's split as shares of the step it was measured in: the parts come from the
+    profiled run (slower or faster than the timed median, ``span_s``), so they are shares of
+    their own sum, and each bar adds up to 100%."""
+    totals = [sum(p.get(f"{part}_s") or 0.0 for part in SPLIT_PARTS) for p in points]
+    return {
+        part: [
+            (p.get(f"{part}_s") or 0.0) / total if total > 0 else 0.0
+            for p, total in zip(points, totals, strict=True)
+        ]
+        for part in SPLIT_PARTS
+    }
+
+
 def sweep_png(doc: dict) -> bytes | None:
+    from matplotlib.ticker import PercentFormatter
+
     from .pictures import WIDTH_IN, draw_pixels, new_figure, png_bytes
 
     points = [p for p in rows(doc.get("points")) if p.get("status") == "ok" and p.get("span_s")]
@@ -184,12 +200,15 @@ def sweep_png(doc: dict) -> bytes | None:
     ax3 = fig.add_subplot(1, 3, 3)
     bottom = [0.0] * len(points)
     labels = [str(s) for s in sizes]
-    for part in SPLIT_PARTS:
-        shares = [(p.get(f"{part}_s") or 0.0) / p["span_s"] for p in points]
+    for part, shares in split_shares(points).items():
         ax3.bar(labels, shares, bottom=bottom, color=COLOURS[part], label=LABELS[part])
         bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
-    ax3.set_title("split of the span", fontsize=8)
+    ax3.set_title("split of the profiled step", fontsize=8)
     ax3.set_xlabel(var, fontsize=8)
+    ax3.set_ylim(0, 1)
+    ax3.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylabel("seconds per step", fontsize=7)
+    ax2.set_ylabel("items/s", fontsize=7)
     for axis in (ax, ax2, ax3):
         axis.tick_params(labelsize=6)
     ax3.tick_params(axis="x", labelrotation=90)
@@ -212,7 +231,7 @@ def memory_lines(doc: dict) -> list[str]:
     lines = [
         f"Peak memory on {doc.get('device')}: {fmt.size(peak)} at "
         f"{(fmt.number(doc.get('peak_time_s')) or 0.0) * 1e3:.3g} ms"
-        + (f" of {fmt.size(doc['capacity_bytes'])}" if doc.get("capacity_bytes") else "")
+        + (f" of {fmt.size(doc['capacity_bytes'])} reachable" if doc.get("capacity_bytes") else "")
         + f": {shown}; unattributed {fmt.size(doc.get('unattributed_bytes') or 0.0)}."
     ]
     table = doc.get("largest") or {"columns": [], "data": []}
