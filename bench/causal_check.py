@@ -461,29 +461,48 @@ def interleaved_times(
     """Both steps timed in alternating rounds (before, after, before, ...), each round after its
     own warm-up: this host's speed drifts by up to 1.7x within one call, and a ratio of two
     medians taken minutes apart measures the drift as much as the change. ``between`` (the two
-    captures) runs after the first round, so that the traces are taken amid the timed runs, at
-    the host speed they were timed at, not minutes later."""
+    captures) runs after every round, so that the traces are taken amid the timed runs, at the
+    host speeds they were timed at, not minutes later."""
     reps_before, reps_after = _reps(before), _reps(after)
     per_round = max(1, runs // rounds)
     times_before: list[float] = []
     times_after: list[float] = []
-    for index in range(rounds):
+    for _ in range(rounds):
         times_before += _timed_runs(before, per_round, reps_before, warmup_s / rounds)
         times_after += _timed_runs(after, per_round, reps_after, warmup_s / rounds)
-        if index == 0 and between is not None:
+        if between is not None:
             between()
     return times_before, times_after
 
 
 def capture_both(
-    before: Step, after: Step, folder: Path, name: str, into: dict[str, object]
+    before: Step, after: Step, folder: Path, name: str, into: dict[str, list[Path]]
 ) -> None:
-    """Profile both steps of a case into ``into["before"]`` and ``into["after"]``."""
-    into["before"] = profiled(before, folder, name + "_before")
-    into["after"] = profiled(after, folder, name + "_after")
+    """Profile both steps of a case once more, each capture a trace file of its own."""
+    for side, step in (("before", before), ("after", after)):
+        count = len(into.setdefault(side, []))
+        into[side].append(profiled_trace(step, folder, f"{name}_{side}_{count}"))
+
+
+def median_capture(paths: list[Path], path: Path):
+    """Of a side's captures (one per timing round), the one whose span per step is the median,
+    kept as ``path`` and loaded: the host's speed moves between rounds, and the capture in the
+    middle is the one the timed runs' median most likely shared; the others are removed."""
+    reports = [jupyter_brrr.load(p) for p in paths]
+    order = sorted(range(len(reports)), key=lambda i: reports[i].summary["span_s"] or 0.0)
+    chosen = order[len(order) // 2]
+    paths[chosen].replace(path)
+    for index, other in enumerate(paths):
+        if index != chosen:
+            other.unlink(missing_ok=True)
+    return jupyter_brrr.load(path)
 
 
 def profiled(step: Step, folder: Path, name: str):
+    return jupyter_brrr.load(profiled_trace(step, folder, name))
+
+
+def profiled_trace(step: Step, folder: Path, name: str) -> Path:
     path = folder / f"{name}.json.gz"
     acts = [torch.profiler.ProfilerActivity.CPU]
     if DEVICE == "cuda":
@@ -499,7 +518,7 @@ def profiled(step: Step, folder: Path, name: str):
             step()
             prof.step()
     _sync()
-    return jupyter_brrr.load(path)
+    return path
 
 
 def diff_prediction(before, after) -> float:
@@ -616,14 +635,17 @@ def main() -> int:
                     after = jupyter_brrr.load(folder / f"{case.name}_after.json.gz")
                 else:
                     before_step, after_step = case.before(), case.after()
-                    captured: dict[str, object] = {}
+                    captured: dict[str, list[Path]] = {}
                     capture = functools.partial(
                         capture_both, before_step, after_step, folder, case.name, captured
                     )
                     times_before, times_after = interleaved_times(
                         before_step, after_step, args.runs, args.warmup, between=capture
                     )
-                    before, after = captured["before"], captured["after"]
+                    before = median_capture(
+                        captured["before"], folder / f"{case.name}_before.json.gz"
+                    )
+                    after = median_capture(captured["after"], folder / f"{case.name}_after.json.gz")
                     del before_step, after_step
                     kept[case.name] = {"before_s": times_before, "after_s": times_after}
                     (folder / "cases.json").write_text(json.dumps(kept, indent=1))
