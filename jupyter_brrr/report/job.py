@@ -452,15 +452,29 @@ def read_ranks(
     device: str | None = None,
     peaks: Peaks | None = None,
     workers: int | None = None,
+    executor: Any = None,
 ) -> list[RankData]:
     """Each file read by ``read_rank``, in parallel processes (``workers``: at most this many;
     default one per file up to the CPU count; 1 reads them here, one after another).
+
+    ``executor``: where a job outgrows one machine, what runs the readings instead of local
+    processes: anything with ``submit(fn, *args)`` whose futures have ``result()``, such as a
+    ``dask.distributed.Client`` (the ``dask`` extra) or a ``concurrent.futures`` executor. Each
+    reading is one task that reads one file and returns its ``RankData`` (a rank's memory
+    at a time per worker); the files must be readable at the same paths where it runs.
 
     Every file is read before an error is raised, and the error names every file that failed.
     """
     workers = min(len(files), workers or os.cpu_count() or 1)
     results: list[RankData | BaseException] = []
-    if workers <= 1:
+    if executor is not None:
+        futures = [executor.submit(read_rank, str(path), device, peaks) for path in files]
+        for future in futures:
+            try:
+                results.append(future.result())
+            except TraceError as error:
+                results.append(error)
+    elif workers <= 1:
         for path in files:
             try:
                 results.append(read_rank(path, device, peaks))
@@ -491,16 +505,18 @@ def load_job(
     peaks: Peaks | None = None,
     workers: int | None = None,
     name: str | None = None,
+    executor: Any = None,
 ) -> JobReport:
     """Read the traces of a job's ranks (a folder, a glob pattern or a list of files) and
     analyse them together: per-rank split with communication, overlap, the collectives and
     their bandwidth, stragglers, per-step figures.
 
     ``device`` names the GPU whose peaks to use when a trace's own is unknown; ``workers``
-    bounds the reading processes (1: read here, one after another).
+    bounds the reading processes (1: read here, one after another); ``executor`` runs the
+    readings elsewhere instead, on a Dask cluster for one (``read_ranks``).
     """
     files, ours = _trace_files(sources)
-    ranks = read_ranks(files, device=device, peaks=peaks, workers=workers)
+    ranks = read_ranks(files, device=device, peaks=peaks, workers=workers, executor=executor)
     ranks, notes = _one_trace_per_rank(ranks)
     if ours:
         notes.insert(

@@ -6,6 +6,7 @@ import glob
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from ..costs.peaks import Peaks
 from ..trace.events import read_trace
@@ -20,6 +21,7 @@ def load(
     device: str | None = None,
     peaks: Peaks | None = None,
     workers: int | None = None,
+    executor: Any = None,
 ) -> Report | JobReport:
     """Analyse a PyTorch profiler trace (Kineto JSON, optionally gzipped) from any machine.
 
@@ -28,10 +30,12 @@ def load(
     process of its own (at most ``workers``), analysed together.
 
     ``device`` names the GPU whose peaks to use when the trace's own device name is not in the
-    table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright.
+    table (``"H100"``, ``"MI250"``); ``peaks`` gives them outright. ``executor`` (a job only):
+    what reads the ranks instead of local processes, such as a ``dask.distributed.Client``
+    (``pip install "jupyter-brrr[dask]"``): each rank is one task on the cluster.
     """
     if not isinstance(path, (str, PathLike)) or _is_job(path):
-        return load_job(path, device=device, peaks=peaks, workers=workers)
+        return load_job(path, device=device, peaks=peaks, workers=workers, executor=executor)
     return analyse_trace(read_trace(path), path, device=device, peaks=peaks)
 
 

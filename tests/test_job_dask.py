@@ -1,0 +1,61 @@
+"""A job's ranks read on a Dask cluster (the ``dask`` extra): a local cluster of two worker
+processes, each bounded in memory, gives the same job report as the local reading."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import jupyter_brrr
+from jupyter_brrr.report.job import JobError
+
+DATA = Path(__file__).parent / "data"
+# One rank's reading at a time per worker process: a worker holds one rank's trace and report.
+WORKER_MEMORY = "1.5GiB"
+
+
+def _without_time(doc: dict) -> str:
+    return re.sub(r'"created": "[^"]*"', '"created": ""', json.dumps(doc, sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def client():  # a dask.distributed.Client
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=WORKER_MEMORY,
+        dashboard_address=None,
+    )
+    with cluster, Client(cluster) as connected:
+        yield connected
+
+
+def test_a_job_read_on_a_dask_cluster_is_the_local_job(client) -> None:
+    from distributed import get_task_stream
+
+    folder = DATA / "ranks"
+    local = jupyter_brrr.load(folder, workers=1)
+    with get_task_stream(client) as stream:
+        remote = jupyter_brrr.load(folder, executor=client)
+    assert isinstance(remote, type(local))
+    assert _without_time(remote.to_dict()) == _without_time(local.to_dict())
+    assert sorted(remote.reports) == sorted(local.reports) == [0, 1]
+    # The readings ran on the cluster's worker processes, one task per rank.
+    readings = [task for task in stream.data if task["key"].startswith("read_rank")]
+    assert len(readings) == 2
+    assert {task["worker"] for task in readings} <= set(client.scheduler_info()["workers"])
+
+
+def test_an_unreadable_rank_on_the_cluster_names_its_file(client, tmp_path: Path) -> None:
+    for path in (DATA / "ranks").iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    broken = tmp_path / "rank1_of2.step4.json.gz"
+    broken.write_bytes(b"not a trace")
+    with pytest.raises(JobError, match=r"1 of 2 rank traces could not be read: .*rank1_of2"):
+        jupyter_brrr.load(tmp_path, executor=client)
