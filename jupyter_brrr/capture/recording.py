@@ -56,12 +56,12 @@ def _backend() -> str | None:
     return None
 
 
-def trace_path(folder: str | PathLike, rank: int, world: int, step: int) -> Path:
+def trace_path(folder: str | PathLike[str], rank: int, world: int, step: int) -> Path:
     """Where a rank's trace goes: ``<folder>/rank<R>_of<W>.step<N>.json.gz``."""
     return Path(folder) / f"rank{rank}_of{world}.step{step}.json.gz"
 
 
-def trace_handler(folder: str | PathLike) -> Callable[[Any], None]:
+def trace_handler(folder: str | PathLike[str]) -> Callable[[Any], None]:
     """An ``on_trace_ready`` handler that writes each rank's trace into ``folder`` (made if
     missing), named and labelled with its rank, world size and step."""
     folder = Path(folder)
@@ -115,7 +115,7 @@ def _export_labelled(prof: Any, path: Path, label: dict) -> None:
 
 
 def job_profiler(
-    folder: str | PathLike,
+    folder: str | PathLike[str],
     *,
     wait: int = 1,
     warmup: int = 1,

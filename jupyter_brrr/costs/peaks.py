@@ -33,7 +33,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -625,7 +625,8 @@ def measure_peaks(
         raise RuntimeError(_NO_CUDA.format(cache=_peaks_dir()))
     index = _device_index(torch, device)
     name = torch.cuda.get_device_name(index)
-    memory = float(torch.cuda.get_device_properties(index).total_memory)
+    cuda: Any = torch.cuda  # its stubs leave the device properties untyped
+    memory = float(cuda.get_device_properties(index).total_memory)
     version = str(torch.__version__)
 
     if cache and not force:
@@ -792,7 +793,7 @@ def _median_seconds(torch: Any, fn: Callable[[], object]) -> float:
 
 
 @contextmanager
-def _tf32_matmuls(torch: Any, allow: bool) -> Iterator[None]:
+def _tf32_matmuls(torch: Any, allow: bool) -> Generator[None, None, None]:
     """Allow or forbid TF32 in CUDA float32 matmuls for a while, then restore every setting.
 
     PyTorch >= 2.9 has two APIs for this (``allow_tf32`` / ``set_float32_matmul_precision``,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .comparison import COMPARISON, COMPARISON_SCHEMA
 from .history import HISTORY, HISTORY_SCHEMA, RUN_FILE, RUN_SCHEMA
@@ -29,11 +30,11 @@ KINDS: dict[str, tuple[Type, str | None]] = {
 }
 
 
-def json_schemas() -> dict[str, dict]:
+def json_schemas() -> dict[str, dict[str, Any]]:
     """One JSON Schema per document kind."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for kind, (layout, name) in KINDS.items():
-        schema = {
+        schema: dict[str, Any] = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": f"jupyter_brrr {kind}",
             **json_schema(layout),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 __all__ = [
     "LARGEST",
@@ -344,7 +345,7 @@ class Table(Type):
 # cells' schemas under "x-cells" (by column name) and the columns it needs under "x-needs".
 
 
-def json_schema(kind: Type) -> dict:
+def json_schema(kind: Type) -> dict[str, Any]:
     """``kind`` as a JSON Schema."""
     if isinstance(kind, Nullable):
         return {"anyOf": [json_schema(kind.inner), {"type": "null"}]}

@@ -61,4 +61,4 @@ def subtract(
 
 def clipped_length(start: np.ndarray, end: np.ndarray, low: float, high: float) -> float:
     """Time covered by disjoint intervals within ``[low, high]``."""
-    return float(np.sum(np.clip(np.minimum(end, high) - np.maximum(start, low), 0.0, None)))
+    return float(np.sum(np.maximum(np.minimum(end, high) - np.maximum(start, low), 0.0)))
