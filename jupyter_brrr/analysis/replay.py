@@ -917,12 +917,16 @@ IDLE_CAUSES = (
 def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFrame:
     """Each interval of the step's span where the GPU ran nothing, split by what gated it on the
     host: one row per (interval, cause) with ``start_s`` (from the span's start), ``dur_s``,
-    ``cause`` (IDLE_CAUSES) and ``op`` (the op the host was in, or the synchronising op).
+    ``cause`` (IDLE_CAUSES) and ``op`` (the op the host was in, or the synchronising op). For
+    one run (a span from its first GPU work) the host's work before the op that launched that
+    work is idle time too, an interval before the span (a negative ``start_s``; its ``op``: that
+    op).
 
     The GPU work that ended the idle interval names what held it: work waiting for another
     stream is "another stream"; otherwise the host thread that launched it, over the interval:
     if a synchronisation of that thread ended within it (the GPU drained while the host waited,
-    and the host had to fill it again), all of it is "synchronisation"; else its time split by
+    and the host had to fill it again), all of it is "synchronisation", or "host copy" where
+    the synchronisation is a blocking host-to-device copy's own wait; else its time split by
     what the thread did (its calls and the parts of its gaps): the launch path, a host copy, CPU
     work (CPU ops and host work outside ops), the data loader, the profiler."""
     columns = ["start_s", "dur_s", "cause", "op"]
@@ -938,6 +942,21 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
     busy_s, busy_e = merge(np.clip(g_s, lo, hi), np.clip(g_e, lo, hi))
     gap_s = np.concatenate([[lo], busy_e])
     gap_e = np.concatenate([busy_s, [hi]])
+    # One run's span starts at its first GPU work, but the step starts with its host: the host
+    # work before the op that launched that work (making a batch on the CPU, a sleep) kept the
+    # GPU idle too: an interval before the span (a negative start). That op's own path is left
+    # out: it holds the profiler's one-time request for its activity buffers (2-2.5 ms on the
+    # H200 traces, recorded as an "overhead" event the trace reader does not keep).
+    lead_in = False
+    if graph.mode == "latency":
+        first_launch = plan.g_host[int(np.argmin(g_s))]
+        parts = timeline.effective["h_parts"][first_launch]
+        rest = parts[:-1].sum()
+        op_path = parts[0] * parts.sum() / rest if rest > 0 else 0.0
+        lead_s, lead_e = float(h_s[plan.main_begin[0]]), min(h_s[first_launch] - op_path, lo)
+        if lead_e - lead_s > 1e-9:
+            gap_s, gap_e = np.r_[lead_s, gap_s], np.r_[lead_e, gap_e]
+            lead_in = True
     keep = gap_e - gap_s > 1e-9
     gap_s, gap_e = gap_s[keep], gap_e[keep]
     if not len(gap_s):
@@ -982,6 +1001,8 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
     covered -= sg.coverage(interval_thread, interval_start, interval_end, weights, thread, gap_s)
     covered = np.maximum(covered, 0.0)
     length = gap_e - gap_s
+    if lead_in:
+        covered[0, 0] = 0.0  # the first launching op's path, left out of the lead-in
     # Time the thread's records do not cover (it ran no recorded call or gap): CPU work.
     covered[:, 3] += np.maximum(length - covered.sum(axis=1), 0.0)
     scale = length / np.maximum(covered.sum(axis=1), 1e-300)
@@ -1000,6 +1021,24 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
             k = np.searchsorted(ends[o], gap_e[rows], side="right") - 1
             ok = (k >= 0) & (ends[o][np.maximum(k, 0)] >= gap_s[rows] - 1e-9)
             synced[rows[ok]] = mine[o][k[ok]]
+    # A synchronisation whose last awaited work is a host-to-device copy that its call blocked
+    # on (a copy from pageable memory: torch's blocking ``.to(device)`` calls the copy, then
+    # synchronises its stream) is that copy's own wait: the host copy's, not one the user wrote.
+    # Copies back to the host (``.item()``, ``.cpu()``) are synchronisations: the host needs
+    # the value.
+    copy_wait = np.zeros(plan.n_host, dtype=bool)
+    if len(plan.await_host):
+        ng = graph.gpu_count
+        last = np.full(plan.n_host, -1, dtype=np.int64)
+        by_end = np.argsort(g_e[plan.await_gpu], kind="stable")
+        last[plan.await_host[by_end]] = plan.await_gpu[by_end]  # the latest-ending one wins
+        waits = np.flatnonzero((kind == sg.SYNC) & (last >= 0))
+        copy = last[waits]
+        to_device = np.array(["HtoD" in n for n in graph.names] + [False], dtype=bool)
+        copy_wait[waits] = (
+            to_device[graph.g_name[plan.gpu_perm[copy] % ng]]
+            & graph.h_blocking[hp[plan.g_host[copy]]]
+        )
     op_of = graph.h_op[hp[launcher]]
     # Work queued behind the work before it on its stream: the idle is the GPU's own gap.
     prev = plan.g_prev[ender]
@@ -1027,7 +1066,7 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
                 (
                     start,
                     dur,
-                    "synchronisation",
+                    "host copy" if copy_wait[synced[index]] else "synchronisation",
                     names[sync_op]
                     if sync_op >= 0
                     else graph.name(int(graph.h_name[hp[synced[index]]])),

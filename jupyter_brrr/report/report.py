@@ -241,7 +241,9 @@ class Report(ShownAsPage):
     def idle(self) -> pd.DataFrame:
         """The GPU's idle time in the step by cause: one row per idle interval and cause
         (``start_s``, ``dur_s``, ``cause``: launch path, synchronisation, host copy, CPU work,
-        data loader, profiler, another stream; ``op``). Empty without a step graph."""
+        data loader, profiler, another stream, kernel gap; ``op``). For one run, the host's work
+        before the op that launched the first GPU work is idle too, before the span: a negative
+        ``start_s``. Empty without a step graph."""
         from ..analysis.replay import idle_causes
 
         if self.graph is None:
