@@ -66,3 +66,17 @@ def test_a_blocking_host_to_device_copy_waits_as_a_host_copy() -> None:
     assert causes.index[0] == "host copy", causes
     assert "synchronisation" not in causes.index, causes
     assert set(frame.loc[frame["cause"] == "host copy", "op"]) == {"aten::to"}, frame
+
+
+def test_pageable_copies_in_a_loop_wait_as_host_copies() -> None:
+    """The same in a profiled loop (bench/causal_check.py's pinned_copy, before: a pageable copy
+    then a matmul per step): the idle after each copy is the host copy's, and none of it is
+    left once the copies are pinned and non-blocking (after)."""
+    causal = RECORDED.parents[2] / "bench" / "data" / "h200" / "causal"
+    before = jupyter_brrr.load(causal / "pinned_copy_before.json.gz")
+    after = jupyter_brrr.load(causal / "pinned_copy_after.json.gz")
+    assert isinstance(before, jupyter_brrr.Report) and isinstance(after, jupyter_brrr.Report)
+    causes = by_cause(before.idle)
+    assert causes.index[0] == "host copy", causes
+    assert causes["host copy"] / causes.sum() > 0.9, causes
+    assert "host copy" not in set(after.idle["cause"]), after.idle
