@@ -1008,37 +1008,8 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
     scale = length / np.maximum(covered.sum(axis=1), 1e-300)
     covered *= scale[:, None]
     # A synchronisation of that thread that ended within the interval: all of it is the sync's.
-    syncs = np.flatnonzero(kind == sg.SYNC)
-    synced = np.full(len(gap_s), -1, dtype=np.int64)
-    if len(syncs):
-        for t in np.unique(thread):
-            mine = syncs[h_thread[syncs] == t]
-            if not len(mine):
-                continue
-            ends = h_e[mine]
-            o = np.argsort(ends)
-            rows = np.flatnonzero(thread == t)
-            k = np.searchsorted(ends[o], gap_e[rows], side="right") - 1
-            ok = (k >= 0) & (ends[o][np.maximum(k, 0)] >= gap_s[rows] - 1e-9)
-            synced[rows[ok]] = mine[o][k[ok]]
-    # A synchronisation whose last awaited work is a host-to-device copy that its call blocked
-    # on (a copy from pageable memory: torch's blocking ``.to(device)`` calls the copy, then
-    # synchronises its stream) is that copy's own wait: the host copy's, not one the user wrote.
-    # Copies back to the host (``.item()``, ``.cpu()``) are synchronisations: the host needs
-    # the value.
-    copy_wait = np.zeros(plan.n_host, dtype=bool)
-    if len(plan.await_host):
-        ng = graph.gpu_count
-        last = np.full(plan.n_host, -1, dtype=np.int64)
-        by_end = np.argsort(g_e[plan.await_gpu], kind="stable")
-        last[plan.await_host[by_end]] = plan.await_gpu[by_end]  # the latest-ending one wins
-        waits = np.flatnonzero((kind == sg.SYNC) & (last >= 0))
-        copy = last[waits]
-        to_device = np.array(["HtoD" in n for n in graph.names] + [False], dtype=bool)
-        copy_wait[waits] = (
-            to_device[graph.g_name[plan.gpu_perm[copy] % ng]]
-            & graph.h_blocking[hp[plan.g_host[copy]]]
-        )
+    synced = _last_sync_within(kind == sg.SYNC, h_thread, h_e, thread, gap_s, gap_e)
+    copy_wait = _copy_waits(graph, timeline, kind, hp)
     op_of = graph.h_op[hp[launcher]]
     # Work queued behind the work before it on its stream: the idle is the GPU's own gap.
     prev = plan.g_prev[ender]
@@ -1078,3 +1049,53 @@ def idle_causes(graph: StepGraph, timeline: Timeline | None = None) -> pd.DataFr
             if seconds > 1e-12:
                 out_rows.append((start, seconds, IDLE_CAUSES[cause], op))
     return pd.DataFrame(out_rows, columns=columns)
+
+
+def _last_sync_within(
+    is_sync: np.ndarray,
+    h_thread: np.ndarray,
+    h_e: np.ndarray,
+    thread: np.ndarray,
+    gap_s: np.ndarray,
+    gap_e: np.ndarray,
+) -> np.ndarray:
+    """For each idle interval, the last synchronisation of its launching thread that ended
+    within it (a host node index), or -1."""
+    syncs = np.flatnonzero(is_sync)
+    synced = np.full(len(gap_s), -1, dtype=np.int64)
+    for t in np.unique(thread) if len(syncs) else ():
+        mine = syncs[h_thread[syncs] == t]
+        if not len(mine):
+            continue
+        ends = h_e[mine]
+        o = np.argsort(ends)
+        rows = np.flatnonzero(thread == t)
+        k = np.searchsorted(ends[o], gap_e[rows], side="right") - 1
+        ok = (k >= 0) & (ends[o][np.maximum(k, 0)] >= gap_s[rows] - 1e-9)
+        synced[rows[ok]] = mine[o][k[ok]]
+    return synced
+
+
+def _copy_waits(
+    graph: StepGraph, timeline: Timeline, kind: np.ndarray, hp: np.ndarray
+) -> np.ndarray:
+    """Per host node: a synchronisation whose last awaited work is a host-to-device copy that
+    its call blocked on (a copy from pageable memory: torch's blocking ``.to(device)`` calls the
+    copy, then synchronises its stream) is that copy's own wait: the host copy's, not one the
+    user wrote. Copies back to the host (``.item()``, ``.cpu()``) are synchronisations: the host
+    needs the value."""
+    plan, g_e = timeline.plan, timeline.g_e
+    copy_wait = np.zeros(plan.n_host, dtype=bool)
+    if len(plan.await_host):
+        ng = graph.gpu_count
+        last = np.full(plan.n_host, -1, dtype=np.int64)
+        by_end = np.argsort(g_e[plan.await_gpu], kind="stable")
+        last[plan.await_host[by_end]] = plan.await_gpu[by_end]  # the latest-ending one wins
+        waits = np.flatnonzero((kind == sg.SYNC) & (last >= 0))
+        copy = last[waits]
+        to_device = np.array(["HtoD" in n for n in graph.names] + [False], dtype=bool)
+        copy_wait[waits] = (
+            to_device[graph.g_name[plan.gpu_perm[copy] % ng]]
+            & graph.h_blocking[hp[plan.g_host[copy]]]
+        )
+    return copy_wait
