@@ -127,8 +127,8 @@ def main() -> int:
     parser.add_argument(
         "--deadline-s",
         type=float,
-        default=130.0,
-        help="start no cell to try after this many seconds (default 130)",
+        default=100.0,
+        help="start no cell to try after this many seconds (default 100)",
     )
     parser.add_argument("--cpu-smoke", action="store_true", help="on the CPU, tiny budget")
     parser.add_argument("--list", action="store_true", help="print the plan, run nothing")
