@@ -326,6 +326,29 @@ def test_an_error_in_the_cell_shows_the_cells_own_traceback(ip) -> None:
     assert "jupyter_brrr" not in shown.split("Traceback", 1)[1], shown
 
 
+@pytest.mark.parametrize(
+    "flags",
+    ["--sweep n=2,4", "--name tb_remeasure", "--ab compile --ab-budget 0.5"],
+    ids=["sweep", "remeasure", "ab"],
+)
+def test_an_error_shows_the_cells_own_traceback_on_every_path(ip, flags: str) -> None:
+    """The sweep, a named (re-measured) run and an A/B run the cell through other frames of
+    jupyter_brrr than the plain capture: the error still reads as in a plain cell."""
+    ip.run_cell("import torch\nn = 2", store_history=True)
+    number = ip.execution_count
+    with capture_output() as out:
+        result = ip.run_cell(
+            f"%%brrr {flags}\ny = torch.ones(n)\nraise ValueError('boom in the cell')\n",
+            store_history=True,
+        )
+    assert isinstance(result.error_in_exec, ValueError)
+    shown = out.stdout + out.stderr
+    assert f"Cell In[{number}], line 2" in shown, shown
+    assert "----> 2 raise ValueError('boom in the cell')" in shown
+    frames = [line for line in shown.splitlines() if line.startswith("File ")]
+    assert not [line for line in frames if "jupyter_brrr" in line], shown
+
+
 def test_memory_lists_the_cell_lines_that_allocated(ip) -> None:
     """The Memory tab's largest allocations name the cell's line that made each (the line a
     torch function was called from), not the first line of the cell's code (0)."""

@@ -14,7 +14,6 @@ import builtins
 import keyword
 import math
 import re
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -271,7 +270,7 @@ class BrrrMagics(Magics):
             handle = self._show(report, result.error is None, code, args, cell)
         if result.error is not None:
             _explain(result.error)
-            raise result.error.with_traceback(_from_cell(result.error.__traceback__, code))
+            raise result.error.with_traceback(code.own_traceback(result.error.__traceback__))
         if report is not None and (args.ab or args.try_fixes):
             if report.empty:
                 if not args.quiet:
@@ -730,16 +729,6 @@ def _show_controls(
         print(f"%%brrr: no A/B controls ({type(error).__name__}: {error})")
         return
     display(controls)
-
-
-def _from_cell(traceback: TracebackType | None, code: NotebookCell) -> TracebackType | None:
-    """The traceback from the cell's own first frame on: the frames of jupyter_brrr that ran
-    the cell (the capture, the timed run) left out, so that the error reads as it does in a
-    plain cell. The whole traceback where the cell's code is not in it (an error of ours)."""
-    start = traceback
-    while start is not None and start.tb_frame.f_code.co_filename != code.filename:
-        start = start.tb_next
-    return start if start is not None else traceback
 
 
 def _explain(error: BaseException) -> None:

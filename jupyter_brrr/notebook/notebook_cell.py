@@ -27,7 +27,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import CodeType
+from types import CodeType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..actions.cell_function import CellTarget, function_form
@@ -116,6 +116,16 @@ class NotebookCell:
             if last[0].co_flags & inspect.CO_COROUTINE
             else value
         )
+
+    def own_traceback(self, traceback: TracebackType | None) -> TracebackType | None:
+        """The traceback from the cell's own first frame on: the frames of jupyter_brrr that ran
+        the cell (the capture, the timed run, the sweep) left out, so that the error reads as
+        it does in a plain cell. The whole traceback where the cell's code is not in it (an
+        error of ours)."""
+        start = traceback
+        while start is not None and start.tb_frame.f_code.co_filename != self.filename:
+            start = start.tb_next
+        return start if start is not None else traceback
 
     def function(self) -> CellTarget:
         """The function form, over the namespace as it is now (a new function each call, so

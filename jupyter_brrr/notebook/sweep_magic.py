@@ -164,10 +164,11 @@ def run_sweep(shell: InteractiveShell, code: NotebookCell, args: Namespace, name
     except ProfilerInUseError as error:
         tell(f"not run: {error}")
         return None
-    except BaseException:  # the cell failed at the first size: its own error, state put back
+    except BaseException as error:
+        # The cell failed at the first size: its own error, its own traceback, state put back.
         if snapshot is not None:
             snapshot.restore()
-        raise
+        raise error.with_traceback(code.own_traceback(error.__traceback__))  # noqa: B904
     finally:
         if bar is not None:
             bar.done()
