@@ -272,3 +272,43 @@ def test_torch_profiler_log_lines_stay_out_of_the_saved_outputs(
     stderr = "".join(o.text for c in saved.cells for o in c.outputs if o.get("name") == "stderr")
     assert "the cell on stderr" in stderr and "the cell on descriptor 2" in stderr
     assert "USDT" not in path.read_text() and "profiler_start" not in path.read_text()
+
+
+def test_the_record_helpers_leave_no_torch_profiler_log_lines(
+    kernel_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``job_profiler``'s profiler starts and stops inside ``prof.step()`` (its schedule) and at
+    the ``with``'s ends: torch's "USDT:... profiler_start/stop" lines stay out of the saved
+    outputs, while the loop's own stderr (Python's and a C library's on descriptor 2) is kept."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import os, sys, torch\n"
+            "from jupyter_brrr.record import job_profiler\n"
+            f"with job_profiler({str(tmp_path / 'traces')!r}, wait=1, warmup=1, active=2) as prof:\n"
+            "    for i in range(5):\n"
+            "        x = torch.ones(64, 64) @ torch.ones(64, 64)\n"
+            "        print(f'the loop on stderr {i}', file=sys.stderr)\n"
+            "        os.write(2, f'the loop on descriptor 2 {i}\\n'.encode())\n"
+            "        prof.step()\n"
+            "print(sorted(os.listdir(" + repr(str(tmp_path / "traces")) + ")))"
+        ),
+    ]
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
+    )
+    # As in test_torch_profiler_log_lines_stay_out_of_the_saved_outputs: ipykernel sends
+    # descriptor 2 to the notebook only where it does not see itself under pytest.
+    env = {k: v for k, v in kernel_env.items() if k != "PYTEST_CURRENT_TEST"}
+    client.execute(env=env)
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(nb, path)
+    saved = nbformat.read(path, as_version=4)
+    errors = [o for c in saved.cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    stdout = "".join(o.text for c in saved.cells for o in c.outputs if o.get("name") == "stdout")
+    assert "rank0_of1.step" in stdout, stdout  # the profiler did record
+    stderr = "".join(o.text for c in saved.cells for o in c.outputs if o.get("name") == "stderr")
+    for i in range(5):
+        assert f"the loop on stderr {i}" in stderr and f"the loop on descriptor 2 {i}" in stderr
+    assert "USDT" not in path.read_text() and "profiler_start" not in path.read_text()

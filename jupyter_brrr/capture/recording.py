@@ -148,7 +148,12 @@ def job_profiler(
 
 
 class _Counted:
-    """The profiler, with each ``step()`` reported to ``run_job``'s progress bar."""
+    """The profiler, with each ``step()`` reported to ``run_job``'s progress bar.
+
+    torch prints a line on file descriptor 2 each time a profiler starts and stops (USDT ...
+    profiler_start), which a notebook shows under the cell: the calls in which the profiler
+    starts and stops (entering, each step, leaving) are silenced; only torch's profiler and
+    ``trace_handler`` run inside them, never the script's own code."""
 
     def __init__(self, profiler: Any, steps: int) -> None:
         self.profiler = profiler
@@ -157,7 +162,8 @@ class _Counted:
 
     def __enter__(self) -> _Counted:
         global _ACTIVE
-        self.profiler.__enter__()
+        with _quiet_native_stderr():
+            self.profiler.__enter__()
         _ACTIVE = self
         report_progress(state="running", step=0, steps=self.steps)
         return self
@@ -165,16 +171,26 @@ class _Counted:
     def __exit__(self, *exc: Any) -> Any:
         global _ACTIVE
         _ACTIVE = None
-        return self.profiler.__exit__(*exc)
+        with _quiet_native_stderr():
+            return self.profiler.__exit__(*exc)
 
     def step(self) -> None:
         """End one training step (call it once per step, after the optimizer's)."""
-        self.profiler.step()
+        with _quiet_native_stderr():
+            self.profiler.step()
         self.done += 1
         report_progress(state="running", step=self.done, steps=self.steps)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.profiler, name)
+
+
+def _quiet_native_stderr() -> Any:
+    """``capture.run.quiet_native_stderr``, imported on first use: a training script that
+    imports ``jupyter_brrr.record`` does not load the analysis."""
+    from .run import quiet_native_stderr
+
+    return quiet_native_stderr()
 
 
 _ACTIVE: _Counted | None = None
