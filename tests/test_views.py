@@ -337,7 +337,7 @@ def test_the_timed_runs_clocks_and_the_cells_memory_are_shown(gpt2: Report) -> N
         "see the notes)"
     )
     assert rows["peak memory"] == (
-        "1.5 GB of 150 GB (1%): 1.1 GB allocated before the run, + 400 MB by one run"
+        "1.5 GB of 150 GB device memory (1%): 1.1 GB allocated before the run, + 400 MB by one run"
     )
     # Three runs: their quartiles are interpolated, so the line quotes the extremes, and the
     # spread as the range's share of the median, never as an IQR.
@@ -523,3 +523,22 @@ def test_a_picture_failure_keeps_the_report(gpt2: Report, monkeypatch: pytest.Mo
     with pytest.warns(UserWarning, match="no fonts"):
         data = bundle.mimebundle(Report.from_json(gpt2.to_json()))
     assert "image/png" not in data and "<table" in data["text/html"]
+
+
+def test_a_sweep_names_each_memory_figure_of_the_gpu_once_with_its_meaning() -> None:
+    """An H200 sweep: the memory this process can reach (149 GB, the fit's limit here) is the
+    one figure for this GPU; the datasheet row of the same board (151 GB) is left out, and the
+    other boards' figures say they are nominal."""
+    import gzip
+
+    from jupyter_brrr.views import sweep_memory
+
+    path = DATA / "advice_cases" / "sweep_flat_fit.sweep.json.gz"
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    page = sweep_memory.sweep_html(doc)
+    assert "149 GB this process can reach" in page, page
+    assert "151 GB" not in page
+    rows = sweep_memory.capacity_rows(doc)
+    assert [r["device"] for r in rows if "NVIDIA H200" in r["device"]] == ["NVIDIA H200 (this GPU)"]
+    assert all(r["memory"].endswith(" nominal") for r in rows if not r["this_gpu"])
+    assert "17.2 GB nominal" in page

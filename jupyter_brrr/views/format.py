@@ -205,6 +205,14 @@ def _span_of(values: list[float], unit: str) -> str:
     return f"{low:.0f} {unit}" if round(low) == round(high) else f"{low:.0f}-{high:.0f} {unit}"
 
 
+# One label per meaning of a GPU's memory, in every view (the app's in js/src/format.ts):
+# what the board has (torch's total_memory), what this process's allocator may reach (its
+# memory fraction, less what the CUDA context and other processes hold), a datasheet's figure.
+DEVICE_MEMORY = "device memory"
+REACHABLE_MEMORY = "this process can reach"
+NOMINAL_MEMORY = "nominal"
+
+
 def memory(summary: Mapping[str, Any]) -> str | None:
     """Peak memory against capacity, with what was there before and one run's increase; None
     where no peak is known."""
@@ -214,7 +222,7 @@ def memory(summary: Mapping[str, Any]) -> str | None:
     capacity = number(summary.get("memory_capacity_bytes"))
     text = size(peak)
     if capacity:
-        text += f" of {size(capacity)} ({percent(peak, capacity)})"
+        text += f" of {size(capacity)} {DEVICE_MEMORY} ({percent(peak, capacity)})"
     before = number(summary.get("memory_before_bytes"))
     increase = number(summary.get("memory_increase_bytes"))
     if before is not None and increase is not None:

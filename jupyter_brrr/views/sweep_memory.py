@@ -79,7 +79,7 @@ def sweep_lines(doc: dict) -> list[str]:
             if row.get("this_gpu") and row.get("largest_size") is not None:
                 lines.append(
                     f"Largest {var} that fits this GPU ({fmt.size(row['capacity_bytes'])} "
-                    f"reachable): about {row['largest_size']:,}."
+                    f"{fmt.REACHABLE_MEMORY}): about {row['largest_size']:,}."
                 )
     confirmation = doc.get("confirmation")
     if confirmation:
@@ -93,6 +93,24 @@ def sweep_lines(doc: dict) -> list[str]:
             lines.append(f"Not confirmed: {var}={size} ran out of memory.")
     lines.extend(doc.get("notes") or [])
     return lines
+
+
+def capacity_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sweep's capacity table with each row's memory labelled by what it is: this GPU's is
+    what this process can reach (the fit's limit here), the others' their datasheet figure. The
+    datasheet row of this GPU's own model is left out: beside the memory it really has, a second
+    figure for the same board reads as a contradiction."""
+    table = list(rows(doc.get("capacity")))
+    here = {str(r["device"]).removesuffix(" (this GPU)") for r in table if r.get("this_gpu")}
+    return [
+        {
+            **r,
+            "memory": f"{fmt.size(r['capacity_bytes'])} "
+            + (fmt.REACHABLE_MEMORY if r.get("this_gpu") else fmt.NOMINAL_MEMORY),
+        }
+        for r in table
+        if r.get("this_gpu") or r["device"] not in here
+    ]
 
 
 def sweep_html(doc: dict) -> str:
@@ -132,12 +150,12 @@ def sweep_html(doc: dict) -> str:
             _table([var, "time per doubling", "verdict", "why"], doublings, right={0, 1})  # type: ignore[arg-type]
         )
     capacity = [
-        [_e(c["device"]), _e(fmt.size(c["capacity_bytes"])), _e(_count(c.get("largest_size")))]
-        for c in rows(doc.get("capacity"))
+        [_e(c["device"]), _e(c["memory"]), _e(_count(c.get("largest_size")))]
+        for c in capacity_rows(doc)
     ]
     if capacity:
         parts.append(
-            _table(["GPU", "reachable memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
+            _table(["GPU", "memory", f"largest {var} that fits"], capacity, right={1, 2})  # type: ignore[arg-type]
         )
     lines = sweep_lines(doc)[1:]
     lines = [line for line in lines if " -> " not in line]  # the doublings are in their table
@@ -231,7 +249,11 @@ def memory_lines(doc: dict) -> list[str]:
     lines = [
         f"Peak memory on {doc.get('device')}: {fmt.size(peak)} at "
         f"{(fmt.number(doc.get('peak_time_s')) or 0.0) * 1e3:.3g} ms"
-        + (f" of {fmt.size(doc['capacity_bytes'])} reachable" if doc.get("capacity_bytes") else "")
+        + (
+            f" of {fmt.size(doc['capacity_bytes'])} {fmt.REACHABLE_MEMORY}"
+            if doc.get("capacity_bytes")
+            else ""
+        )
         + f": {shown}; unattributed {fmt.size(doc.get('unattributed_bytes') or 0.0)}."
     ]
     table = doc.get("largest") or {"columns": [], "data": []}
