@@ -272,3 +272,33 @@ def test_the_timeline_says_which_run_it_draws(browser, tmp_path) -> None:
     assert f"{drawn}{display.seconds(idle)} (red lane)" in text, text
     timed = f"the timed runs: span {display.seconds(s['span_s'])} per run, GPU idle "
     assert f"{timed}{display.seconds(s['idle_s'])} per run" in text, text
+
+
+def test_the_sweep_tab_gives_this_gpus_memory_once_with_its_meaning(browser, tmp_path) -> None:
+    """An H200 sweep (tests/data/advice_cases): the app's capacity table, as the static HTML
+    (tests/test_views.py), gives this GPU the memory this process can reach (149 GB), leaves out
+    the datasheet row of the same board (151 GB), and calls the other boards' figures nominal."""
+    import gzip
+
+    h200 = json.loads((TOURS / "tour_h200.ipynb").read_text())
+    (_, doc), *_ = _notebook_reports(h200, "tour_h200")
+    report = Report.from_json(doc)
+    path = REPO / "tests" / "data" / "advice_cases" / "sweep_flat_fit.sweep.json.gz"
+    report.sweep = json.loads(gzip.decompress(path.read_bytes()))
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    context.route(re.compile(r"^(?!file:).*"), lambda route: route.abort())
+    try:
+        page = context.new_page()
+        page.goto(report.save_html(tmp_path / "report.html").as_uri())
+        page.wait_for_selector(DONE, timeout=60_000)
+        page.locator('[data-testid="brrr-tab-sweep"]').click()
+        table = page.locator('[data-testid="brrr-sweep-capacity"]')
+        table.wait_for(timeout=60_000)
+        rows = table.locator("tbody tr").evaluate_all(
+            "trs => trs.map(tr => [...tr.cells].map(td => td.innerText.trim()))"
+        )
+    finally:
+        context.close()
+    h200_rows = [r for r in rows if "NVIDIA H200" in r[0]]
+    assert h200_rows == [["NVIDIA H200 (this GPU)", "149 GB this process can reach", "—"]], rows
+    assert ["Tesla V100-SXM2-16GB", "17.2 GB nominal", "—"] in rows, rows

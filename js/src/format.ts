@@ -78,6 +78,14 @@ export function fmtSI(x: number | null | undefined, unit: string): string {
 }
 
 /** Bytes in decimal units (GB etc.), as the Python views and the datasheets write them. */
+/**
+ * One label per meaning of a GPU's memory, as the Python views (views/format.py): what the
+ * board has, what this process's allocator may reach, a datasheet's figure.
+ */
+export const DEVICE_MEMORY = 'device memory';
+export const REACHABLE_MEMORY = 'this process can reach';
+export const NOMINAL_MEMORY = 'nominal';
+
 export function fmtBytes(x: number | null | undefined): string {
   if (x === null || x === undefined || !Number.isFinite(x)) {
     return DASH;

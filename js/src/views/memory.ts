@@ -6,7 +6,7 @@
 
 import { memorySteps } from '../chart_data';
 import { h } from '../dom';
-import { fmtBytes, fmtPct, fmtTime } from '../format';
+import { fmtBytes, fmtPct, fmtTime, REACHABLE_MEMORY } from '../format';
 import { tableRows } from '../schema';
 import {
   dataTable,
@@ -57,7 +57,9 @@ export async function renderMemory(
       'div',
       { class: 'jp-brrr-section', data: { testid: 'brrr-memory-summary' } },
       `Peak ${fmtBytes(peak)} on ${mem.device} at ${fmtTime(mem.peak_time_s)}` +
-        (mem.capacity_bytes ? ` of ${fmtBytes(mem.capacity_bytes)}` : '') +
+        (mem.capacity_bytes
+          ? ` of ${fmtBytes(mem.capacity_bytes)} ${REACHABLE_MEMORY}`
+          : '') +
         '.'
     )
   );

@@ -10,7 +10,8 @@ import {
   fmtSI,
   fmtTime,
   ellipsize,
-  profiledScope
+  profiledScope,
+  DEVICE_MEMORY
 } from '../format';
 import { opTime, ReportData, SPLIT_KEYS } from '../model';
 import { FIX_OF_CAUSE, stepRows } from '../schema';
@@ -69,7 +70,7 @@ function memoryDetail(s: ISummary): string | null {
   const cap = s.memory_capacity_bytes;
   const pm = s.peak_memory_bytes;
   let text = cap
-    ? `${fmtPct(pm !== null ? pm / cap : null)} of ${fmtBytes(cap)}`
+    ? `${fmtPct(pm !== null ? pm / cap : null)} of ${fmtBytes(cap)} ${DEVICE_MEMORY}`
     : '';
   const before = s.memory_before_bytes ?? null;
   const increase = s.memory_increase_bytes ?? null;

@@ -8,7 +8,16 @@
 import { sweepGuides, sweepPoints, splitShares } from '../chart_data';
 import { COLORS, LABELS } from '../colors';
 import { h } from '../dom';
-import { fmtBytes, fmtInt, fmtPct, fmtSI, fmtTime, fmtX } from '../format';
+import {
+  fmtBytes,
+  fmtInt,
+  fmtPct,
+  fmtSI,
+  fmtTime,
+  fmtX,
+  NOMINAL_MEMORY,
+  REACHABLE_MEMORY
+} from '../format';
 import { SPLIT_KEYS } from '../model';
 import { tableRows } from '../schema';
 import type { ISweep } from '../schema';
@@ -147,7 +156,15 @@ function sweepTables(
   );
   tables.push(sizes);
 
-  const capacity = tableRows<ICapacityRow>(sweep.capacity);
+  // This GPU's row is the memory this process can reach; the datasheet row of the same board
+  // is left out (views/sweep_memory.py capacity_rows).
+  const allRows = tableRows<ICapacityRow>(sweep.capacity);
+  const here = new Set(
+    allRows
+      .filter(c => c.this_gpu)
+      .map(c => c.device.replace(/ \(this GPU\)$/, ''))
+  );
+  const capacity = allRows.filter(c => c.this_gpu || !here.has(c.device));
   if (capacity.length) {
     const sec = h('section', { class: 'jp-brrr-section' });
     sec.appendChild(heading(`Largest ${v} that fits`));
@@ -165,7 +182,11 @@ function sweepTables(
         [['GPU'], ['memory', true], [v, true]],
         capacity.map(c => ({
           props: { class: c.this_gpu ? 'jp-brrr-row-this' : '' },
-          cells: [c.device, fmtBytes(c.capacity_bytes), fmtInt(c.largest_size)]
+          cells: [
+            c.device,
+            `${fmtBytes(c.capacity_bytes)} ${c.this_gpu ? REACHABLE_MEMORY : NOMINAL_MEMORY}`,
+            fmtInt(c.largest_size)
+          ]
         })),
         { testid: 'brrr-sweep-capacity' }
       )
