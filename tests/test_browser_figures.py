@@ -302,3 +302,34 @@ def test_the_sweep_tab_gives_this_gpus_memory_once_with_its_meaning(browser, tmp
     h200_rows = [r for r in rows if "NVIDIA H200" in r[0]]
     assert h200_rows == [["NVIDIA H200 (this GPU)", "149 GB this process can reach", "—"]], rows
     assert ["Tesla V100-SXM2-16GB", "17.2 GB nominal", "—"] in rows, rows
+
+
+def test_the_split_legend_gives_whole_percentages_as_the_other_views(browser, tmp_path) -> None:
+    """The Overview's split legend: each part's share of the span in whole percent, as the
+    static picture's legend (views/pictures.py) and every other share in the report."""
+    from jupyter_brrr.schema.report import SPLIT_PARTS
+
+    h200 = json.loads((TOURS / "tour_h200.ipynb").read_text())
+    (_, doc), *_ = _notebook_reports(h200, "tour_h200")
+    report = Report.from_json(doc)
+    s = report.summary
+    span = float(s["span_s"])
+    want = {
+        part: f"{100 * float(s[f'{part}_s']) / span:.0f}%"
+        for part in SPLIT_PARTS
+        if float(s.get(f"{part}_s") or 0.0) > 0
+    }
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    context.route(re.compile(r"^(?!file:).*"), lambda route: route.abort())
+    try:
+        page = context.new_page()
+        page.goto(report.save_html(tmp_path / "report.html").as_uri())
+        page.wait_for_selector(DONE, timeout=60_000)
+        items = page.locator(".jp-brrr-legend-item").evaluate_all(
+            "els => els.map(e => [e.dataset.part, "
+            "e.querySelector('.jp-brrr-legend-pct').textContent])"
+        )
+    finally:
+        context.close()
+    shown = {part: pct for part, pct in items if part in want}
+    assert shown == want, items

@@ -94,7 +94,7 @@ export function splitLegend(
         }),
         h('span', { class: 'jp-brrr-legend-name' }, LABELS[p.key] ?? p.key),
         h('span', { class: 'jp-brrr-legend-value' }, fmtTime(p.seconds)),
-        h('span', { class: 'jp-brrr-legend-pct' }, fmtPct(f))
+        h('span', { class: 'jp-brrr-legend-pct' }, fmtPct(f, 0))
       )
     );
   }
