@@ -147,3 +147,13 @@ def test_the_export_writes_one_file_per_kind(tmp_path: Path) -> None:
     assert written == sorted(f"{kind}.schema.json" for kind in SCHEMAS)
     for path in tmp_path.iterdir():
         jsonschema.Draft202012Validator.check_schema(json.loads(path.read_text()))
+
+
+def test_export_help_prints_usage_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """``--help`` is an option, not a folder: it once made a folder called ``--help``."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    assert "usage: python -m jupyter_brrr.schema.export" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []

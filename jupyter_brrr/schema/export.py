@@ -5,6 +5,7 @@ per kind (or prints them all as one JSON object).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -46,11 +47,21 @@ def json_schemas() -> dict[str, dict[str, Any]]:
 
 
 def main(argv: list[str]) -> None:
+    """``python -m jupyter_brrr.schema.export [FOLDER]``: every document kind's JSON Schema,
+    printed as one JSON object, or written into FOLDER as ``KIND.schema.json`` files."""
+    parser = argparse.ArgumentParser(
+        prog="python -m jupyter_brrr.schema.export",
+        description="The JSON Schema of every document kind jupyter_brrr writes.",
+    )
+    parser.add_argument(
+        "folder", nargs="?", help="write KIND.schema.json files here (default: print them)"
+    )
+    args = parser.parse_args(argv)
     schemas = json_schemas()
-    if not argv:
+    if args.folder is None:
         print(json.dumps(schemas, indent=1))
         return
-    folder = Path(argv[0])
+    folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     for kind, schema in schemas.items():
         (folder / f"{kind}.schema.json").write_text(json.dumps(schema, indent=1) + "\n")
