@@ -647,7 +647,6 @@ def try_fixes(names: list[str] | None = None, budget_s: float = 2.0, keep: str =
     (``fixes.json``) are written, so that predictions can be checked again without a GPU
     (``--replay-fixes FOLDER``)."""
     import json
-    import statistics
 
     import jupyter_brrr
     from jupyter_brrr.actions.fixes import FIX_OF_CAUSE
@@ -674,36 +673,16 @@ def try_fixes(names: list[str] | None = None, budget_s: float = 2.0, keep: str =
                 row = {"case": name, "rank": n + 1, "advice": recommendation["title"]}
                 row.update(entry, step_s=span)
                 rows.append(row)
-
-                def ms(value: object) -> str:
-                    return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
-
-                print(
-                    f"| {name} | {n + 1}. {recommendation['title'][:60]} | {entry['fix']} | "
-                    f"{ms(entry.get('predicted_s'))} | {ms(entry.get('measured_s'))} | "
-                    f"{entry['verdict']} | {span * 1e3:.3g} |",
-                    flush=True,
-                )
+                print_fix_row(name, n + 1, recommendation["title"], entry, span)
         except Exception as error:  # one case's failure must not stop the table
             print(f"| {name} | FAILED {type(error).__name__}: {str(error)[:200]} | | | | | |")
         finally:
             step = None
             if device == "cuda":
                 torch.cuda.empty_cache()
-    errors = [
-        abs(r["predicted_s"] - r["measured_s"]) / r["step_s"]
-        for r in rows
-        if isinstance(r.get("predicted_s"), float) and isinstance(r.get("measured_s"), float)
-    ]
-    if errors:
-        print(
-            f"median |predicted - measured| / step time over {len(errors)} fixes: "
-            f"{statistics.median(errors):.1%}"
-        )
     if keep:
         Path(keep, "fixes.json").write_text(json.dumps(rows, indent=1, default=str))
-    first_refuted = [r["case"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
-    print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
+    print_fix_summary(rows, "case")
     return rows
 
 
@@ -740,7 +719,6 @@ def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
     beside the saving the H200 measured then. The verdict follows the new prediction (a
     measured gain is what it was); ``rank`` is the recommendation's rank now."""
     import json
-    import statistics
 
     from jupyter_brrr.actions import fixes
 
@@ -796,6 +774,30 @@ def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
                 f"| {name} | {n + 1}. {recommendation['title'][:60]} | {fix} | "
                 f"{ms(predicted)} (-) | - | not tried then | {span * 1e3:.3g} |"
             )
+    print_fix_summary(rows, "case")
+    return rows
+
+
+def ms(value: object) -> str:
+    return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
+
+
+def print_fix_row(where: object, rank: int, title: str, entry: dict, span_s: float) -> None:
+    """One row of the Try table: where (case or cell), advice, fix, predicted and measured
+    saving in ms, verdict, the step's span."""
+    print(
+        f"| {where} | {rank}. {title[:60]} | {entry['fix']} | "
+        f"{ms(entry.get('predicted_s'))} | {ms(entry.get('measured_s'))} | "
+        f"{entry['verdict']} | {span_s * 1e3:.3g} |",
+        flush=True,
+    )
+
+
+def print_fix_summary(rows: list[dict], where: str) -> None:
+    """The Try table's last lines: the median |predicted - measured| over the step time of the
+    rows with both, and the first recommendations refuted by their own Try (``row[where]``)."""
+    import statistics
+
     errors = [
         abs(r["predicted_s"] - r["measured_s"]) / r["step_s"]
         for r in rows
@@ -806,13 +808,8 @@ def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
             f"median |predicted - measured| / step time over {len(errors)} fixes: "
             f"{statistics.median(errors):.1%}"
         )
-    first_refuted = [r["case"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
+    first_refuted = [r[where] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
     print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
-    return rows
-
-
-def ms(value: object) -> str:
-    return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
 
 
 if __name__ == "__main__":

@@ -44,7 +44,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -116,10 +115,6 @@ def with_try_fixes(source: str, budget_s: float) -> str:
     return f"{first} --try-fixes --ab-budget {budget_s:g}\n{body}"
 
 
-def ms(value: object) -> str:
-    return f"{value * 1e3:.3g}" if isinstance(value, float) else "-"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--budget-s", type=float, default=None, help="A/B timing per fix (1 s)")
@@ -154,6 +149,11 @@ def main() -> int:
     from IPython.utils.capture import capture_output
 
     from jupyter_brrr.actions.fixes import FIX_OF_CAUSE
+
+    # The Try table's rows and summary, as advice_cases.py prints them (imported here, after
+    # the smoke run hid the GPUs: advice_cases imports torch).
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from advice_cases import print_fix_row, print_fix_summary
 
     shell = InteractiveShell.instance(colors="nocolor")
     rows: list[dict] = []
@@ -211,27 +211,11 @@ def main() -> int:
             row = {"cell": cell.index, "rank": n + 1, "advice": recommendation["title"]}
             row.update(entry, step_s=span)
             rows.append(row)
-            print(
-                f"| {cell.index} | {n + 1}. {recommendation['title'][:60]} | {entry['fix']} | "
-                f"{ms(entry.get('predicted_s'))} | {ms(entry.get('measured_s'))} | "
-                f"{entry['verdict']} | {span * 1e3:.3g} |",
-                flush=True,
-            )
+            print_fix_row(cell.index, n + 1, recommendation["title"], entry, span)
             if entry["verdict"] in ("no verdict", "not applicable"):
                 print(f"#   {entry.get('reason', '')[:300]}")
         print(f"# cell {cell.index}: {time.monotonic() - cell_started:.1f} s", flush=True)
-    errors = [
-        abs(r["predicted_s"] - r["measured_s"]) / r["step_s"]
-        for r in rows
-        if isinstance(r.get("predicted_s"), float) and isinstance(r.get("measured_s"), float)
-    ]
-    if errors:
-        print(
-            f"median |predicted - measured| / step time over {len(errors)} fixes: "
-            f"{statistics.median(errors):.1%}"
-        )
-    first_refuted = [r["cell"] for r in rows if r["rank"] == 1 and r["verdict"] == "refuted"]
-    print(f"first recommendations refuted by their own Try: {first_refuted or 'none'}")
+    print_fix_summary(rows, "cell")
     print(f"# total {time.monotonic() - started:.1f} s", flush=True)
     os.chdir(Path(__file__).resolve().parent.parent)
     workdir.cleanup()
