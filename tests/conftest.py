@@ -64,6 +64,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.reverse()
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the live controls' widgets that the in-process shell made, while their comms can
+    still close: left to the interpreter's shutdown, every widget's ``__del__`` prints a
+    KeyError (its comm manager is gone), hundreds of lines after pytest's summary."""
+    widgets = sys.modules.get("ipywidgets")
+    if widgets is None:
+        return
+    # A comm whose manager forgot it raises KeyError once, after marking itself closed, so
+    # each retry gets further.
+    for _ in range(100_000):
+        try:
+            widgets.Widget.close_all()
+            return
+        except KeyError:
+            continue
+
+
 @pytest.fixture(scope="session")
 def browser():
     """Chromium (tests/browser/lab.py), one for the session: Playwright's sync API allows one

@@ -18,6 +18,7 @@ from IPython.utils.capture import capture_output
 
 import jupyter_brrr
 from jupyter_brrr.actions import ab as ab_module
+from jupyter_brrr.actions.timing import MIN_ROUNDS
 from jupyter_brrr.notebook import controls as controls_module
 from jupyter_brrr.notebook import magic, shell
 from jupyter_brrr.notebook.controls import ABControls, cell_controls
@@ -158,7 +159,9 @@ def test_ab_stateful_restore_puts_everything_back(training) -> None:
     _, out = run(ip, TRAINING_CELL, "--ab graph --ab-budget 0.05 --ab-stateful restore")
     ab = ip.user_ns["_brrr"].ab
     runs = ab["runs_total"]
-    assert runs > 20
+    # However slow the machine, eager is timed in at least MIN_ROUNDS rounds (the graph cannot
+    # run on a CPU).
+    assert runs >= MIN_ROUNDS
     # As after the one plain run, in the same objects; only the file kept the runs' writes.
     assert training_state(ip) == pytest.approx((0.6, 4.0, 2.0, 1, 1 + runs))
     assert ip.user_ns["weight"] is ip.user_ns["lin"].weight
