@@ -59,3 +59,48 @@ def test_an_unreadable_rank_on_the_cluster_names_its_file(client, tmp_path: Path
     broken.write_bytes(b"not a trace")
     with pytest.raises(JobError, match=r"1 of 2 rank traces could not be read: .*rank1_of2"):
         jupyter_brrr.load(tmp_path, executor=client)
+
+
+def test_each_rank_future_is_dropped_once_read(tmp_path: Path) -> None:
+    """A cluster keeps a task's result while the client holds its future: read_ranks drops each
+    future as soon as its rank is read, so a worker need not hold every rank it read until the
+    last (bench/job_dask_memory.py measures the workers)."""
+    import gc
+    import weakref
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    for copy in range(3):
+        for path in (DATA / "ranks").iterdir():
+            (tmp_path / f"{copy}_{path.name}").write_bytes(path.read_bytes())
+    alive_when_read: list[int] = []
+    futures: list[weakref.ref[Future]] = []
+
+    class Tracked(Future):
+        def result(self, timeout=None):
+            gc.collect()
+            alive_when_read.append(sum(ref() is not None for ref in futures))
+            return super().result(timeout)
+
+    class Executor:
+        def __init__(self) -> None:
+            self.pool = ThreadPoolExecutor(2)
+
+        def submit(self, fn, *args):
+            tracked = Tracked()
+            done = self.pool.submit(fn, *args)
+            done.add_done_callback(
+                lambda f: (
+                    tracked.set_exception(f.exception())
+                    if f.exception()
+                    else tracked.set_result(f.result())
+                )
+            )
+            futures.append(weakref.ref(tracked))
+            return tracked
+
+    executor = Executor()
+    with pytest.raises(JobError, match="Rank 0 has 3 traces"):  # read, then refused
+        jupyter_brrr.load(sorted(tmp_path.iterdir()), executor=executor)
+    executor.pool.shutdown()
+    # When the k-th rank is read, only it and those not read yet are still held.
+    assert alive_when_read == list(range(6, 0, -1))

@@ -469,11 +469,15 @@ def read_ranks(
     results: list[RankData | BaseException] = []
     if executor is not None:
         futures = [executor.submit(read_rank, str(path), device, peaks) for path in files]
-        for future in futures:
+        futures.reverse()
+        while futures:
+            # Each future dropped once read, so a cluster can forget the rank it holds.
+            future = futures.pop()
             try:
                 results.append(future.result())
             except TraceError as error:
                 results.append(error)
+            del future
     elif workers <= 1:
         for path in files:
             try:
