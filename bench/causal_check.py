@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import jupyter_brrr  # noqa: E402
+from jupyter_brrr.capture.clocks import host_loop_s  # noqa: E402
 
 Step = Callable[[], object]
 DEVICE = "cuda"
@@ -457,19 +458,25 @@ def interleaved_times(
     warmup_s: float,
     rounds: int = 3,
     between: Callable[[], object] | None = None,
+    loops: dict[str, list[float]] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Both steps timed in alternating rounds (before, after, before, ...), each round after its
     own warm-up: this host's speed drifts by up to 1.7x within one call, and a ratio of two
     medians taken minutes apart measures the drift as much as the change. ``between`` (the two
     captures) runs after every round, so that the traces are taken amid the timed runs, at the
-    host speeds they were timed at, not minutes later."""
+    host speeds they were timed at, not minutes later. ``loops`` gets the host's speed
+    (``capture.clocks.host_loop_s``, a fixed Python loop) after each side's round."""
     reps_before, reps_after = _reps(before), _reps(after)
     per_round = max(1, runs // rounds)
     times_before: list[float] = []
     times_after: list[float] = []
     for _ in range(rounds):
         times_before += _timed_runs(before, per_round, reps_before, warmup_s / rounds)
+        if loops is not None:  # the host's speed as each side's round ended
+            loops.setdefault("before", []).append(host_loop_s())
         times_after += _timed_runs(after, per_round, reps_after, warmup_s / rounds)
+        if loops is not None:
+            loops.setdefault("after", []).append(host_loop_s())
         if between is not None:
             between()
     return times_before, times_after
@@ -478,16 +485,19 @@ def interleaved_times(
 def capture_both(
     before: Step, after: Step, folder: Path, name: str, into: dict[str, list[Path]]
 ) -> None:
-    """Profile both steps of a case once more, each capture a trace file of its own."""
+    """Profile both steps of a case once more, each capture a trace file of its own; the host's
+    speed just before each (``into["<side>_loop"]``)."""
     for side, step in (("before", before), ("after", after)):
         count = len(into.setdefault(side, []))
+        into.setdefault(f"{side}_loop", []).append(host_loop_s())  # pyright: ignore[reportArgumentType]  # a list of floats beside the paths
         into[side].append(profiled_trace(step, folder, f"{name}_{side}_{count}"))
 
 
 def median_capture(paths: list[Path], path: Path):
     """Of a side's captures (one per timing round), the one whose span per step is the median,
-    kept as ``path`` and loaded: the host's speed moves between rounds, and the capture in the
-    middle is the one the timed runs' median most likely shared; the others are removed."""
+    kept as ``path`` and loaded, with its round: the host's speed moves between rounds, and the
+    capture in the middle is the one the timed runs' median most likely shared; the others are
+    removed."""
     reports = [jupyter_brrr.load(p) for p in paths]
     order = sorted(range(len(reports)), key=lambda i: reports[i].summary["span_s"] or 0.0)
     chosen = order[len(order) // 2]
@@ -495,7 +505,7 @@ def median_capture(paths: list[Path], path: Path):
     for index, other in enumerate(paths):
         if index != chosen:
             other.unlink(missing_ok=True)
-    return jupyter_brrr.load(path)
+    return jupyter_brrr.load(path), chosen
 
 
 def profiled(step: Step, folder: Path, name: str):
@@ -521,12 +531,31 @@ def profiled_trace(step: Step, folder: Path, name: str) -> Path:
     return path
 
 
-def diff_prediction(before, after) -> float:
+def diff_prediction(before, after) -> tuple[float, float, float]:
     """The diff's replayed speed-up: the after span predicted from the before step's graph with
-    the after side's op times (NaN where the before report has no graph to replay)."""
+    the after side's op times, and its likely range (``analysis.spread.prediction_band``, from
+    both captures' steps); NaN where the before report has no graph to replay."""
     table = jupyter_brrr.diff(before, after).amdahl
     rows = table[table["kind"] == "replay"] if len(table) else table
-    return float(rows["predicted_speedup"].iloc[0]) if len(rows) else math.nan
+    if not len(rows):
+        return math.nan, math.nan, math.nan
+    row = rows.iloc[0]
+    return tuple(float(row[k]) for k in ("predicted_speedup", "predicted_low", "predicted_high"))  # pyright: ignore[reportReturnType]  # three floats
+
+
+def round_medians(times: list[float], rounds: int = 3) -> list[float]:
+    """The median of each timing round's runs (``interleaved_times``: rounds in order)."""
+    per = max(1, len(times) // rounds)
+    return [statistics.median(times[i * per : (i + 1) * per]) for i in range(rounds)]
+
+
+def measured_range(times_before: list[float], times_after: list[float]) -> tuple[float, float]:
+    """The measured speed-up's range over the rounds (each round's before median over its after
+    median): how far the ground truth itself moved within the call."""
+    ratios = [
+        b / a for b, a in zip(round_medians(times_before), round_medians(times_after), strict=True)
+    ]
+    return min(ratios), max(ratios)
 
 
 def explicit_prediction(case: Case, before, after) -> tuple[float, dict]:
@@ -549,23 +578,97 @@ def _pct(value: float) -> str:
     return f"{value:+7.1%}" if value == value else f"{'n/a':>7s}"
 
 
+def own_round(kept: dict, before) -> tuple[float, float, float]:
+    """The before-capture held against its own timing round (the round it was taken right
+    after, where the recording says which): that round's CUDA-event median, the host's speed
+    ratio (the loop before the capture over the loop after that round's runs), and
+    ``predict(profiler=0)`` with the host's work scaled by that ratio. NaN where the recording
+    predates these fields (bench/data/h200/causal*, 2026-12-02)."""
+    nan = (math.nan, math.nan, math.nan)
+    chosen = (kept.get("capture_round") or {}).get("before")
+    loops = (kept.get("host_loop_s") or {}).get("before")
+    capture_loops = (kept.get("capture_host_loop_s") or {}).get("before")
+    if chosen is None or not loops or not capture_loops or before.graph is None:
+        return nan
+    event = round_medians(kept["before_s"])[chosen]
+    ratio = capture_loops[chosen] / loops[chosen]  # > 1: the host ran slower at the capture
+    scaled = before.predict(profiler=0, host=ratio).span_s if before.graph.gpu_count else math.nan
+    return event, ratio, scaled
+
+
+def print_band_summary(rows: list[tuple]) -> None:
+    """The predictions judged by their bands, beside the plain error: a measured median inside
+    the predicted band is confirmed; the rounds' range overlapping the band is a weaker yes."""
+    inside = [r[0].name for r in rows if r[5] <= r[1] <= r[6]]
+    overlap = [r[0].name for r in rows if r[5] <= r[8] and r[7] <= r[6]]
+    print(
+        f"measured inside the predicted band (confirmed): {len(inside)} of {len(rows)}; "
+        f"the rounds' range overlaps the band: {len(overlap)} of {len(rows)}"
+    )
+    missed = [r[0].name for r in rows if r[0].name not in overlap]
+    if missed:
+        print("  neither: " + ", ".join(missed))
+
+
 def print_profiler_rows(profiler_rows: list[tuple]) -> None:
-    """Each before-step's profiled span, ``predict(profiler=0)`` and CUDA-event time."""
+    """Each before-step's profiled span, ``predict(profiler=0)`` and CUDA-event time; where the
+    recording says which round the capture followed, that round's CUDA-event time and the
+    prediction at that round's host speed (``own_round``)."""
     print(
         f"\n{'before-step':24s} {'host':>5s} {'profiled':>10s} {'profiler=0':>11s} "
-        f"{'CUDA events':>12s} {'error':>7s}"
+        f"{'CUDA events':>12s} {'error':>7s} {'its round':>10s} {'host x':>7s} "
+        f"{'at its host':>12s} {'error':>7s}"
     )
-    for name, span, unprofiled, event, host_bound in profiler_rows:
+    for name, span, unprofiled, event, host_bound, (own, ratio, scaled) in profiler_rows:
         print(
             f"{name:24s} {'yes' if host_bound else 'no':>5s} {_ms(span, 10)} "
-            f"{_ms(unprofiled, 11)} {_ms(event, 12)} {_pct(unprofiled / event - 1)}"
+            f"{_ms(unprofiled, 11)} {_ms(event, 12)} {_pct(unprofiled / event - 1)} "
+            f"{_ms(own, 10)} {ratio:7.2f} {_ms(scaled, 12)} {_pct(scaled / own - 1)}"
         )
-    host = [abs(u / e - 1) for _, _, u, e, h in profiler_rows if h and u == u]
+    host = [abs(r[2] / r[3] - 1) for r in profiler_rows if r[4] and r[2] == r[2]]
     if host:
         print(
             f"host-bound steps: median |profiler=0 / CUDA events - 1| = "
             f"{statistics.median(host):.1%} ({len(host)} steps)"
         )
+    own = [abs(r[5][2] / r[5][0] - 1) for r in profiler_rows if r[4] and r[5][2] == r[5][2]]
+    if own:
+        print(
+            f"host-bound steps against their own round at its host speed: median "
+            f"|error| = {statistics.median(own):.1%} ({len(own)} steps)"
+        )
+
+
+def measure_case(case: Case, args: argparse.Namespace, folder: Path) -> tuple:
+    """One case measured on the GPU: both steps timed in alternating rounds, each round followed
+    by a capture of both; the median captures kept in ``folder`` and loaded. Returns the two
+    reports and what ``cases.json`` keeps of the case."""
+    before_step, after_step = case.before(), case.after()
+    captured: dict[str, list[Path]] = {}
+    capture = functools.partial(capture_both, before_step, after_step, folder, case.name, captured)
+    loops: dict[str, list[float]] = {}
+    times_before, times_after = interleaved_times(
+        before_step,
+        after_step,
+        args.runs,
+        args.warmup,
+        between=capture,
+        loops=loops,
+    )
+    before, round_b = median_capture(captured["before"], folder / f"{case.name}_before.json.gz")
+    after, round_a = median_capture(captured["after"], folder / f"{case.name}_after.json.gz")
+    del before_step, after_step
+    # The capture's round and the host's speed (a fixed Python loop) after each
+    # round's timed runs and before each capture: what --replay needs to hold a
+    # capture against its own round, at its own host speed.
+    kept = {
+        "before_s": times_before,
+        "after_s": times_after,
+        "capture_round": {"before": round_b, "after": round_a},
+        "host_loop_s": loops,
+        "capture_host_loop_s": {side: captured[f"{side}_loop"] for side in ("before", "after")},
+    }
+    return before, after, kept
 
 
 def main() -> int:
@@ -605,7 +708,8 @@ def main() -> int:
     print(f"torch {torch.__version__} on {where}; {len(cases)} cases on {models} models")
     header = (
         f"{'case':24s} {'model':28s} {'change':36s} {'host':>5s} {'measured':>9s} "
-        f"{'predicted':>9s} {'error':>7s} {'explicit':>9s}"
+        f"{'predicted':>9s} {'error':>7s} {'explicit':>9s} {'likely (band)':>15s} "
+        f"{'rounds measured':>15s} {'in':>4s}"
     )
     print(header)
     rows, profiler_rows = [], []
@@ -634,23 +738,19 @@ def main() -> int:
                     before = jupyter_brrr.load(folder / f"{case.name}_before.json.gz")
                     after = jupyter_brrr.load(folder / f"{case.name}_after.json.gz")
                 else:
-                    before_step, after_step = case.before(), case.after()
-                    captured: dict[str, list[Path]] = {}
-                    capture = functools.partial(
-                        capture_both, before_step, after_step, folder, case.name, captured
+                    before, after, kept[case.name] = measure_case(case, args, folder)
+                    times_before, times_after = (
+                        kept[case.name]["before_s"],
+                        kept[case.name]["after_s"],
                     )
-                    times_before, times_after = interleaved_times(
-                        before_step, after_step, args.runs, args.warmup, between=capture
-                    )
-                    before = median_capture(
-                        captured["before"], folder / f"{case.name}_before.json.gz"
-                    )
-                    after = median_capture(captured["after"], folder / f"{case.name}_after.json.gz")
-                    del before_step, after_step
-                    kept[case.name] = {"before_s": times_before, "after_s": times_after}
                     (folder / "cases.json").write_text(json.dumps(kept, indent=1))
                 before_s, after_s = statistics.median(times_before), statistics.median(times_after)
-                predicted = diff_prediction(before, after) * case.items_ratio
+                predicted, low, high = (
+                    v * case.items_ratio for v in diff_prediction(before, after)
+                )
+                lo_m, hi_m = (
+                    v * case.items_ratio for v in measured_range(times_before, times_after)
+                )
                 explicit, change = explicit_prediction(case, before, after)
                 explicit *= case.items_ratio
                 measured = before_s / after_s * case.items_ratio
@@ -659,22 +759,26 @@ def main() -> int:
                 host_bound = (summary["idle_s"] or 0.0) / span > 0.3 if span == span else False
                 error = predicted / measured - 1
                 if predicted == predicted:
-                    rows.append((case, measured, predicted, error, host_bound))
+                    rows.append(
+                        (case, measured, predicted, error, host_bound, low, high, lo_m, hi_m)
+                    )
                 unprofiled = (
                     before.predict(profiler=0).span_s
                     if before.graph is not None and before.graph.gpu_count
                     else math.nan
                 )
-                profiler_rows.append((case.name, span, unprofiled, before_s, host_bound))
+                own = own_round(kept.get(case.name, {}), before)
+                profiler_rows.append((case.name, span, unprofiled, before_s, host_bound, own))
                 words = ", ".join(
                     f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                     for k, v in change.items()
                 )
+                inside = "yes" if low <= measured <= high else "no"
                 print(
                     f"{case.name:24s} {case.model:28s} {case.change:36s} "
                     f"{'yes' if host_bound else 'no':>5s} {measured:8.3f}x {_x(predicted)} "
-                    f"{_pct(error)} {_x(explicit)}   ({words}; {before_s * 1e3:.3f} -> "
-                    f"{after_s * 1e3:.3f} ms)"
+                    f"{_pct(error)} {_x(explicit)} {low:7.2f}-{high:<7.2f} {lo_m:7.2f}-{hi_m:<7.2f} "
+                    f"{inside:>4s}   ({words}; {before_s * 1e3:.3f} -> {after_s * 1e3:.3f} ms)"
                 )
             except Exception as error:  # one case failing leaves the others to run
                 print(f"{case.name:24s} FAILED: {type(error).__name__}: {error}")
@@ -707,6 +811,7 @@ def main() -> int:
             "no prediction above 1.2x where the measured gain is under 1.05x: "
             + ("yes" if not false else "NO: " + ", ".join(false))
         )
+        print_band_summary(rows)
     if profiler_rows:
         print_profiler_rows(profiler_rows)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")

@@ -120,3 +120,27 @@ def test_a_capture_on_a_slower_host_is_compared_at_the_faster_ones_speed() -> No
     capture's host speed, the before step is the GPU's."""
     predicted, measured = diff_predicted("resnet50_b32_to_b64")
     assert predicted == pytest.approx(measured, rel=0.1)  # per step (per item: both twice)
+
+
+def test_the_profilers_cost_per_op_is_measured_from_the_whole_capture_where_the_step_is_small() -> (
+    None
+):
+    """Four MLP blocks record 16 ops with a child per step, too few for the step to measure the
+    profiler's cost per op (``PER_OP_SAMPLES``); the constant fitted on other traces then stood in
+    for it, blind to the host's speed. The capture's four steps record 80: the same profiler on
+    the same host, seconds apart, and the same measure on them lands near the step's own where
+    both have enough (the 20-layer MLP, whose step alone records 60)."""
+    from jupyter_brrr.analysis import step_graph
+
+    block = load("block_graph_before")
+    assert block.graph is not None
+    per_op = block.graph.typical["profiler_per_op_s"]
+    assert per_op != step_graph.PROFILER_PER_OP_S
+    assert 0.3e-6 < per_op < 5e-6
+    mlp = load("mlp_graph_before")
+    assert mlp.graph is not None
+    own = mlp.graph.typical["profiler_per_op_s"]
+    from jupyter_brrr.trace.events import read_trace
+
+    whole = step_graph.profiler_per_op(read_trace(CAUSAL / "mlp_graph_before.json.gz").ops)
+    assert whole == pytest.approx(own, rel=0.25)

@@ -267,6 +267,10 @@ export interface ISaving {
   text: string;
   /** The saving, in seconds. */
   seconds: number | null;
+  /** Its likely range (analysis.spread.prediction_band; null in older reports). */
+  low_s: number | null;
+  /** The upper end of that range. */
+  high_s: number | null;
   /** How it was made: "replay" (the step's dependency replay) or "additive bound". */
   predicted_by: string | null;
   /** What the prediction could not take into account. */
@@ -293,6 +297,10 @@ export interface ITryVerdict {
   reason: string;
   /** The saving predicted by the replay, in seconds. */
   predicted_s: number | null;
+  /** Its likely range (analysis.spread.prediction_band; null in older reports). */
+  predicted_low_s: number | null;
+  /** The upper end of that range. */
+  predicted_high_s: number | null;
   /** The saving measured (eager's median less the fix's), in seconds. */
   measured_s: number | null;
   /** The measured saving's range, from the speed-up's. */
@@ -887,6 +895,10 @@ export interface IAmdahlRow {
   part_speedup: number | null;
   /** The overall speed-up the what-if predicted from them. */
   predicted_speedup: number | null;
+  /** Its likely range, from both captures' own noise (null in older comparisons). */
+  predicted_low: number | null;
+  /** The upper end of that range. */
+  predicted_high: number | null;
   /** The span that predicts. */
   predicted_span_s: number | null;
   /** The overall speed-up measured. */
@@ -1379,6 +1391,8 @@ function parseSaving(value: unknown): ISaving | null {
   return {
     text: value.text,
     seconds: num(value.seconds),
+    low_s: num(value.low_s),
+    high_s: num(value.high_s),
     predicted_by:
       typeof value.predicted_by === 'string' ? value.predicted_by : null,
     not_modelled: Array.isArray(value.not_modelled)
@@ -1407,6 +1421,8 @@ function parseTry(value: unknown): ITryVerdict | null {
     fix: typeof value.fix === 'string' && value.fix ? value.fix : null,
     reason: str(value.reason),
     predicted_s: num(value.predicted_s),
+    predicted_low_s: num(value.predicted_low_s),
+    predicted_high_s: num(value.predicted_high_s),
     measured_s: num(value.measured_s),
     measured_low_s: num(value.measured_low_s),
     measured_high_s: num(value.measured_high_s),
@@ -2485,6 +2501,8 @@ export function amdahlRows(c: IComparison): IAmdahlRow[] {
     time_after_s: num(r.time_after_s),
     part_speedup: num(r.part_speedup),
     predicted_speedup: num(r.predicted_speedup),
+    predicted_low: num(r.predicted_low),
+    predicted_high: num(r.predicted_high),
     predicted_span_s: num(r.predicted_span_s),
     measured_speedup: num(r.measured_speedup),
     limit: num(r.limit)

@@ -12,8 +12,10 @@ recommendation's ``"try"``:
 - ``not applicable``: no automatic fix for this cause, the variant failed, or its outputs differ
   from eager's beyond the fix's precision (the reason says which);
 - ``refuted``: no gain (the speed-up's range holds 1x) or slower;
-- ``confirmed``: the measured saving reaches the predicted one within the noise band (the
-  speed-up's range), or passes it;
+- ``confirmed``: the measured saving reaches the predicted one within the noise bands (the
+  measured speed-up's range up to the prediction's likely range, ``predicted_low_s`` to
+  ``predicted_high_s``: ``analysis.spread.prediction_band`` on the report's own spread), or
+  passes it;
 - ``smaller than predicted``: a real gain, short of the prediction.
 """
 
@@ -24,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..analysis import causal
+from ..analysis.spread import prediction_band
 from ..report.report import Report
 from .ab import ABResult, compare
 
@@ -47,9 +50,10 @@ def predicted_saving(report: Report, recommendation: Mapping, base_s: float) -> 
     return causal.fix_saving(report.graph, recommendation, base_s)
 
 
-def judge_gain(predicted_s: float | None, measured_high_s: float) -> str:
-    """The verdict of a real gain: confirmed where its noise band reaches the prediction."""
-    if predicted_s is None or measured_high_s >= predicted_s:
+def judge_gain(predicted_low_s: float | None, measured_high_s: float) -> str:
+    """The verdict of a real gain: confirmed where its noise band reaches the prediction's (the
+    low end of the prediction's likely range)."""
+    if predicted_low_s is None or measured_high_s >= predicted_low_s:
         return "confirmed"
     return "smaller than predicted"
 
@@ -62,6 +66,8 @@ def verdict(recommendation: Mapping, result: ABResult, fix: str, report: Report)
         "verdict": "",
         "reason": "",
         "predicted_s": None,
+        "predicted_low_s": None,
+        "predicted_high_s": None,
         "measured_s": None,
         "measured_low_s": None,
         "measured_high_s": None,
@@ -72,6 +78,10 @@ def verdict(recommendation: Mapping, result: ABResult, fix: str, report: Report)
     }
     if base.median_s:
         entry["predicted_s"] = predicted_saving(report, recommendation, base.median_s)
+        if entry["predicted_s"] is not None:
+            entry["predicted_low_s"], entry["predicted_high_s"] = prediction_band(
+                entry["predicted_s"], report.summary
+            )
     if tried.verdict in ("failed", "mismatch") or tried.median_s is None or not base.median_s:
         entry["verdict"] = "not applicable"
         entry["reason"] = (
@@ -92,10 +102,10 @@ def verdict(recommendation: Mapping, result: ABResult, fix: str, report: Report)
     if high <= 1.0 or tried.verdict in ("slower", "noise"):
         entry["verdict"] = "refuted"
         entry["reason"] = f"no gain: {speedup:.2f}x ({low:.2f}-{high:.2f}x) against eager"
-    elif judge_gain(predicted, saved(high)) == "confirmed":
+    elif judge_gain(entry["predicted_low_s"], saved(high)) == "confirmed":
         entry["verdict"] = "confirmed"
         entry["reason"] = f"{speedup:.2f}x against eager" + (
-            f", at least the predicted {predicted * 1e3:.3g} ms within the noise"
+            f", at least the predicted {predicted * 1e3:.3g} ms{_likely(entry)} within the noise"
             if predicted
             else ""
         )
@@ -104,8 +114,17 @@ def verdict(recommendation: Mapping, result: ABResult, fix: str, report: Report)
         entry["reason"] = (
             f"measured {saved(speedup) * 1e3:.3g} ms saved ({saved(low) * 1e3:.3g} to "
             f"{saved(high) * 1e3:.3g} ms), predicted {float(predicted or 0.0) * 1e3:.3g} ms"
+            + _likely(entry)
         )
     return entry
+
+
+def _likely(entry: Mapping) -> str:
+    """The predicted saving's likely range in words, where it is not a point."""
+    low, high = entry.get("predicted_low_s"), entry.get("predicted_high_s")
+    if low is None or high is None or not high > low * 1.005:
+        return ""
+    return f" (likely {low * 1e3:.3g} to {high * 1e3:.3g} ms)"
 
 
 def needs_code_change(recommendation: Mapping) -> dict:

@@ -41,6 +41,7 @@ import numpy as np
 
 from . import step_graph as sg
 from .replay import GRAPH_GAP_S, Prediction, predict
+from .spread import prediction_band
 from .step_graph import StepGraph
 
 __all__ = [
@@ -308,9 +309,11 @@ def replay_savings(
             )
             condition = f" once the {what} are gone"
         added = item.get("saving_bound_s")
+        low, high = prediction_band(saving, summary)
+        likely = f" (likely {_ms(low)} to {_ms(high)})" if high > low * 1.005 else ""
         bound = (
             f"Predicted by replaying the step's dependencies (without the profiler), this saves "
-            f"{_ms(saving)}, {share:.0%} of the time{condition}: {speedup:.2f}x"
+            f"{_ms(saving)}{likely}, {share:.0%} of the time{condition}: {speedup:.2f}x"
             + (
                 f" (adding up times gave {_ms(float(added))})."
                 if isinstance(added, int | float) and abs(float(added) - saving) > 0.02 * span
@@ -328,6 +331,8 @@ def replay_savings(
         item["saving"] = {
             "text": bound,
             "seconds": saving,
+            "low_s": low,
+            "high_s": high,
             "predicted_by": "replay",
             "not_modelled": list(after.not_modelled),
         }

@@ -17,15 +17,20 @@ How each figure is made:
 - ``findings``: the plain-language verdicts a report shows: the warm-up that was too short (the
   other verdicts then read the later runs only), two levels, a trend, or a spread (IQR over
   median, or the range for fewer than four runs) above ``SPREAD_MAX``.
+- ``prediction_band``: the range a prediction (the diff's predicted speed-up, a
+  recommendation's saving, a Try's predicted saving) is likely in, from the spread of the
+  captures it is read from (timed runs' quartiles, or profiler steps' fastest and slowest); a
+  measured value inside it confirms the prediction. The one place every band is made.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +38,10 @@ import numpy as np
 # a reading this much slower than another is a different level, not jitter (the loop's own
 # repeats agree to a few percent at one level).
 HOST_LEVEL_CHANGE = 0.15
+# Two separate measurements of the same code on one machine differ by this much even where each
+# one's runs agree to 1% (clocks under the power limit, other processes; bench/RESULTS.md: a
+# GPT-2 forward's capture-to-capture medians 1-5% apart on the H200): no band is narrower.
+SAME_CODE_DRIFT = 0.05
 # Runs whose interquartile range is above this fraction of their median disagree.
 SPREAD_MAX = 0.03
 # Two levels closer than this (ratio of their medians - 1) are one level with some noise.
@@ -362,9 +371,62 @@ def steady_rounds(readings: Sequence[float], minimum: int) -> set[int] | None:
     return steady
 
 
+def _span_spread(summary: Mapping[str, Any] | None) -> tuple[float, float]:
+    """How far one capture's span per run moved across its own repeats, as factors of the span
+    (low <= 1 <= high): its timed runs' quartiles over their median where it has timed runs
+    (the span is then their median), else its steady profiler steps' fastest and slowest over
+    the median step (the span is then that step's); (1, 1) where it has neither."""
+    if not isinstance(summary, Mapping):
+        return 1.0, 1.0
+    timing = summary.get("timing")
+    steps = summary.get("steps")
+    for source, low, mid, high in (
+        (timing, "q1_s", "median_s", "q3_s"),
+        (steps, "fastest_s", "median_s", "slowest_s"),
+    ):
+        if not isinstance(source, Mapping):
+            continue
+        values = [source.get(key) for key in (low, mid, high)]
+        if all(isinstance(v, int | float) and math.isfinite(v) and v > 0 for v in values):
+            lo, median, hi = (float(v) for v in values)  # pyright: ignore[reportArgumentType]  # checked just above
+            return min(lo / median, 1.0), max(hi / median, 1.0)
+    return 1.0, 1.0
+
+
+def prediction_band(
+    value: float,
+    before: Mapping[str, Any] | None,
+    after: Mapping[str, Any] | None = None,
+) -> tuple[float, float]:
+    """The range a prediction is likely in, from what its captures know of their own noise (a
+    report's ``summary``): each capture's span moved across its own repeats (``_span_spread``:
+    the timed runs' quartiles, or the profiler steps' fastest and slowest), and a prediction
+    read from it moves with it. A time or saving predicted from ``before`` alone moves as its
+    span: ``value`` times its low and high factors. A speed-up from two captures (``after``
+    given: the before span over the after one) is lowest with the faster before and the slower
+    after: ``value * low_before / high_after`` to ``value * high_before / low_after``. The
+    ground truth drifts too (the host's speed between calls): a measured value inside this band
+    confirms the prediction; one outside it is a miss beyond what the captures' own noise
+    explains. Never narrower than ``SAME_CODE_DRIFT`` either way: two captures of the same code
+    differ by that much however well each one's repeats agree. NaN for a value that is not a
+    number."""
+    if not (isinstance(value, int | float) and math.isfinite(value)):
+        return math.nan, math.nan
+    low_b, high_b = _span_spread(before)
+    if after is None:
+        low, high = value * low_b, value * high_b
+    else:
+        low_a, high_a = _span_spread(after)
+        low, high = value * low_b / high_a, value * high_b / low_a
+    low, high = min(low, high), max(low, high)
+    floor = abs(value) * SAME_CODE_DRIFT
+    return min(low, value - floor / (1 + SAME_CODE_DRIFT)), max(high, value + floor)
+
+
 __all__ = [
     "HOST_LEVEL_CHANGE",
     "LEVEL_MIN",
+    "SAME_CODE_DRIFT",
     "SPREAD_MAX",
     "TREND_MIN",
     "Finding",
@@ -375,6 +437,7 @@ __all__ = [
     "host_findings",
     "host_slowdown",
     "levels",
+    "prediction_band",
     "round_hosts",
     "stats",
     "steady_rounds",

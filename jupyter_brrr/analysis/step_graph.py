@@ -410,6 +410,7 @@ def build(
     *,
     host_range: tuple[float, float] | None = None,
     measured_s: float | None = None,
+    capture_ops: pd.DataFrame | None = None,
 ) -> StepGraph | None:
     """The dependency graph of the step ``trace`` holds (a whole trace of one run, or one
     profiler step's part: ``steps.step_trace``).
@@ -419,14 +420,16 @@ def build(
     time) marks a profiler step of a loop: the graph is then replayed as a period (``mode``
     "period"), with the main thread's anchors at the range's ends. ``measured_s`` is the span
     the graph should replay to (the step's window, or the trace's span); computed from the
-    trace where not given. None where the trace holds no host event (no op, no runtime call).
+    trace where not given. ``capture_ops``: the whole capture's ops (all its profiler steps),
+    to measure the profiler's cost per op from where the step alone records too few
+    (``profiler_per_op``). None where the trace holds no host event (no op, no runtime call).
     """
     if not len(trace.ops) and not len(trace.runtime):  # GPU events alone: nothing to model
         return None
     names = _Names()
     calls = _runtime_calls(trace)
     host = _host_nodes(trace, calls, host_range)
-    parts, per_op = _host_parts(trace, calls, host)
+    parts, per_op = _host_parts(trace, calls, host, capture_ops)
     gpu = _gpu_nodes(trace, kernels, calls, host)
     n_host = len(host.kind)
     h_blocking = np.zeros(n_host, dtype=bool)
@@ -644,7 +647,9 @@ def _host_nodes(trace: Trace, calls: _Calls, host_range: tuple[float, float] | N
     )
 
 
-def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, float]:
+def _host_parts(
+    trace: Trace, calls: _Calls, host: _Host, capture_ops: pd.DataFrame | None
+) -> tuple[np.ndarray, float]:
     """The host work in the gap before each node, by part (GAP_PARTS), the profiler's part
     estimated from the events recorded in the gap; and the profiler's cost per op."""
     ops = trace.ops
@@ -669,7 +674,7 @@ def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> tuple[np.ndarray, f
     )
     # The profiler's cost in each gap: the ops that start in it, the folded calls and the
     # memory samples.
-    per_op = profiler_per_op(ops)
+    per_op = profiler_per_op(ops, capture_ops)
     folded = calls.kind < 0
     counted = _count_in(calls.op_thread, op_start, host.thread, host.prev_end, host.start) * per_op
     counted += (
@@ -944,14 +949,20 @@ def call_profiler(kind: np.ndarray, dur: np.ndarray) -> np.ndarray:
     return np.where(is_call, np.clip(dur - CALL_FLOOR_S, 0.0, PROFILER_PER_CALL_S), 0.0)
 
 
-def profiler_per_op(ops: pd.DataFrame) -> float:
+def profiler_per_op(ops: pd.DataFrame, capture_ops: pd.DataFrame | None = None) -> float:
     """The profiler's cost per recorded op in this trace: twice the lower quartile of the time
     from an op's start to its first child's start (the profiler's entry records on either side
-    of a dispatch that is itself well under a microsecond; entry and exit cost about the same);
-    ``PROFILER_PER_OP_S`` where no op has a child."""
+    of a dispatch that is itself well under a microsecond; entry and exit cost about the same).
+    Where the step records fewer than ``PER_OP_SAMPLES`` such ops, the same from
+    ``capture_ops`` (the whole capture: the same profiler on the same host, seconds apart; a
+    constant would miss the host's speed, which moves that cost by up to 2x on the H200 host);
+    ``PROFILER_PER_OP_S`` where neither has enough."""
     parent = ops["parent"].to_numpy()
     child = np.flatnonzero(parent >= 0)
-    if len(child) < PER_OP_SAMPLES:  # too few to say: the constant
+    if len(child) < PER_OP_SAMPLES:  # too few to say: the whole capture's, else the constant
+        if capture_ops is not None and len(capture_ops) > len(ops):
+            # Its aten ops only: a compiled region's first child comes after its guards.
+            return profiler_per_op(_aten_parents(capture_ops))
         return PROFILER_PER_OP_S
     start = ops["start_s"].to_numpy(float)
     first = np.full(len(ops), np.inf)
@@ -959,6 +970,23 @@ def profiler_per_op(ops: pd.DataFrame) -> float:
     has = np.isfinite(first)
     delta = first[has] - start[has]
     return float(np.clip(2 * np.percentile(delta, 25), 0.3e-6, 10e-6))
+
+
+def _aten_parents(ops: pd.DataFrame) -> pd.DataFrame:
+    """``ops`` with the children of non-aten ops unlinked (their parent -1): only an aten op's
+    start to its first child's start is a dispatch and the profiler's records."""
+    parent = ops["parent"].to_numpy()
+    names = ops["name"].to_numpy(dtype=object)
+    aten = np.array([str(n).startswith("aten::") for n in names], dtype=bool)
+    linked = parent >= 0
+    keep = linked.copy()
+    keep[linked] = aten[parent[linked]]
+    return pd.DataFrame(
+        {
+            "parent": np.where(keep, parent, -1),
+            "start_s": ops["start_s"].to_numpy(float),
+        }
+    )
 
 
 def host_drift(before: StepGraph, after: StepGraph) -> float | None:

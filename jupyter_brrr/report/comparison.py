@@ -84,7 +84,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis.spread import HOST_LEVEL_CHANGE
+from ..analysis.spread import HOST_LEVEL_CHANGE, SAME_CODE_DRIFT, prediction_band
 from ..schema.comparison import (
     COMPARISON_MIME_TYPE,
     COMPARISON_SCHEMA,
@@ -99,7 +99,7 @@ from .summary import part_label, per_run_divisor
 
 # Separate measurements of the same code differ by this much on one machine (see the module
 # docstring); a smaller change is noise whatever the spreads say.
-DRIFT = 0.05
+DRIFT = SAME_CODE_DRIFT
 # Each median's interval covers it with at least this probability (order statistics).
 MEDIAN_COVERAGE = 0.9
 # A part's or op's change smaller than this share of the span is noise (see the docstring).
@@ -380,7 +380,9 @@ class Comparison(ShownAsPage):
     - ``kernels``: one row per kernel name: launches and time per run, ``status``.
     - ``counts``: kernels, launches, copies per run, before and after.
     - ``amdahl``: for each part (split part or op) that got faster: its share before, its own
-      speed-up, the overall speed-up the what-if predicted from them, and the one measured.
+      speed-up, the overall speed-up the what-if predicted from them (``predicted_low`` to
+      ``predicted_high``: its likely range from both captures' own noise,
+      ``analysis.spread.prediction_band``), and the one measured.
     """
 
     before: Side
@@ -995,6 +997,8 @@ def _amdahl(
         "time_after_s",
         "part_speedup",
         "predicted_speedup",
+        "predicted_low",
+        "predicted_high",
         "predicted_span_s",
         "measured_speedup",
         "limit",
@@ -1052,6 +1056,10 @@ def _amdahl(
                 "limit": limit,
                 "predicted_by": how,
             }
+        )
+    for row in rows:  # each prediction's likely range, from both captures' own noise
+        row["predicted_low"], row["predicted_high"] = prediction_band(
+            row["predicted_speedup"], b.summary, a.summary
         )
     table = pd.DataFrame(rows, columns=columns)
     if len(table):

@@ -13,7 +13,9 @@ its own (``diff``'s result saved, the Change tab) and a named run's ``change`` i
             delta_s, verdict; absent from older comparisons), "kernels": table + "total",
      "counts": table (what, before, after),
      "amdahl": table (kind, part, share_before, time_before_s, time_after_s, part_speedup,
-               predicted_speedup, predicted_span_s, measured_speedup, limit),
+               predicted_speedup, predicted_low, predicted_high (its likely range:
+               analysis.spread.prediction_band; absent from older comparisons),
+               predicted_span_s, measured_speedup, limit),
      "shift": ["..."], "warnings": ["..."], "notes": ["..."]}
 
 ``check_comparison`` is its one entry point (``Comparison.from_json`` and a report's ``change``).
@@ -141,7 +143,14 @@ _AMDAHL = Table(
         **{name: _MAYBE_SECONDS for name in ("time_before_s", "time_after_s", "predicted_span_s")},
         **{
             name: _FACTOR
-            for name in ("part_speedup", "predicted_speedup", "measured_speedup", "limit")
+            for name in (
+                "part_speedup",
+                "predicted_speedup",
+                "predicted_low",
+                "predicted_high",
+                "measured_speedup",
+                "limit",
+            )
         },
     },
     needs=("part",),

@@ -23,7 +23,7 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
                            "ops": [{"name", "shapes", "module", "line", "calls", "time_s"}],
                            "saving_s": 0.004, "speedup": 2.6, "probably": true,
                            # the saving as said, and how it was made (SAVING below):
-                           "saving": {"text", "seconds", "predicted_by", "not_modelled"},
+                           "saving": {"text", "seconds", "low_s", "high_s", "predicted_by", "not_modelled"},
                            # a fix that needs a code change, as a snippet (CODE_CHANGE):
                            "code_change": {"before", "after", "line"} | null,
                            # the fix tried (actions/fixes.py, TRY below):
@@ -523,6 +523,8 @@ _SAVING = Object(
     {"text": _TEXT},
     {
         "seconds": _MAYBE_SECONDS,
+        # Its likely range (analysis.spread.prediction_band); absent from older reports.
+        **{name: _MAYBE_SECONDS for name in ("low_s", "high_s")},
         "predicted_by": Nullable(OneOf(*SAVING_METHODS)),
         "not_modelled": ListOf(_TEXT),
     },
@@ -538,7 +540,14 @@ _TRY = Object(
         "reason": _MAYBE_TEXT,
         **{
             name: _NULLABLE_NUMBER
-            for name in ("predicted_s", "measured_s", "measured_low_s", "measured_high_s")
+            for name in (
+                "predicted_s",
+                "predicted_low_s",  # its likely range; absent from older reports
+                "predicted_high_s",
+                "measured_s",
+                "measured_low_s",
+                "measured_high_s",
+            )
         },
         **{name: _MAYBE_SECONDS for name in ("base_s", "fixed_s")},
         "correct": _MAYBE_FLAG,

@@ -94,6 +94,16 @@ def _part_labels(doc: Mapping) -> dict[str, str]:
     return PART_LABELS if doc.get("gpu", True) else CPU_PART_LABELS
 
 
+def _predicted(row: Mapping) -> str:
+    """A predicted speed-up with its likely range where the row has one that is not a point:
+    "1.80x (likely 1.60-2.00x)"."""
+    text = _factor(row.get("predicted_speedup"))
+    low, high = fmt.number(row.get("predicted_low")), fmt.number(row.get("predicted_high"))
+    if low is None or high is None or not high > low * 1.005:
+        return text
+    return f"{text} (likely {low:.2f}-{high:.2f}x)"
+
+
 def amdahl_lines(doc: Mapping, top: int = 3) -> list[str]:
     """The Amdahl check in words, one line per part that got faster."""
     labels = _part_labels(doc)
@@ -102,7 +112,7 @@ def amdahl_lines(doc: Mapping, top: int = 3) -> list[str]:
         if row.get("kind") == "replay":
             lines.append(
                 f"Every op at its after time, replayed on the before step's dependencies: "
-                f"predicted {_factor(row.get('predicted_speedup'))} overall "
+                f"predicted {_predicted(row)} overall "
                 f"({fmt.seconds(fmt.number(row.get('predicted_span_s')))}); measured "
                 f"{_factor(row.get('measured_speedup'))}."
             )
@@ -113,7 +123,7 @@ def amdahl_lines(doc: Mapping, top: int = 3) -> list[str]:
         how = "replay" if row.get("predicted_by") == "replay" else "what-if"
         lines.append(
             f"{part} ({_share(row.get('share_before'))} of the span before) {got}: the "
-            f"{how} predicted {_factor(row.get('predicted_speedup'))} overall "
+            f"{how} predicted {_predicted(row)} overall "
             f"({fmt.seconds(fmt.number(row.get('predicted_span_s')))}); measured "
             f"{_factor(row.get('measured_speedup'))}."
         )

@@ -271,7 +271,13 @@ def tried(advice: Mapping[str, Any]) -> str:
         figures.append(f"measured {seconds(measured)} saved{within}")
     predicted = known("predicted_s")
     if predicted is not None:
-        figures.append(f"predicted {seconds(predicted)} saved")
+        p_low, p_high = known("predicted_low_s"), known("predicted_high_s")
+        likely = (
+            f" (likely {seconds(p_low)} to {seconds(p_high)})"
+            if p_low is not None and p_high is not None and p_high > p_low * 1.005
+            else ""
+        )
+        figures.append(f"predicted {seconds(predicted)} saved{likely}")
     said = f": {', '.join(figures)}" if figures else ""
     return f"Tried{fix}: {entry['verdict']}{said}. {entry.get('reason') or ''}".strip()
 

@@ -78,4 +78,28 @@ describe("a fix's code change and verdict", () => {
       'Tried (bf16): smaller than predicted: measured 1 ms saved (800 µs to 1.2 ms), predicted 2 ms saved. measured 1 ms saved, predicted 2 ms'
     );
   });
+
+  it('says the predicted saving with its likely range (views/format.py does too)', () => {
+    const [rec] = withRecommendations([
+      {
+        title: 't',
+        detail: 'd',
+        cause: 'bf16',
+        try: {
+          fix: 'bf16',
+          verdict: 'confirmed',
+          reason: '1.5x against eager',
+          predicted_s: 0.002,
+          predicted_low_s: 0.0015,
+          predicted_high_s: 0.0025,
+          measured_s: 0.0018,
+          measured_low_s: 0.0016,
+          measured_high_s: 0.002
+        }
+      }
+    ]);
+    expect(verdictText(rec.try!)).toContain(
+      'predicted 2 ms saved (likely 1.5 ms to 2.5 ms)'
+    );
+  });
 });

@@ -17,6 +17,7 @@ import {
   changeCountRows,
   changeOpRows,
   changeSplitRows,
+  IAmdahlRow,
   IChangeOpRow,
   IComparison,
   IComparisonSide,
@@ -431,6 +432,16 @@ function opsSection(c: IComparison): HTMLElement | null {
   return sec;
 }
 
+/** A predicted speed-up's likely range, where it is not a point (views/change.py's). */
+function likelyX(r: IAmdahlRow): string {
+  const low = r.predicted_low;
+  const high = r.predicted_high;
+  if (low === null || high === null || !(high > low * 1.005)) {
+    return '';
+  }
+  return `, likely ${low.toFixed(2)}-${high.toFixed(2)}x`;
+}
+
 function amdahlSection(c: IComparison): HTMLElement | null {
   const rows = amdahlRows(c);
   if (!rows.length) {
@@ -460,7 +471,7 @@ function amdahlSection(c: IComparison): HTMLElement | null {
         },
         fmtPct(r.share_before, 0),
         r.time_after_s === 0 ? 'gone' : fmtX(r.part_speedup),
-        `${fmtX(r.predicted_speedup)} (${fmtTime(r.predicted_span_s)})`,
+        `${fmtX(r.predicted_speedup)}${likelyX(r)} (${fmtTime(r.predicted_span_s)})`,
         fmtX(r.measured_speedup),
         fmtX(r.limit)
       ]

@@ -600,7 +600,13 @@ export function verdictText(t: ITryVerdict): string {
     figures.push(`measured ${fmtTime(t.measured_s)} saved${range}`);
   }
   if (t.predicted_s !== null) {
-    figures.push(`predicted ${fmtTime(t.predicted_s)} saved`);
+    const likely =
+      t.predicted_low_s !== null &&
+      t.predicted_high_s !== null &&
+      t.predicted_high_s > t.predicted_low_s * 1.005
+        ? ` (likely ${fmtTime(t.predicted_low_s)} to ${fmtTime(t.predicted_high_s)})`
+        : '';
+    figures.push(`predicted ${fmtTime(t.predicted_s)} saved${likely}`);
   }
   const said = figures.length ? `: ${figures.join(', ')}` : '';
   const fix = t.fix ? ` (${t.fix})` : '';
