@@ -39,9 +39,8 @@ class _Counting:
             self.read += 1
         return result
 
-    @staticmethod
-    def split(*args: object) -> tuple[int, int, int, int]:
-        return _scan.split(*args)
+    def __getattr__(self, name: str) -> object:
+        return getattr(_scan, name)  # split, and the merger's functions
 
 
 def _both_ways(monkeypatch: pytest.MonkeyPatch, read) -> tuple:
