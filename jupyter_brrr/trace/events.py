@@ -149,10 +149,15 @@ _FILE_DECODER = msgspec.json.Decoder(_File)
 _FILE_FIELDS = frozenset(_File.__struct_fields__)
 
 # Kineto writes one event per object at two spaces of indent: its separator between events
-# lets a file be cut into chunks of whole events at the speed of a byte search. A cut found so
-# is checked by reading the chunk (a cut inside an event leaves a chunk that is not valid
-# JSON); where that fails, or where the layout is another, _scan.split finds the cuts.
+# lets a file be cut into chunks of whole events at the speed of a byte search. A file of
+# another layout (compact JSON's "},{", say) has a separator of its own: the reader takes the
+# bytes between the first two events that _scan.split finds, a closing brace, a comma and an
+# opening brace with the whitespace between them, and searches for those from then on. A cut
+# found so is checked by reading the chunk: a cut inside a string or a nested value leaves a
+# chunk that is not valid JSON (an open string, or brackets that do not pair); where that
+# fails, _scan.split finds the cuts.
 _EVENT_SEPARATOR = b"\n  },\n  {"
+_LEARNED_SEPARATOR = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 _BLOCK_BYTES = 1 << 20
 
 # Event categories, normalised: old traces use capitalised names.
@@ -703,7 +708,8 @@ class _Parser:
         self.meta = _File()
         self.columns = _Columns()
         self._chunks: deque[_Chunk] = deque()
-        self._structural = False  # cut by structure (after a failed cut, or another layout)
+        self._structural = False  # cut by structure (after a failed cut)
+        self._separator = _EVENT_SEPARATOR  # between events, where the cuts are searched for
         self._events_read = 0  # of the current array, in chunks checked so far
 
     # --- the text ------------------------------------------------------------------------
@@ -893,13 +899,13 @@ class _Parser:
         while True:
             try:
                 if not self._structural:
-                    cut = self.buffer.rfind(
-                        _EVENT_SEPARATOR, max(searched - len(_EVENT_SEPARATOR), start)
-                    )
+                    separator = self._separator
+                    cut = self.buffer.rfind(separator, max(searched - len(separator), start))
                     searched = len(self.buffer)
                     if cut >= 0:
-                        self._add_chunk(start, cut + 4, closes=False, after_comma=cut_before)
-                        start = scanned = cut + 5
+                        comma = cut + separator.index(b",")
+                        self._add_chunk(start, comma, closes=False, after_comma=cut_before)
+                        start = scanned = comma + 1
                         state, cut_before = 0, True
                         self._drop(start)
                         searched, scanned, start = searched - start, scanned - start, 0
@@ -923,6 +929,8 @@ class _Parser:
                     self.pos = close + 1
                     return
                 if cut >= 0:
+                    if not self._structural:
+                        self._learn_separator(cut - 1)
                     self._add_chunk(start, cut - 1, closes=False, after_comma=cut_before)
                     start, cut_before = cut, True
                     self._drop(start)
@@ -949,6 +957,15 @@ class _Parser:
                 self.pos = start = searched = scanned = state = 0
                 self._structural = True
                 cut_before = recut.args[1]
+
+    def _learn_separator(self, comma: int) -> None:
+        """The bytes around the comma at ``buffer[comma]``, between two events, as the separator
+        to search for next (when they are a closing and an opening brace, and the whitespace
+        between them: the layout's own; left as it was otherwise)."""
+        before = self.buffer.rfind(b"}", max(comma - 64, 0), comma)
+        found = _LEARNED_SEPARATOR.match(self.buffer, before) if before >= 0 else None
+        if found is not None and found.start() < comma < found.end():
+            self._separator = found.group()
 
     def _unclosed_events(self, start: int) -> TraceError:
         """The error for an events array that the file ends inside: msgspec's, where the text
