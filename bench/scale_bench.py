@@ -1,6 +1,7 @@
 """Trace loading at scale: the V100 trace repeated N times end to end, loaded and analysed.
 
     python bench/scale_bench.py [--copies 1,2,5] [--repeat 3] [--layouts kineto,compact]
+    python bench/scale_bench.py --copies 58 --layouts kineto --folder big --write-only
 
 Each copy is shifted in time by the trace's span and its correlation / External ids by an
 offset, so that the result is one longer run, written in each layout: ``kineto`` (Kineto's own:
@@ -10,8 +11,10 @@ chunks by structure, ``_scan.split``). Each load runs in a fresh process. Prints
 layout, the events, the JSON size, the load time (``load().split()``, best of ``--repeat``
 after two loads to warm up), events per second, the peak traced by tracemalloc, and the growth
 of the resident memory during the process's first load (sampled every millisecond, less what
-the process held after its imports; Linux only), each against the JSON's size: the figures should grow linearly, the memory ratios
-stay flat, and compact JSON stay within 1.5x the file and 2x Kineto's time (issue 11).
+the process held after its imports; Linux only), each against the JSON's size: the figures
+should grow linearly, the memory ratios stay flat, and compact JSON stay within 1.5x the file
+and 2x Kineto's time (issue 11). The files are written copy by copy (``write_streamed``), so a
+gigabyte's worth needs no more memory than the trace itself; ``--folder`` keeps them.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -75,6 +79,76 @@ def write_compact(doc: dict, path: Path) -> None:
 
 WRITERS = {"kineto": write_kineto_layout, "compact": write_compact}
 
+# Placeholders for the values that change from copy to copy, in an event's text template.
+_SHIFTED = {
+    "ts": "@@ts@@",
+    "id": "@@id@@",
+    "correlation": "@@correlation@@",
+    "External id": "@@xid@@",
+}
+
+
+def _template(event: dict, layout: str) -> tuple[list[str], list[tuple[str, float]]]:
+    """An event's text cut around its shifted values: (the text pieces, (key, value) per gap)."""
+    event, shifted = dict(event), []
+    if isinstance(event.get("ts"), (int, float)):
+        shifted.append(("ts", event["ts"]))
+        event["ts"] = _SHIFTED["ts"]
+    if isinstance(event.get("id"), int):
+        shifted.append(("id", event["id"]))
+        event["id"] = _SHIFTED["id"]
+    if isinstance(event.get("args"), dict):
+        event["args"] = dict(event["args"])
+        for key in ("correlation", "External id"):
+            if isinstance(event["args"].get(key), int):
+                shifted.append((key, event["args"][key]))
+                event["args"][key] = _SHIFTED[key]
+    if layout == "kineto":
+        text = "  " + json.dumps(event, indent=2).replace("\n", "\n  ")
+    else:
+        text = json.dumps(event, separators=(",", ":"))
+    order = {f'"{mark}"': key for key, mark in _SHIFTED.items()}
+    pieces = re.split("(" + "|".join(map(re.escape, order)) + ")", text)
+    keys = [order[piece] for piece in pieces[1::2]]
+    values = dict(shifted)
+    return pieces[0::2], [(key, values[key]) for key in keys]
+
+
+def write_streamed(doc: dict, copies: int, layout: str, path: Path) -> None:
+    """What ``WRITERS[layout](repeated(doc, copies), path)`` writes, streamed copy by copy, so that
+    a file of gigabytes is written without holding its events (``--keep``)."""
+    events = doc["traceEvents"]
+    times = [e["ts"] for e in events if isinstance(e.get("ts"), (int, float))]
+    span = max(times) - min(times) + 1000
+    templates = [_template(e, layout) for e in events]
+    with path.open("w") as f:
+        if layout == "kineto":
+            f.write("{\n")
+            for key, value in doc.items():
+                if key != "traceEvents":
+                    f.write(f"  {json.dumps(key)}: {json.dumps(value)},\n")
+            f.write('  "traceEvents": [\n')
+            head, tail, between = "", "\n  ]\n}\n", ",\n"
+        else:
+            marker = "@@events@@"
+            head, tail = json.dumps({**doc, "traceEvents": marker}, separators=(",", ":")).split(
+                json.dumps(marker)
+            )
+            head, between = head + "[", ","
+            tail = "]" + tail
+        f.write(head)
+        for k in range(copies):
+            out = []
+            for pieces, shifted in templates:
+                text = [pieces[0]]
+                for piece, (key, value) in zip(pieces[1:], shifted, strict=True):
+                    shift = k * span if key == "ts" else k * ID_OFFSET
+                    text += (json.dumps(value + shift), piece)
+                out.append("".join(text))
+            f.write(between * (k > 0) + between.join(out))
+        f.write(tail)
+
+
 # Loads measured in a process of their own: first the growth of the resident memory during
 # one load (sampled every millisecond from /proc, against what the process held after its
 # imports), then the peak traced by tracemalloc during a second, then the best time of more.
@@ -124,24 +198,41 @@ def main() -> None:
     parser.add_argument("--copies", default="1,2,5")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--layouts", default="kineto,compact")
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        help="write the files here and keep them (one already there is reused); default: a "
+        "temporary folder, each file deleted once measured",
+    )
+    parser.add_argument(
+        "--write-only", action="store_true", help="write the files into --folder, measure nothing"
+    )
     args = parser.parse_args()
     with gzip.open(SOURCE) as f:
         doc = json.load(f)
-    print(
-        "| copies | layout | events | JSON MB | load s (best) | events/s | traced peak MB "
-        "| traced / JSON | RSS growth MB | RSS growth / JSON |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    with tempfile.TemporaryDirectory() as folder:
+    if not args.write_only:
+        print(
+            "| copies | layout | events | JSON MB | load s (best) | events/s | traced peak MB "
+            "| traced / JSON | RSS growth MB | RSS growth / JSON |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = args.folder or Path(temporary)
+        folder.mkdir(parents=True, exist_ok=True)
+        timed = sum(isinstance(e.get("ts"), (int, float)) for e in doc["traceEvents"])
         for copies in (int(c) for c in args.copies.split(",")):
-            big = repeated(doc, copies)
-            n = len(big["traceEvents"])
+            n = len(doc["traceEvents"]) * copies
             for layout in args.layouts.split(","):
-                path = Path(folder) / f"v100_x{copies}.{layout}.json"
-                WRITERS[layout](big, path)
+                path = folder / f"v100_x{copies}.{layout}.json"
+                if not path.exists():
+                    write_streamed(doc, copies, layout, path)
                 size = path.stat().st_size
+                if args.write_only:
+                    print(f"{path}: {n:,} events ({timed * copies:,} timed), {size / 1e6:.1f} MB")
+                    continue
                 result = measure(path, args.repeat)
-                path.unlink()
+                if args.folder is None:
+                    path.unlink()
                 print(
                     f"| {copies} | {layout} | {n:,} | {size / 1e6:.1f} | {result['best']:.3f} | "
                     f"{n / result['best']:,.0f} | {result['traced'] / 1e6:.0f} | "

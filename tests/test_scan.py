@@ -39,9 +39,8 @@ class _Counting:
             self.read += 1
         return result
 
-    @staticmethod
-    def split(*args: object) -> tuple[int, int, int, int]:
-        return _scan.split(*args)
+    def __getattr__(self, name: str) -> object:
+        return getattr(_scan, name)  # split, and the merger's functions
 
 
 def _both_ways(monkeypatch: pytest.MonkeyPatch, read) -> tuple:
@@ -283,3 +282,48 @@ def test_damaged_text_is_read_as_msgspec_reads_it(monkeypatch: pytest.MonkeyPatc
         else:
             _assert_same_tables(compiled, reference)
     assert results["read"] > 50 and results["declined"] > 50  # both paths were exercised
+
+
+def _compact_events(count: int, nested: bool) -> bytes:
+    """Compact JSON (no spaces) of ``count`` runtime calls; ``nested``: every tenth with "},{"
+    inside a string and inside a nested args value, where a byte search would cut wrongly."""
+    calls = []
+    for i in range(count):
+        call = {"ph": "X", "cat": "cuda_runtime", "name": f"call{i}", "pid": 1, "tid": 1,
+                "ts": i, "dur": 0.5, "args": {"correlation": i}}  # fmt: skip
+        if nested and i % 10 == 0:
+            call["name"] = f'call{i} "}},{{" in a name'
+            call["args"]["nested"] = [{"a": 1}, {"b": 2}]
+        calls.append(call)
+    return json.dumps({"traceEvents": calls}, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["plain", "nested separators"])
+def test_compact_json_is_cut_at_its_own_separator(
+    monkeypatch: pytest.MonkeyPatch, nested: bool
+) -> None:
+    # Compact JSON learns its separator ("},{") from the first cut by structure, and is cut by a
+    # byte search from then on: _scan.split reads the first block only, not every block on the
+    # calling thread. Where the separator also stands inside events, the wrong cuts are refused
+    # by the reader and the file is cut by structure: the same tables either way.
+    data = _compact_events(3000, nested)
+    monkeypatch.setattr(events, "_BLOCK_BYTES", 4096)  # about 70 blocks
+    split_bytes = []
+    split = events._split
+
+    def counting_split(buffer: bytearray, start: int, stop: int, state: int, first: bool):
+        split_bytes.append(stop - start)
+        return split(buffer, start, stop, state, first)
+
+    monkeypatch.setattr(events, "_split", counting_split)
+    compiled, reference, _ = _both_ways(monkeypatch, lambda: parse_trace(data))
+    _assert_same_tables(compiled, reference)
+    assert compiled.runtime["name"].tolist()[1:3] == ["call1", "call2"]
+    monkeypatch.setattr(events, "_split", split)
+    split_bytes.clear()
+    monkeypatch.setattr(events, "_split", counting_split)
+    parse_trace(data)
+    if nested:
+        assert sum(split_bytes) > len(data) / 2  # cut by structure after the first wrong cut
+    else:
+        assert sum(split_bytes) < 3 * 4096  # the first block or so, then byte searches

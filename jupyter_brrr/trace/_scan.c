@@ -841,6 +841,379 @@ static PyObject *split(PyObject *Py_UNUSED(module), PyObject *args) {
     return Py_BuildValue("(nnKn)", cut, close, state, bad);
 }
 
+
+/* --- merging the chunks' columns ----------------------------------------------------------- */
+
+/* merger(kinds) -> a merger; merge(merger, chunk, kind_of_pair); take(merger); texts(merger)
+
+   The chunks of one file are read by separate scans, each numbering its own distinct texts. A
+   merger takes the chunks in file order and sorts their events into kinds as it goes: each
+   event's kind comes from a table over the chunk's own (phase, category) codes, which the caller
+   makes from the few distinct phases and categories (what a kind is stays in Python); the event's
+   fields that its kind keeps (`kinds[k]`: field numbers, a coded field's index, or FIELD_COUNT +
+   a number's index) are appended to the kind's columns, its codes renumbered into one numbering
+   per field over the whole file. Events of no kind are dropped as they come, so that the merged
+   columns hold only what the tables need, not every field of every event.
+
+   In the table, a kind's number (0 to len(kinds) - 1) keeps the event, -1 counts it as a timed
+   event of another category (a count and the least time, for an otherwise empty trace), and any
+   other value skips it. The renumbering of the distinct texts needs the GIL (a few hundred per
+   chunk); the pass over the events runs without it. */
+
+enum { MAX_KINDS = 8, MAX_KIND_FIELDS = FIELD_COUNT + NUMBER_COUNT, OTHER_TIMED = -1 };
+
+typedef struct {
+    const char *bytes; /* inside a bytes object that `Distinct.texts` holds */
+    size_t length;
+} Known;
+
+typedef struct {
+    PyObject *texts; /* list of bytes: the field's distinct texts, by merged code */
+    Known *known;
+    size_t count, capacity;
+    Slot *slots;
+    size_t mask;
+} Distinct;
+
+typedef struct {
+    int field_count;
+    int fields[MAX_KIND_FIELDS];
+    void *columns[MAX_KIND_FIELDS]; /* int32 codes or float64 numbers, `count` of each */
+    size_t count, capacity;
+} Kind;
+
+typedef struct {
+    int kind_count;
+    Kind kinds[MAX_KINDS];
+    int used[FIELD_COUNT]; /* the coded fields some kind keeps */
+    Distinct distinct[FIELD_COUNT];
+    size_t timed; /* events counted OTHER_TIMED with a time, and their least time */
+    double first_ts;
+    int busy; /* inside a call that released the GIL */
+} Merger;
+
+static const char MERGER_NAME[] = "jupyter_brrr.trace._scan.merger";
+
+static void merger_free(Merger *m) {
+    for (int k = 0; k < m->kind_count; k++)
+        for (int j = 0; j < m->kinds[k].field_count; j++) free(m->kinds[k].columns[j]);
+    for (int f = 0; f < FIELD_COUNT; f++) {
+        Py_XDECREF(m->distinct[f].texts);
+        free(m->distinct[f].known);
+        free(m->distinct[f].slots);
+    }
+    free(m);
+}
+
+static void merger_destroy(PyObject *capsule) {
+    Merger *m = PyCapsule_GetPointer(capsule, MERGER_NAME);
+    if (m) merger_free(m);
+}
+
+static size_t field_size(int field) { return field < FIELD_COUNT ? sizeof(int32_t) : sizeof(double); }
+
+static PyObject *merger_new(PyObject *Py_UNUSED(module), PyObject *kinds) {
+    if (!PyTuple_Check(kinds) || PyTuple_Size(kinds) > MAX_KINDS) {
+        PyErr_Format(PyExc_ValueError, "merger: kinds must be a tuple of at most %d tuples",
+                     (int)MAX_KINDS);
+        return NULL;
+    }
+    Merger *m = calloc(1, sizeof(Merger));
+    if (!m) return PyErr_NoMemory();
+    m->first_ts = INFINITY;
+    m->kind_count = (int)PyTuple_Size(kinds);
+    for (int k = 0; k < m->kind_count; k++) {
+        PyObject *fields = PyTuple_GetItem(kinds, k);
+        if (!fields || !PyTuple_Check(fields) || PyTuple_Size(fields) > MAX_KIND_FIELDS) {
+            PyErr_SetString(PyExc_ValueError, "merger: each kind is a tuple of field numbers");
+            goto fail;
+        }
+        m->kinds[k].field_count = (int)PyTuple_Size(fields);
+        for (int j = 0; j < m->kinds[k].field_count; j++) {
+            long field = PyLong_AsLong(PyTuple_GetItem(fields, j));
+            if (field == -1 && PyErr_Occurred()) goto fail;
+            if (field < 0 || field >= MAX_KIND_FIELDS) {
+                PyErr_Format(PyExc_ValueError, "merger: no field %ld", field);
+                goto fail;
+            }
+            m->kinds[k].fields[j] = (int)field;
+            if (field < FIELD_COUNT) m->used[field] = 1;
+        }
+    }
+    for (int f = 0; f < FIELD_COUNT; f++) {
+        Distinct *d = &m->distinct[f];
+        d->mask = 255;
+        d->texts = PyList_New(0);
+        d->slots = empty_slots(d->mask + 1);
+        if (!d->texts) goto fail;
+        if (!d->slots) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+    }
+    PyObject *capsule = PyCapsule_New(m, MERGER_NAME, merger_destroy);
+    if (capsule) return capsule;
+fail:
+    merger_free(m);
+    return NULL;
+}
+
+static Merger *merger_of(PyObject *capsule) {
+    Merger *m = PyCapsule_GetPointer(capsule, MERGER_NAME); /* sets TypeError/ValueError */
+    if (m && m->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "merger: in use by another thread");
+        return NULL;
+    }
+    return m;
+}
+
+static int distinct_grow(Distinct *d) {
+    size_t mask = d->mask * 2 + 1;
+    Slot *slots = empty_slots(mask + 1);
+    if (!slots) return -1;
+    for (size_t i = 0; i <= d->mask; i++) {
+        Slot s = d->slots[i];
+        if (s.code < 0) continue;
+        size_t j = s.hash & mask;
+        while (slots[j].code >= 0) j = (j + 1) & mask;
+        slots[j] = s;
+    }
+    free(d->slots);
+    d->slots = slots;
+    d->mask = mask;
+    return 0;
+}
+
+/* The merged code of `text` (a bytes object), appended to the field's texts if new; -1 with an
+   exception. Needs the GIL. */
+static int32_t distinct_code(Distinct *d, PyObject *text) {
+    char *bytes;
+    Py_ssize_t length;
+    if (!PyBytes_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "merge: a distinct text is not bytes");
+        return -1;
+    }
+    if (PyBytes_AsStringAndSize(text, &bytes, &length) < 0) return -1;
+    uint64_t h = hash_bytes(bytes, (size_t)length);
+    size_t i = h & d->mask;
+    for (;; i = (i + 1) & d->mask) {
+        Slot *s = &d->slots[i];
+        if (s->code < 0) break;
+        Known known = d->known[s->code];
+        if (s->hash == h && known.length == (size_t)length &&
+            memcmp(known.bytes, bytes, (size_t)length) == 0)
+            return s->code;
+    }
+    if (d->count >= INT32_MAX ||
+        grow((void **)&d->known, &d->capacity, d->count + 1, sizeof(Known)) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyList_Append(d->texts, text) < 0) return -1; /* the list keeps `bytes` alive */
+    int32_t code = (int32_t)d->count++;
+    d->known[code] = (Known){bytes, (size_t)length};
+    d->slots[i] = (Slot){h, code};
+    if (d->count * 2 > d->mask && distinct_grow(d) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return code;
+}
+
+/* The rows of one chunk, sorted into kinds without the GIL. Returns 0, -1 out of memory, or -2
+   for a code outside the chunk's distinct texts (or a kind table too small): the caller then
+   undoes the rows appended. */
+typedef struct {
+    Py_ssize_t n;
+    const int32_t *codes;
+    const double *numbers;
+    int32_t *remap[FIELD_COUNT]; /* chunk code + 1 -> merged code (slot 0: -1, missing) */
+    Py_ssize_t texts[FIELD_COUNT]; /* the chunk's distinct texts per field */
+    const signed char *table;
+    Py_ssize_t phases, categories; /* the table's rows and columns, missing last */
+} Chunk;
+
+static int sort_rows(Merger *m, const Chunk *c) {
+    Py_ssize_t n = c->n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t ph = c->codes[PH * n + i], cat = c->codes[CAT * n + i];
+        if (ph < -1 || ph >= c->texts[PH] || cat < -1 || cat >= c->texts[CAT]) return -2;
+        Py_ssize_t row = ph < 0 ? c->phases - 1 : ph, column = cat < 0 ? c->categories - 1 : cat;
+        int kind = c->table[row * c->categories + column];
+        if (kind == OTHER_TIMED) {
+            double ts = c->numbers[TS * n + i];
+            if (isfinite(ts)) {
+                m->timed++;
+                if (ts < m->first_ts) m->first_ts = ts;
+            }
+            continue;
+        }
+        if (kind < 0 || kind >= m->kind_count) continue;
+        Kind *k = &m->kinds[kind];
+        if (k->count == k->capacity) {
+            size_t capacity = k->capacity ? k->capacity * 2 : 4096;
+            for (int j = 0; j < k->field_count; j++) {
+                void *moved = realloc(k->columns[j], capacity * field_size(k->fields[j]));
+                if (!moved) return -1;
+                k->columns[j] = moved;
+            }
+            k->capacity = capacity;
+        }
+        size_t at = k->count;
+        for (int j = 0; j < k->field_count; j++) {
+            int field = k->fields[j];
+            if (field < FIELD_COUNT) {
+                int32_t code = c->codes[field * n + i];
+                if (code < -1 || code >= c->texts[field]) return -2;
+                ((int32_t *)k->columns[j])[at] = c->remap[field][code + 1];
+            } else {
+                ((double *)k->columns[j])[at] = c->numbers[(field - FIELD_COUNT) * n + i];
+            }
+        }
+        k->count++;
+    }
+    return 0;
+}
+
+static PyObject *merge(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *capsule, *scanned, *table;
+    if (!PyArg_ParseTuple(args, "OOO", &capsule, &scanned, &table)) return NULL;
+    Merger *m = merger_of(capsule);
+    if (!m) return NULL;
+    PyObject *count, *codes, *numbers, *uniques;
+    if (!PyTuple_Check(scanned) || PyTuple_Size(scanned) != 4 || !PyBytes_Check(table)) {
+        PyErr_SetString(PyExc_TypeError, "merge: takes a merger, a scanned chunk and a table");
+        return NULL;
+    }
+    count = PyTuple_GetItem(scanned, 0);
+    codes = PyTuple_GetItem(scanned, 1);
+    numbers = PyTuple_GetItem(scanned, 2);
+    uniques = PyTuple_GetItem(scanned, 3);
+    Chunk c;
+    memset(&c, 0, sizeof c);
+    c.n = PyLong_AsSsize_t(count);
+    if (c.n == -1 && PyErr_Occurred()) return NULL;
+    if (c.n < 0 || !PyBytes_Check(codes) || !PyBytes_Check(numbers) || !PyTuple_Check(uniques) ||
+        PyTuple_Size(uniques) != FIELD_COUNT ||
+        PyBytes_Size(codes) / FIELD_COUNT / (Py_ssize_t)sizeof(int32_t) != c.n ||
+        PyBytes_Size(codes) % (FIELD_COUNT * sizeof(int32_t)) != 0 ||
+        PyBytes_Size(numbers) / NUMBER_COUNT / (Py_ssize_t)sizeof(double) != c.n ||
+        PyBytes_Size(numbers) % (NUMBER_COUNT * sizeof(double)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "merge: not a chunk as scan returns it");
+        return NULL;
+    }
+    c.codes = (const int32_t *)PyBytes_AsString(codes);
+    c.numbers = (const double *)PyBytes_AsString(numbers);
+    for (int f = 0; f < FIELD_COUNT; f++) {
+        PyObject *texts = PyTuple_GetItem(uniques, f);
+        if (!PyList_Check(texts)) {
+            PyErr_SetString(PyExc_TypeError, "merge: a chunk's distinct texts are not a list");
+            return NULL;
+        }
+        c.texts[f] = PyList_Size(texts);
+    }
+    c.phases = c.texts[PH] + 1;
+    c.categories = c.texts[CAT] + 1;
+    if (PyBytes_Size(table) != c.phases * c.categories) {
+        PyErr_SetString(PyExc_ValueError, "merge: the kind table does not fit the chunk");
+        return NULL;
+    }
+    c.table = (const signed char *)PyBytes_AsString(table);
+
+    PyObject *result = NULL;
+    size_t counts[MAX_KINDS], timed = m->timed;
+    double first_ts = m->first_ts;
+    for (int k = 0; k < m->kind_count; k++) counts[k] = m->kinds[k].count;
+    for (int f = 0; f < FIELD_COUNT; f++) {
+        if (!m->used[f]) continue;
+        PyObject *texts = PyTuple_GetItem(uniques, f);
+        c.remap[f] = malloc((size_t)(c.texts[f] + 1) * sizeof(int32_t));
+        if (!c.remap[f]) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        c.remap[f][0] = -1;
+        for (Py_ssize_t i = 0; i < c.texts[f]; i++) {
+            int32_t code = distinct_code(&m->distinct[f], PyList_GetItem(texts, i));
+            if (code < 0) goto done;
+            c.remap[f][i + 1] = code;
+        }
+    }
+    int sorted;
+    m->busy = 1;
+    Py_INCREF(scanned); /* its bytes stay alive while the GIL is released */
+    Py_BEGIN_ALLOW_THREADS
+    sorted = sort_rows(m, &c);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(scanned);
+    m->busy = 0;
+    if (sorted < 0) {
+        for (int k = 0; k < m->kind_count; k++) m->kinds[k].count = counts[k];
+        m->timed = timed;
+        m->first_ts = first_ts;
+        if (sorted == -1) PyErr_NoMemory();
+        else PyErr_SetString(PyExc_ValueError, "merge: a code outside the chunk's texts");
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    for (int f = 0; f < FIELD_COUNT; f++) free(c.remap[f]);
+    return result;
+}
+
+/* take(merger) -> (columns, timed, first_ts): per kind, a tuple of its fields' columns (bytearrays
+   of int32 codes or float64 numbers), and the count and least time of the other timed events, all
+   since the last take; the merger then starts again empty but for its distinct texts. */
+static PyObject *take(PyObject *Py_UNUSED(module), PyObject *capsule) {
+    Merger *m = merger_of(capsule);
+    if (!m) return NULL;
+    PyObject *kinds = PyTuple_New(m->kind_count);
+    if (!kinds) return NULL;
+    for (int k = 0; k < m->kind_count; k++) {
+        Kind *kind = &m->kinds[k];
+        PyObject *columns = PyTuple_New(kind->field_count);
+        if (!columns) goto fail;
+        PyTuple_SetItem(kinds, k, columns); /* steals the reference */
+        for (int j = 0; j < kind->field_count; j++) {
+            Py_ssize_t size = (Py_ssize_t)(kind->count * field_size(kind->fields[j]));
+            /* A bytearray: numpy's view of it is writable, so the tables can take it as is. */
+            PyObject *column = PyByteArray_FromStringAndSize(size ? kind->columns[j] : "", size);
+            if (!column) goto fail;
+            PyTuple_SetItem(columns, j, column);
+        }
+    }
+    PyObject *result = Py_BuildValue("(Ond)", kinds, (Py_ssize_t)m->timed, m->first_ts);
+    Py_DECREF(kinds);
+    if (!result) return NULL;
+    for (int k = 0; k < m->kind_count; k++) {
+        Kind *kind = &m->kinds[k];
+        for (int j = 0; j < kind->field_count; j++) {
+            free(kind->columns[j]);
+            kind->columns[j] = NULL;
+        }
+        kind->count = kind->capacity = 0;
+    }
+    m->timed = 0;
+    m->first_ts = INFINITY;
+    return result;
+fail:
+    Py_DECREF(kinds);
+    return NULL;
+}
+
+/* texts(merger) -> per coded field, a list of its distinct texts (bytes) by merged code. */
+static PyObject *merged_texts(PyObject *Py_UNUSED(module), PyObject *capsule) {
+    Merger *m = merger_of(capsule);
+    if (!m) return NULL;
+    PyObject *all = PyTuple_New(FIELD_COUNT);
+    for (int f = 0; all && f < FIELD_COUNT; f++) {
+        PyObject *copy = PyList_GetSlice(m->distinct[f].texts, 0, PY_SSIZE_T_MAX);
+        if (!copy) Py_CLEAR(all);
+        else PyTuple_SetItem(all, f, copy);
+    }
+    return all;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(buffer, start, stop) -> (count, codes, numbers, uniques) or None: the events of the "
@@ -848,6 +1221,13 @@ static PyMethodDef methods[] = {
     {"split", split, METH_VARARGS,
      "split(buffer, start, stop, state, first) -> (cut, close, state, bad): where the values of "
      "a JSON container end in buffer[start:stop] (see the source)."},
+    {"merger", merger_new, METH_O,
+     "merger(kinds) -> a merger of scanned chunks into the columns of each kind (see the source)."},
+    {"merge", merge, METH_VARARGS,
+     "merge(merger, chunk, kind_of_pair): a scanned chunk's events, sorted into kinds."},
+    {"take", take, METH_O,
+     "take(merger) -> (columns, timed, first_ts): the columns merged since the last take."},
+    {"texts", merged_texts, METH_O, "texts(merger) -> the distinct texts of each coded field."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -14,3 +14,18 @@ def split(
 ) -> tuple[int, int, int, int]:
     """Where the values of a JSON container end in ``buffer[start:stop]``: (cut, close, state,
     bad)."""
+
+def merger(kinds: tuple[tuple[int, ...], ...], /) -> object:
+    """A merger of scanned chunks into the columns of each kind: ``kinds[k]`` the field
+    numbers kind ``k`` keeps (a coded field's index, or ``FIELD_COUNT`` + a number's)."""
+
+def merge(merger: object, chunk: tuple, kind_of_pair: bytes, /) -> None:
+    """A scanned chunk's events sorted into kinds by ``kind_of_pair`` (int8, one per pair of
+    the chunk's phase and category codes, the missing ones last), after the chunks before."""
+
+def take(merger: object, /) -> tuple[tuple[tuple[bytearray, ...], ...], int, float]:
+    """The kinds' columns merged since the last take, and the count and least time of the
+    other timed events."""
+
+def texts(merger: object, /) -> tuple[list[bytes], ...]:
+    """The distinct texts of each coded field, by merged code."""

@@ -149,10 +149,15 @@ _FILE_DECODER = msgspec.json.Decoder(_File)
 _FILE_FIELDS = frozenset(_File.__struct_fields__)
 
 # Kineto writes one event per object at two spaces of indent: its separator between events
-# lets a file be cut into chunks of whole events at the speed of a byte search. A cut found so
-# is checked by reading the chunk (a cut inside an event leaves a chunk that is not valid
-# JSON); where that fails, or where the layout is another, _scan.split finds the cuts.
+# lets a file be cut into chunks of whole events at the speed of a byte search. A file of
+# another layout (compact JSON's "},{", say) has a separator of its own: the reader takes the
+# bytes between the first two events that _scan.split finds, a closing brace, a comma and an
+# opening brace with the whitespace between them, and searches for those from then on. A cut
+# found so is checked by reading the chunk: a cut inside a string or a nested value leaves a
+# chunk that is not valid JSON (an open string, or brackets that do not pair); where that
+# fails, _scan.split finds the cuts.
 _EVENT_SEPARATOR = b"\n  },\n  {"
+_LEARNED_SEPARATOR = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 _BLOCK_BYTES = 1 << 20
 
 # Event categories, normalised: old traces use capitalised names.
@@ -209,10 +214,10 @@ class _Columns:
     """The fields of each kind of event (host ops, runtime calls, kernels, copies, GPU
     annotations) as arrays, and the memory samples, filled chunk by chunk.
 
-    A chunk read by the compiled reader comes as columns (``add_scanned``, sorted by
-    ``_sort_scanned``); one decoded by msgspec as structs (``add``). Either way the events are
-    sorted into kinds with numpy, not a loop over them, and the only per-event work is C-level.
-    Chunks are added in file order, and their events keep it.
+    A chunk read by the compiled reader comes as columns (``add_scanned``), sorted into kinds by
+    its merger (``_scan.merge``, in C) as it comes; one decoded by msgspec as structs (``add``),
+    sorted with numpy. Either way the only per-event work is C-level. Chunks are added in file
+    order, and their events keep it.
     """
 
     def __init__(self) -> None:
@@ -222,7 +227,9 @@ class _Columns:
         }
         self.memory: list[tuple[float, Any, float]] = []
         self._codes = _Codes()
-        self._scanned: list[tuple] = []
+        self._merger = _scan.merger(_MERGED_FIELD_NUMBERS) if _scan is not None else None
+        self._merged = False  # chunks merged since the merger's columns were last taken
+        self._texts: dict[bytes, str] = {}  # raw phase or category -> its text
         # Over every timed complete event, kept or not: a trace of a cell that ran no torch op
         # still has its profiler's own events, and is empty rather than broken.
         self.timed = 0
@@ -230,16 +237,32 @@ class _Columns:
 
     def add(self, events: list[_Event]) -> None:
         """Events decoded by msgspec, after the chunks read before them (file order)."""
-        self._sort_scanned()
+        self._take_scanned()
         self._add_structs(events)
 
     def add_scanned(self, scanned: tuple) -> None:
-        """A chunk read by the compiled reader; sorted with the others in one go."""
-        self._scanned.append(scanned)
+        """A chunk read by the compiled reader, sorted into kinds at once (in C, without the
+        GIL), after the chunks before it."""
+        phases, categories = scanned[3][0], scanned[3][1]
+        # What each of the chunk's (phase, category) pairs is, the missing value last: the
+        # pairs are few, so this stays in Python, where the rules are (_Codes).
+        kinds = [
+            _MERGED_CODE[self._codes[(phase, category)]]
+            for phase in [*map(self._text, phases), ""]
+            for category in [*map(self._text, categories), ""]
+        ]
+        _scan.merge(self._merger, scanned, np.array(kinds, np.int8).tobytes())  # pyright: ignore[reportOptionalMemberAccess]  # a scanned chunk means the reader is built
+        self._merged = True
+
+    def _text(self, raw: bytes) -> str:
+        text = self._texts.get(raw)
+        if text is None:
+            text = self._texts[raw] = msgspec.json.decode(raw)
+        return text
 
     def finish(self) -> None:
-        """Sort the compiled reader's chunks into kinds."""
-        self._sort_scanned()
+        """The merged chunks' columns into the tables' parts."""
+        self._take_scanned()
 
     def _add_structs(self, events: list[_Event]) -> None:
         n = len(events)
@@ -260,46 +283,57 @@ class _Columns:
             if e.args is not None and e.args.total_allocated is not None:
                 self.memory.append((e.ts, e.args.device_id, e.args.total_allocated))
 
-    def _sort_scanned(self) -> None:
-        """The compiled reader's chunks read so far, sorted into kinds as ``_add_structs`` does
-        for structs, all chunks at once.
+    def _take_scanned(self) -> None:
+        """The columns the merger sorted into kinds since the last take, as ``_add_structs``
+        gives them for structs.
 
-        A coded field holds, per event, the index of its raw JSON text among the chunk's
-        distinct ones; the chunks' texts are merged into one numbering, each distinct text is
-        decoded once, and the field's default for a missing field goes last, where -1 points.
+        A coded field holds, per event, the index of its raw JSON text among the file's distinct
+        ones; each distinct text is decoded once, and the field's default for a missing field
+        goes last, where -1 points.
         """
-        if not self._scanned:
+        if not self._merged:
             return
-        chunks, self._scanned = self._scanned, []
-        codes, numbers, texts = _merge_scanned(chunks)
-        code = dict(zip(_SCANNED_CODED, codes, strict=True))
-        number = dict(zip(_SCANNED_NUMBERS, numbers, strict=True))
+        self._merged = False
+        merged, timed, first_ts = _scan.take(self._merger)  # pyright: ignore[reportOptionalMemberAccess]  # merged: the reader is built
+        self.timed += timed
+        self.first_ts = min(self.first_ts, first_ts)
         values = {
             name: _distinct_values(name, distinct)
-            for name, distinct in zip(_SCANNED_CODED, texts, strict=True)
+            for name, distinct in zip(_SCANNED_CODED, _scan.texts(self._merger), strict=True)  # pyright: ignore[reportOptionalMemberAccess]
         }
-        phases, categories = values["ph"], values["cat"]
-        kind_of_pair = np.array([[self._codes[(p, c)] for c in categories] for p in phases])
-        kinds = kind_of_pair[code["ph"], code["cat"]]
+        categories = values["cat"]
         normalised = np.array([self._codes.categories.get(c, c) for c in categories], object)
-        for kind_code, kind in enumerate(_FIELDS):
-            rows = np.flatnonzero(kinds == kind_code)
-            if not len(rows):
+        for kind, columns in zip(_MERGED_KINDS, merged, strict=True):
+            names = _MERGED_FIELDS[kind]
+            column = {
+                name: np.frombuffer(raw, float if name in _FLOAT_FIELDS else np.int32)
+                for name, raw in zip(names, columns, strict=True)
+            }
+            if kind == _MEMORY_SAMPLES:
+                totals = values["total_allocated"][column["total_allocated"]]
+                sampled = np.not_equal(totals, None)  # pyright: ignore[reportArgumentType, reportCallIssue]  # numpy/pandas stubs: loose scalar types
+                self.memory += zip(
+                    column["ts"][sampled].tolist(),
+                    values["device_id"][column["device_id"][sampled]].tolist(),
+                    totals[sampled].tolist(),
+                    strict=True,
+                )
+                continue
+            if not len(column["ts"]):
                 continue
             parts = self.parts[kind]
-            for name in _FIELDS[kind]:
+            for name in names:
+                codes_here = column[name]
                 if name in _FLOAT_FIELDS:
-                    parts[name].append(number[name][rows])
-                    continue
-                codes_here = code[name][rows]
-                if name == "cat":
+                    parts[name].append(codes_here)
+                elif name == "cat":
                     category = normalised[codes_here]
                     if kind == "host":
                         # jupyter_brrr's own ranges (attribution.py) are scopes, not ops: told
                         # apart by name, once per distinct name.
                         scope = np.array([*map(_is_attribution_scope, values["name"])], bool)
                         if scope.any():
-                            category[scope[code["name"][rows]]] = _SCOPE
+                            category[scope[column["name"]]] = _SCOPE
                     parts[name].append(category)
                 elif name in _ID_FIELDS:
                     # Converted as _ids converts each event's value, once per distinct value.
@@ -310,20 +344,6 @@ class _Columns:
                     parts[name].append(lookup[codes_here])
                 else:
                     parts[name].append(values[name][codes_here])
-        other = kinds == _OTHER_COMPLETE
-        if other.any():
-            ts = number["ts"][other]
-            self.timed += int(np.isfinite(ts).sum())
-            self.first_ts = float(np.nanmin(ts, initial=self.first_ts))
-        instants = np.flatnonzero(kinds == _INSTANT)
-        totals = values["total_allocated"][code["total_allocated"][instants]]
-        sampled = instants[np.not_equal(totals, None)]  # pyright: ignore[reportArgumentType, reportCallIssue]  # numpy/pandas stubs: loose scalar types
-        self.memory += zip(
-            number["ts"][sampled].tolist(),
-            values["device_id"][code["device_id"][sampled]].tolist(),
-            values["total_allocated"][code["total_allocated"][sampled]].tolist(),
-            strict=True,
-        )
 
     def _add_kind(self, kind: str, events: list[_Event]) -> None:
         if None in map(_ARGS, events):
@@ -357,9 +377,15 @@ class _Columns:
         """The fields of one kind of event, each as one array over all chunks."""
         self.finish()
         return {
-            name: np.concatenate(chunks) if chunks else np.empty(0, _empty_dtype(name))
+            name: _joined(chunks) if chunks else np.empty(0, _empty_dtype(name))
             for name, chunks in self.parts[kind].items()
         }
+
+
+def _joined(chunks: list[np.ndarray]) -> np.ndarray:
+    """The parts of a column as one array; a single part as it is (a copy of a big file's
+    column would cost its size in memory again)."""
+    return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
 
 
 class _Codes(dict):
@@ -414,39 +440,35 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
     os.register_at_fork(after_in_child=_reader_pool.cache_clear)
 
 
-def _merge_scanned(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:
-    """The columns of the compiled reader's chunks joined, with one numbering of the distinct
-    texts of each coded field."""
-    codes = [np.frombuffer(c[1], np.int32).reshape(len(_SCANNED_CODED), c[0]) for c in chunks]
-    numbers = [np.frombuffer(c[2], np.float64).reshape(len(_SCANNED_NUMBERS), c[0]) for c in chunks]
-    if len(chunks) == 1:
-        return codes[0], numbers[0], list(chunks[0][3])
-    texts, joined = [], []
-    count = sum(c[0] for c in chunks)
-    for index in range(len(_SCANNED_CODED)):
-        if not any(chunk[3][index] for chunk in chunks):
-            # A field no event of these chunks has (shapes in a trace without them, launches
-            # in one without kernels): missing everywhere, nothing to renumber.
-            texts.append([])
-            joined.append(np.full(count, -1, np.int32))
-            continue
-        merged: dict[bytes, int] = {}
-        renumbered = []
-        for chunk, chunk_codes in zip(chunks, codes, strict=True):
-            # The chunk's codes in the merged numbering; -1 (missing) stays -1.
-            renumber = [merged.setdefault(text, len(merged)) for text in chunk[3][index]]
-            renumbered.append(np.array([*renumber, -1], np.int32)[chunk_codes[index]])
-        texts.append(list(merged))
-        joined.append(np.concatenate(renumbered))
-    return np.stack(joined), np.concatenate(numbers, axis=1), texts
-
-
 # The compiled reader's fields, in the order of its columns (see _scan.c).
 _SCANNED_CODED = (
     *("ph", "cat", "name", "pid", "tid", "stream", "device", "bytes", "dims", "types"),
     *("concrete", "total_allocated", "device_id", *_KERNEL_EXTRAS, "strides"),
 )
 _SCANNED_NUMBERS = ("ts", "dur", "external_id", "correlation")
+# What the merger (_scan.merge) keeps of each kind of event: the fields of _FIELDS, and of the
+# instant events the memory samples' fields; as its field numbers (a coded field's column, or
+# one after the coded ones for a number).
+_MEMORY_SAMPLES = "memory samples"
+_MERGED_FIELDS = {**_FIELDS, _MEMORY_SAMPLES: ("ts", "device_id", "total_allocated")}
+_MERGED_KINDS = tuple(_MERGED_FIELDS)
+_MERGED_FIELD_NUMBERS = tuple(
+    tuple(
+        _SCANNED_CODED.index(name)
+        if name in _SCANNED_CODED
+        else len(_SCANNED_CODED) + _SCANNED_NUMBERS.index(name)
+        for name in names
+    )
+    for names in _MERGED_FIELDS.values()
+)
+# _Codes' code of a (phase, category) pair -> the merger's: a kind's number, -1 for another timed
+# complete event, any other negative number to skip the event.
+_MERGED_CODE = {
+    **{code: code for code in range(len(_FIELDS))},
+    _OTHER_COMPLETE: -1,
+    _INSTANT: _MERGED_KINDS.index(_MEMORY_SAMPLES),
+    _SKIP: -3,
+}
 
 
 def _distinct_values(name: str, texts: list[bytes]) -> np.ndarray:
@@ -686,7 +708,8 @@ class _Parser:
         self.meta = _File()
         self.columns = _Columns()
         self._chunks: deque[_Chunk] = deque()
-        self._structural = False  # cut by structure (after a failed cut, or another layout)
+        self._structural = False  # cut by structure (after a failed cut)
+        self._separator = _EVENT_SEPARATOR  # between events, where the cuts are searched for
         self._events_read = 0  # of the current array, in chunks checked so far
 
     # --- the text ------------------------------------------------------------------------
@@ -876,13 +899,13 @@ class _Parser:
         while True:
             try:
                 if not self._structural:
-                    cut = self.buffer.rfind(
-                        _EVENT_SEPARATOR, max(searched - len(_EVENT_SEPARATOR), start)
-                    )
+                    separator = self._separator
+                    cut = self.buffer.rfind(separator, max(searched - len(separator), start))
                     searched = len(self.buffer)
                     if cut >= 0:
-                        self._add_chunk(start, cut + 4, closes=False, after_comma=cut_before)
-                        start = scanned = cut + 5
+                        comma = cut + separator.index(b",")
+                        self._add_chunk(start, comma, closes=False, after_comma=cut_before)
+                        start = scanned = comma + 1
                         state, cut_before = 0, True
                         self._drop(start)
                         searched, scanned, start = searched - start, scanned - start, 0
@@ -906,6 +929,8 @@ class _Parser:
                     self.pos = close + 1
                     return
                 if cut >= 0:
+                    if not self._structural:
+                        self._learn_separator(cut - 1)
                     self._add_chunk(start, cut - 1, closes=False, after_comma=cut_before)
                     start, cut_before = cut, True
                     self._drop(start)
@@ -932,6 +957,15 @@ class _Parser:
                 self.pos = start = searched = scanned = state = 0
                 self._structural = True
                 cut_before = recut.args[1]
+
+    def _learn_separator(self, comma: int) -> None:
+        """The bytes around the comma at ``buffer[comma]``, between two events, as the separator
+        to search for next (when they are a closing and an opening brace, and the whitespace
+        between them: the layout's own; left as it was otherwise)."""
+        before = self.buffer.rfind(b"}", max(comma - 64, 0), comma)
+        found = _LEARNED_SEPARATOR.match(self.buffer, before) if before >= 0 else None
+        if found is not None and found.start() < comma < found.end():
+            self._separator = found.group()
 
     def _unclosed_events(self, start: int) -> TraceError:
         """The error for an events array that the file ends inside: msgspec's, where the text
