@@ -60,12 +60,19 @@ INTERFACES = {
 
 
 def _object_at(kind: str, *path: str) -> dict:
-    node = SCHEMAS[kind]
+    schema = SCHEMAS[kind]
+
+    def resolved(node: dict) -> dict:
+        ref = node.get("$ref", "")
+        return schema["$defs"][ref.removeprefix("#/$defs/")] if ref else node
+
+    node = schema
     for key in path:
-        node = node["properties"][key]
+        node = resolved(node["properties"][key])
         node = next((n for n in node.get("anyOf", [node]) if n.get("type") != "null"), node)
+        node = resolved(node)
         if node.get("type") == "array":
-            node = node["items"]
+            node = resolved(node["items"])
     return node
 
 

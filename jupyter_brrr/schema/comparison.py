@@ -73,6 +73,7 @@ _SIDE = Object(
         "per_run": Number(low=1, whole=True),
     },
     {"run": _MAYBE_COUNT},
+    title="ComparisonSide",
 )
 _SPAN = Object(
     {
@@ -93,6 +94,7 @@ _SPAN = Object(
         "host_after_s": _MAYBE_SECONDS,
         "explained_by": _TEXT,
     },
+    title="SpanChange",
 )
 _PART_VERDICT = Nullable(OneOf(*VERDICTS, ""))
 _SPLIT = Table(
@@ -105,6 +107,7 @@ _SPLIT = Table(
     },
     needs=("part", "before_s", "after_s", "delta_s"),
     always=True,
+    row="ChangeSplitRow",
 )
 _OP_CELLS: dict[str, Type] = {
     "name": _TEXT,
@@ -117,11 +120,30 @@ _OP_CELLS: dict[str, Type] = {
     "verdict": _PART_VERDICT,
 }
 _TOTAL = {"total": _MAYBE_COUNT}
-_OPS = Table(
-    _OP_CELLS, _TOTAL, needs=("name", "time_before_s", "time_after_s", "delta_s", "status")
+# The columns of the op and category tables (comparison.py writes these).
+_OP_COLUMNS = (
+    *("name", "shapes", "dtypes", "category", "calls_before", "calls_after"),
+    *("time_before_s", "time_after_s", "share_before", "share_after", "delta_s", "status"),
+    "verdict",
 )
-_BY_NAME = Table(_OP_CELLS, needs=("name",))
-_BY_CATEGORY = Table({**_OP_CELLS, "category": _MAYBE_TEXT}, needs=())
+_BY_NAME_COLUMNS = (
+    *("name", "calls_before", "calls_after", "time_before_s", "time_after_s"),
+    *("share_before", "share_after", "delta_s", "verdict"),
+)
+_OPS = Table(
+    _OP_CELLS,
+    _TOTAL,
+    needs=("name", "time_before_s", "time_after_s", "delta_s", "status"),
+    row="ChangeOpRow",
+    columns=_OP_COLUMNS,
+)
+_BY_NAME = Table(_OP_CELLS, needs=("name",), row="ChangeByNameRow", columns=_BY_NAME_COLUMNS)
+_BY_CATEGORY = Table(
+    {**_OP_CELLS, "category": _MAYBE_TEXT},
+    needs=(),
+    row="ChangeCategoryRow",
+    columns=("category", "ops", *_BY_NAME_COLUMNS[1:]),
+)
 _KERNELS = Table(
     {
         **_OP_CELLS,
@@ -129,11 +151,17 @@ _KERNELS = Table(
     },
     _TOTAL,
     needs=("name",),
+    row="ChangeKernelRow",
+    columns=(
+        *("name", "launches_before", "launches_after", "time_before_s", "time_after_s"),
+        *("status", "delta_s"),
+    ),
 )
 _COUNTS = Table(
     {"what": _TEXT, "before": Nullable(Number()), "after": Nullable(Number())},
     needs=("what",),
     always=True,
+    row="ChangeCountRow",
 )
 _AMDAHL = Table(
     {
@@ -154,6 +182,12 @@ _AMDAHL = Table(
         },
     },
     needs=("part",),
+    row="AmdahlRow",
+    columns=(
+        *("kind", "part", "share_before", "time_before_s", "time_after_s", "part_speedup"),
+        *("predicted_speedup", "predicted_span_s", "measured_speedup", "limit"),
+        *("predicted_by", "not_modelled"),
+    ),
 )
 COMPARISON = Object(
     {
@@ -175,6 +209,7 @@ COMPARISON = Object(
         "amdahl": Nullable(_AMDAHL),
         **{name: ListOf(_TEXT) for name in ("shift", "warnings", "notes")},
     },
+    title="Comparison",
 )
 
 

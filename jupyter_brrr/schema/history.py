@@ -24,11 +24,13 @@ from .types import (
     LONGEST_S,
     Flag,
     ListOf,
+    MapOf,
     Nullable,
     Number,
     Object,
     OneOf,
     Text,
+    Type,
     check_depth,
     check_header,
 )
@@ -73,21 +75,27 @@ _RUN_ROW = Object(
         "code_changed": Nullable(Flag()),
         "settings": _MAYBE_TEXT,
     },
+    title="HistoryRun",
 )
 RUN_ROWS = ListOf(_RUN_ROW)
-HISTORY = Object({"schema": _TEXT, "version": _RUN_NUMBER, "name": _TEXT, "runs": RUN_ROWS})
+HISTORY = Object(
+    {"schema": _TEXT, "version": _RUN_NUMBER, "name": _TEXT, "runs": RUN_ROWS}, title="History"
+)
 RUN_FILE = Object(
     {
         "schema": _TEXT,
         "version": _RUN_NUMBER,
         "name": _TEXT,
         "run": _RUN_NUMBER,
-        "report": Object({}),
+        "report": MapOf(Type()),  # checked by check_report
     },
     {
         "code_sha1": _MAYBE_TEXT,
-        "target": Nullable(Object({}, {"text": _MAYBE_TEXT, "items": _MAYBE_AMOUNT})),
+        "target": Nullable(
+            Object({}, {"text": _MAYBE_TEXT, "items": _MAYBE_AMOUNT}, title="HistoryRunGoal")
+        ),
     },
+    title="HistoryRunFile",
 )
 
 

@@ -147,6 +147,7 @@ _STRAGGLER = Object(
         "share": _MAYBE_AMOUNT,
         "varies": MapOf(Number(low=0, whole=True)),  # last arrivals per rank: never null
     },
+    title="JobStraggler",
 )
 _SUMMARY = Object(
     {},
@@ -169,6 +170,7 @@ _SUMMARY = Object(
         "link_source": _MAYBE_TEXT,
         "collective_calls": _MAYBE_COUNT,
     },
+    title="JobSummary",
 )
 _RANK_CELLS: dict[str, Type] = {
     "rank": _RANK,
@@ -208,25 +210,42 @@ _LANE_CELLS: dict[str, Type] = {
     "end_s": _TIME,
 }
 _RECOMMENDATION = Object(
-    {"title": _TEXT, "detail": _TEXT}, {"kind": _MAYBE_TEXT, "share": Nullable(Number())}
+    {"title": _TEXT, "detail": _TEXT},
+    {"kind": _MAYBE_TEXT, "share": Nullable(Number())},
+    title="JobRecommendation",
 )
 JOB = Object(
     {
         "schema": _TEXT,
         "version": Number(low=1, whole=True),
         "summary": _SUMMARY,
-        "ranks": Table(_RANK_CELLS, needs=("rank",)),
-        "collectives": Table(_COLLECTIVE_CELLS),
+        "ranks": Table(_RANK_CELLS, needs=("rank",), row="JobRankRow", columns=JOB_RANK_COLUMNS),
+        "collectives": Table(
+            _COLLECTIVE_CELLS, row="JobCollectiveRow", columns=JOB_COLLECTIVE_COLUMNS
+        ),
     },
     {
         "name": _MAYBE_TEXT,
         "created": _MAYBE_TEXT,
         "notes": ListOf(_TEXT),
         "recommendations": ListOf(_RECOMMENDATION),
-        "steps": Nullable(Table(_STEP_CELLS, needs=("rank",))),
-        "calls": Nullable(Table(_CALL_CELLS, {"total": _MAYBE_COUNT}, needs=("rank",))),
-        "lanes": Nullable(Table(_LANE_CELLS, needs=("rank",))),
+        "steps": Nullable(
+            Table(_STEP_CELLS, needs=("rank",), row="JobStepRow", columns=JOB_STEP_COLUMNS)
+        ),
+        "calls": Nullable(
+            Table(
+                _CALL_CELLS,
+                {"total": _MAYBE_COUNT},
+                needs=("rank",),
+                row="JobCallRow",
+                columns=JOB_CALL_COLUMNS,
+            )
+        ),
+        "lanes": Nullable(
+            Table(_LANE_CELLS, needs=("rank",), row="JobLaneRow", columns=JOB_LANE_COLUMNS)
+        ),
     },
+    title="Job",
 )
 
 

@@ -49,6 +49,7 @@ _GOAL = Object(
         "unit": _MAYBE_TEXT,
         "span_s": _MAYBE_SECONDS,
     },
+    title="TargetGoal",
 )
 _FIX = Object(
     {},
@@ -66,8 +67,13 @@ _FIX = Object(
         "needed_factor": _MAYBE_AMOUNT,
         "limit": _MAYBE_AMOUNT,
     },
+    title="TargetFix",
 )
-_OPTION = Object({}, {"gpus": _MAYBE_COUNT, "span_s": _MAYBE_SECONDS, "comm_s": _MAYBE_SECONDS})
+_OPTION = Object(
+    {},
+    {"gpus": _MAYBE_COUNT, "span_s": _MAYBE_SECONDS, "comm_s": _MAYBE_SECONDS},
+    title="ScaleOption",
+)
 _SCALE = Object(
     {"kind": OneOf("replicas", "split")},
     {
@@ -78,9 +84,12 @@ _SCALE = Object(
         "link_source": _MAYBE_TEXT,
         "options": ListOf(_OPTION),
     },
+    title="TargetScale",
 )
 _CAPACITY = Object(
-    {}, {"peak_bytes": _MAYBE_AMOUNT, "capacity_bytes": _MAYBE_AMOUNT, "gpus": _MAYBE_COUNT}
+    {},
+    {"peak_bytes": _MAYBE_AMOUNT, "capacity_bytes": _MAYBE_AMOUNT, "gpus": _MAYBE_COUNT},
+    title="TargetCapacity",
 )
 PLAN = Object(
     {"goal": _GOAL},
@@ -96,6 +105,7 @@ PLAN = Object(
         "lines": ListOf(_TEXT),
         "notes": ListOf(_TEXT),
     },
+    title="TargetPlan",
 )
 
 

@@ -422,7 +422,9 @@ _MAYBE_TEXT, _MAYBE_FLAG = Nullable(_TEXT), Nullable(_FLAG)
 _MAYBE_AMOUNT = Nullable(Number(low=0))
 _MAYBE_COUNT = Nullable(Number(low=0, whole=True))
 
-_RUNS = Object({}, {key: _MAYBE_COUNT for key in ("warmup", "timed", "profiled", "total")})
+_RUNS = Object(
+    {}, {key: _MAYBE_COUNT for key in ("warmup", "timed", "profiled", "total")}, title="Runs"
+)
 _PEAKS = Object(
     {},
     {
@@ -433,6 +435,7 @@ _PEAKS = Object(
         "bandwidth": _MAYBE_AMOUNT,
         "memory_bytes": _MAYBE_AMOUNT,
     },
+    title="Peaks",
 )
 _MAYBE_SECONDS = Nullable(_SECONDS)
 _TIMING = Object(
@@ -451,8 +454,9 @@ _TIMING = Object(
             for name in ("warmup_sm_clock_mhz", "sm_clock_mhz", "power_w")
         },
         "host_loop_s": ListOf(_MAYBE_SECONDS),
-        "findings": ListOf(Object({"kind": _TEXT}, {"text": _MAYBE_TEXT})),
+        "findings": ListOf(Object({"kind": _TEXT}, {"text": _MAYBE_TEXT}, title="TimingFinding")),
     },
+    title="Timing",
 )
 # Parts of the split that reports written before them lack (read as 0).
 _LATER_PARTS = ("communication",)
@@ -506,6 +510,7 @@ _SUMMARY = Object(
         "wall_s": _MAYBE_SECONDS,
         "profiled_span_s": _MAYBE_SECONDS,
     },
+    title="Summary",
 )
 _ADVICE_OP = Object(
     {},
@@ -514,6 +519,7 @@ _ADVICE_OP = Object(
         "calls": _MAYBE_COUNT,
         "time_s": Nullable(_SECONDS),
     },
+    title="AdviceOp",
 )
 # What a recommendation saves, as its detail says it (the sentence), and how that was made:
 # "replay" (the step's dependency replay, analysis/causal.py) or "additive bound" (advice.py's
@@ -528,10 +534,11 @@ _SAVING = Object(
         "predicted_by": Nullable(OneOf(*SAVING_METHODS)),
         "not_modelled": ListOf(_TEXT),
     },
+    title="Saving",
 )
 # A fix that needs a code change (analysis/code_change.py): the code before and after, with the
 # cell's own line as "before" where --stack recorded it ("line": where that is).
-_CODE_CHANGE = Object({"before": _TEXT, "after": _TEXT}, {"line": _MAYBE_TEXT})
+_CODE_CHANGE = Object({"before": _TEXT, "after": _TEXT}, {"line": _MAYBE_TEXT}, title="CodeChange")
 # The fix tried (actions/fixes.py): its verdict against the saving predicted.
 _TRY = Object(
     {"verdict": OneOf(*TRY_VERDICTS)},
@@ -553,6 +560,7 @@ _TRY = Object(
         "correct": _MAYBE_FLAG,
         "runs": _MAYBE_COUNT,
     },
+    title="TryVerdict",
 )
 _RECOMMENDATION = Object(
     {"title": _TEXT, "detail": _TEXT},
@@ -575,6 +583,7 @@ _RECOMMENDATION = Object(
         "code_change": Nullable(_CODE_CHANGE),
         "try": Nullable(_TRY),
     },
+    title="Recommendation",
 )
 _OPS_CELLS: dict[str, Type] = {
     "name": _TEXT,
@@ -685,6 +694,7 @@ _VARIANT = Object(
         "error": _MAYBE_TEXT,
         "error_line": _MAYBE_TEXT,
     },
+    title="ABVariant",
 )
 _AB = Object(
     {},
@@ -695,6 +705,7 @@ _AB = Object(
         "fused_ops": MapOf(ListOf(_TEXT)),
         "runs_total": _MAYBE_COUNT,
     },
+    title="AB",
 )
 _SWEEP_FIT = Object(
     {
@@ -708,13 +719,15 @@ _SWEEP_FIT = Object(
         "capacity_bytes": _MAYBE_AMOUNT,
         "predicted_largest": _MAYBE_COUNT,
     },
+    title="SweepFit",
 )
 _SWEEP_CONFIRMATION = Object(
     {"size": Number(low=1, whole=True)},
     {"fits": _MAYBE_FLAG, "peak_bytes": _MAYBE_AMOUNT, "predicted_peak_bytes": Nullable(Number())},
+    title="SweepConfirmation",
 )
 _SWEEP = Object(
-    {"points": Table(_SWEEP_POINT_CELLS)},
+    {"points": Table(_SWEEP_POINT_CELLS, row="SweepPointRow", columns=SWEEP_POINT_COLUMNS)},
     {
         **{name: _MAYBE_TEXT for name in ("schema", "variable", "device", "stopped")},
         "version": _MAYBE_COUNT,
@@ -723,11 +736,16 @@ _SWEEP = Object(
         "elapsed_s": _MAYBE_AMOUNT,
         "fit": Nullable(_SWEEP_FIT),
         "confirmation": Nullable(_SWEEP_CONFIRMATION),
-        "doublings": Nullable(Table(_SWEEP_DOUBLING_CELLS)),
-        "capacity": Nullable(Table(_SWEEP_CAPACITY_CELLS)),
+        "doublings": Nullable(
+            Table(_SWEEP_DOUBLING_CELLS, row="SweepDoublingRow", columns=SWEEP_DOUBLING_COLUMNS)
+        ),
+        "capacity": Nullable(
+            Table(_SWEEP_CAPACITY_CELLS, row="SweepCapacityRow", columns=SWEEP_CAPACITY_COLUMNS)
+        ),
         "guides": Nullable(MapOf(ListOf(ListOf(_NULLABLE_NUMBER)))),
         "notes": ListOf(_TEXT),
     },
+    title="Sweep",
 )
 _MEMORY = Object(
     {"peak_bytes": _MAYBE_AMOUNT},
@@ -744,10 +762,13 @@ _MEMORY = Object(
         "unattributed_bytes": _NULLABLE_NUMBER,
         "at_peak": MapOf(Number()),
         "timeline": Nullable(MapOf(Type())),
-        "largest": Nullable(Table(_MEMORY_LARGEST_CELLS)),
+        "largest": Nullable(
+            Table(_MEMORY_LARGEST_CELLS, row="MemoryLargestRow", columns=MEMORY_LARGEST_COLUMNS)
+        ),
         "advice": ListOf(_TEXT),
         "notes": ListOf(_TEXT),
     },
+    title="Memory",
 )
 _WHAT_IF_TARGET = Object(
     {
@@ -762,18 +783,25 @@ _WHAT_IF_TARGET = Object(
         "time_s": _MAYBE_SECONDS,
         "share": Nullable(Number(low=0, high=1)),
     },
+    title="WhatIfTarget",
 )
 _WHAT_IF = Object(
     {"predicted_by": _TEXT, "targets": ListOf(_WHAT_IF_TARGET)},
     {"not_modelled": ListOf(_TEXT), "max_factor": Number(low=1)},
+    title="WhatIf",
 )
 REPORT = Object(
     {
         "schema": _TEXT,
         "version": Number(low=1, whole=True),
         "summary": _SUMMARY,
-        "ops": Table(_OPS_CELLS),
-        "kernels": Table(_KERNEL_CELLS, {"aggregated": _MAYBE_FLAG, "total": _MAYBE_COUNT}),
+        "ops": Table(_OPS_CELLS, row="OpRow", columns=OPS_COLUMNS),
+        "kernels": Table(
+            _KERNEL_CELLS,
+            {"aggregated": _MAYBE_FLAG, "total": _MAYBE_COUNT},
+            row="KernelRow",
+            columns=KERNEL_COLUMNS,
+        ),
     },
     {
         "name": _MAYBE_TEXT,
@@ -781,9 +809,9 @@ REPORT = Object(
         "created": _MAYBE_TEXT,
         "notes": ListOf(_TEXT),
         "recommendations": ListOf(_RECOMMENDATION),
-        "cpu_ops": Nullable(Table(_CPU_OP_CELLS)),
-        "steps": Nullable(Table(_STEP_CELLS)),
-        "modules": Nullable(Table(_MODULE_CELLS)),
+        "cpu_ops": Nullable(Table(_CPU_OP_CELLS, row="CpuOpRow", columns=CPU_OP_COLUMNS)),
+        "steps": Nullable(Table(_STEP_CELLS, row="StepRow", columns=STEP_COLUMNS)),
+        "modules": Nullable(Table(_MODULE_CELLS, row="ModuleRow", columns=MODULE_COLUMNS)),
         "ab": Nullable(_AB),
         # A named run's: each checked by its own kind's schema.
         "change": Nullable(ComparisonType()),
@@ -798,6 +826,7 @@ REPORT = Object(
         # The What-if tab's replayed curves (analysis/whatif.py).
         "what_if": Nullable(_WHAT_IF),
     },
+    title="Report",
 )
 
 

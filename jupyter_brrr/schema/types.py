@@ -40,6 +40,7 @@ __all__ = [
     "check_header",
     "is_number",
     "json_schema",
+    "json_schema_body",
     "parse_document",
     "shown",
 ]
@@ -260,12 +261,17 @@ class MapOf(Type):
 
 
 class Object(Type):
-    """An object with ``required`` and ``optional`` keys of given types (others accepted)."""
+    """An object with ``required`` and ``optional`` keys of given types (others accepted);
+    ``title``: its name in the JSON Schema's ``$defs`` and in the TypeScript generated from it
+    (an object without one is written inline where it is used)."""
 
     def __init__(
-        self, required: Mapping[str, Type], optional: Mapping[str, Type] | None = None
+        self,
+        required: Mapping[str, Type],
+        optional: Mapping[str, Type] | None = None,
+        title: str | None = None,
     ) -> None:
-        self.required, self.optional = required, optional or {}
+        self.required, self.optional, self.title = required, optional or {}, title
         self.expected = "an object"
 
     def fits(self, value: object) -> bool:
@@ -298,7 +304,10 @@ def is_number(kind: Type) -> bool:
 class Table(Type):
     """A table in pandas' "split" orientation: known columns' cells typed, rows all as long as
     the columns; ``needs``: columns a table with rows must have (what its readers index; by
-    default "name" where the table has one), or any table with ``always``."""
+    default "name" where the table has one), or any table with ``always``; ``row``: the name of
+    its row type (one object per row, keyed by column) in the JSON Schema's ``$defs`` and the
+    TypeScript generated from it, whose keys are ``columns`` (the columns its writer writes,
+    in order; by default the typed ones)."""
 
     def __init__(
         self,
@@ -306,8 +315,11 @@ class Table(Type):
         extra: Mapping[str, Type] | None = None,
         needs: tuple[str, ...] | None = None,
         always: bool = False,
+        row: str | None = None,
+        columns: tuple[str, ...] | None = None,
     ) -> None:
-        self.cells, self.extra, self.always = cells, extra or {}, always
+        self.cells, self.extra, self.always, self.row = cells, extra or {}, always, row
+        self.columns = columns if columns is not None else tuple(cells)
         self.needs = needs if needs is not None else (("name",) if "name" in cells else ())
         self.expected = "a table"
 
@@ -343,12 +355,25 @@ class Table(Type):
 # parsers in js/src/schema.ts, a tool of the user's) can be held to the one schema. A table's
 # cells depend on the column a cell is in, which JSON Schema cannot say: a table carries its
 # cells' schemas under "x-cells" (by column name) and the columns it needs under "x-needs".
+# Objects with a title, and tables' row types, are written once under "$defs" and referred to
+# where they are used ("x-row": a table's row type), so that a generator of code (the
+# TypeScript in js/src/generated/) names them.
 
 
-def json_schema(kind: Type) -> dict[str, Any]:
-    """``kind`` as a JSON Schema."""
+def json_schema(kind: Type, defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``kind`` as a JSON Schema; with ``defs``, each titled object (and each table's row type)
+    inside it is put there by its title and referred to as ``#/$defs/<title>``. Two different
+    types of one title raise ValueError."""
+    if defs is not None and isinstance(kind, Object) and kind.title:
+        return _define(kind.title, json_schema_body(kind, defs), defs)
+    return json_schema_body(kind, defs)
+
+
+def json_schema_body(kind: Type, defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``kind`` as a JSON Schema, written out here even where it has a title (what a titled
+    type's entry in ``$defs`` holds, and a document's top level)."""
     if isinstance(kind, Nullable):
-        return {"anyOf": [json_schema(kind.inner), {"type": "null"}]}
+        return {"anyOf": [json_schema(kind.inner, defs), {"type": "null"}]}
     if isinstance(kind, OneOf):
         return {"type": "string", "enum": list(kind.choices)}
     if isinstance(kind, Text):
@@ -365,28 +390,40 @@ def json_schema(kind: Type) -> dict[str, Any]:
     if isinstance(kind, Scalar):
         return {"type": ["string", "number", "boolean", "null"]}
     if isinstance(kind, ListOf):
-        return {"type": "array", "items": json_schema(kind.item)}
+        return {"type": "array", "items": json_schema(kind.item, defs)}
     if isinstance(kind, MapOf):
-        return {"type": "object", "additionalProperties": json_schema(kind.value)}
+        return {"type": "object", "additionalProperties": json_schema(kind.value, defs)}
     if isinstance(kind, Object):
+        fields = {**kind.required, **kind.optional}
         return {
+            **({"title": kind.title} if kind.title else {}),
             "type": "object",
             "required": list(kind.required),
-            "properties": {
-                key: json_schema(value) for key, value in {**kind.required, **kind.optional}.items()
-            },
+            "properties": {key: json_schema(value, defs) for key, value in fields.items()},
         }
     if isinstance(kind, Table):
-        return {
+        out = {
             "type": "object",
             "required": ["columns", "data"],
             "properties": {
                 "columns": {"type": "array", "items": {"type": "string"}},
                 "data": {"type": "array", "items": {"type": "array"}},
-                **{key: json_schema(value) for key, value in kind.extra.items()},
+                **{key: json_schema(value, defs) for key, value in kind.extra.items()},
             },
-            "x-cells": {column: json_schema(cell) for column, cell in kind.cells.items()},
+            "x-cells": {column: json_schema(cell, defs) for column, cell in kind.cells.items()},
             "x-needs": list(kind.needs),
         }
+        if defs is not None and kind.row:
+            cells = {column: kind.cells.get(column, Scalar()) for column in kind.columns}
+            row = Object(cells, title=kind.row)
+            out["x-row"] = json_schema(row, defs)
+        return out
     inner = getattr(kind, "schema", None)
-    return json_schema(inner) if isinstance(inner, Type) else {}
+    return json_schema(inner, defs) if isinstance(inner, Type) else {}
+
+
+def _define(title: str, body: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Put ``body`` into ``defs`` under ``title``; a reference to it."""
+    if defs.setdefault(title, body) != body:
+        raise ValueError(f"two different types are titled {title!r} in one schema")
+    return {"$ref": f"#/$defs/{title}"}
