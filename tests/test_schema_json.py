@@ -1,13 +1,10 @@
 """The schema as JSON Schema (``python -m jupyter_brrr.schema.export``), made from the Python
-schema modules, and the browser's reader held to it: every member a TypeScript interface of
-``js/src/schema.ts`` reads is declared by the Python schema of that part of the document, with
-the same kind of value. (The TypeScript side is still written by hand: this test is what keeps
-it to the one schema.)"""
+schema modules: every saved document follows it, and it refuses what the Python check refuses.
+(The browser's types are generated from it: tests/test_schema_types.py.)"""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import jsonschema
@@ -18,7 +15,6 @@ from jupyter_brrr.schema.export import json_schemas, main
 from jupyter_brrr.schema.types import SchemaError
 
 ROOT = Path(__file__).resolve().parents[1]
-TS = (ROOT / "js" / "src" / "schema.ts").read_text()
 DOCUMENTS = ROOT / "tests" / "data" / "reports"
 SCHEMAS = json_schemas()
 
@@ -33,89 +29,6 @@ SAVED = {
     "plan": "plan",
     "plan_throughput": "plan",
 }
-
-# Each interface of the browser's reader and where its object sits in a kind's document
-# (through arrays of such objects).
-INTERFACES = {
-    "ISummary": ("report", "summary"),
-    "IRuns": ("report", "summary", "runs"),
-    "ITiming": ("report", "summary", "timing"),
-    "IRecommendation": ("report", "recommendations"),
-    "ISaving": ("report", "recommendations", "saving"),
-    "ICodeChange": ("report", "recommendations", "code_change"),
-    "ITryVerdict": ("report", "recommendations", "try"),
-    "ISweep": ("report", "sweep"),
-    "ISweepFit": ("report", "sweep", "fit"),
-    "IMemory": ("report", "memory"),
-    "IWhatIf": ("report", "what_if"),
-    "IWhatIfTarget": ("report", "what_if", "targets"),
-    "IComparison": ("comparison",),
-    "ISpanChange": ("comparison", "span"),
-    "IComparisonSide": ("comparison", "before"),
-    "IHistoryRun": ("history", "runs"),
-    "ITarget": ("plan",),
-    "ITargetFix": ("plan", "fixes"),
-    "IJobSummary": ("job", "summary"),
-}
-
-
-def _object_at(kind: str, *path: str) -> dict:
-    schema = SCHEMAS[kind]
-
-    def resolved(node: dict) -> dict:
-        ref = node.get("$ref", "")
-        return schema["$defs"][ref.removeprefix("#/$defs/")] if ref else node
-
-    node = schema
-    for key in path:
-        node = resolved(node["properties"][key])
-        node = next((n for n in node.get("anyOf", [node]) if n.get("type") != "null"), node)
-        node = resolved(node)
-        if node.get("type") == "array":
-            node = resolved(node["items"])
-    return node
-
-
-def _ts_members(name: str) -> dict[str, str]:
-    body = re.search(rf"export interface {name} \{{(.*?)\n\}}", TS, re.S)
-    assert body, f"{name} is not declared in js/src/schema.ts"
-    return dict(re.findall(r"^  (\w+)\??: ([^;]+);", body.group(1), re.M))
-
-
-def _ts_kind(text: str) -> str:
-    text = text.replace("| null", "").replace("null |", "").strip()
-    if text.startswith("{"):
-        return "any"  # an object or array of objects written inline: the regex cannot tell
-    if text.endswith("[]") or text.startswith(("Array<", "(")):
-        return "array"
-    if text in ("number", "string", "boolean"):
-        return text
-    if text.startswith(("'", '"')):
-        return "string"
-    return "object"
-
-
-def _json_kind(schema: dict) -> str:
-    schema = next((s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"), schema)
-    if "const" in schema:
-        return "string"
-    kind = schema.get("type")
-    if kind == "integer":
-        return "number"
-    return kind if isinstance(kind, str) else "any"
-
-
-@pytest.mark.parametrize("interface", sorted(INTERFACES))
-def test_what_the_browser_reads_is_declared_by_the_schema(interface: str) -> None:
-    declared = _object_at(*INTERFACES[interface])["properties"]
-    for member, ts_type in _ts_members(interface).items():
-        assert member in declared, (
-            f"js/src/schema.ts {interface}.{member} is read by the browser, but the Python "
-            f"schema ({'.'.join(INTERFACES[interface])}) does not declare it"
-        )
-        kind = _json_kind(declared[member])
-        if "any" not in (kind, _ts_kind(ts_type)):
-            assert _ts_kind(ts_type) == kind, (interface, member, ts_type, declared[member])
 
 
 @pytest.mark.parametrize("name", sorted(SAVED))

@@ -1,4 +1,8 @@
-"""The job schema's two sides, jupyter_brrr/schema.py and js/src/schema.ts, agree."""
+"""What Python writes is what its schema (jupyter_brrr/schema/) declares, and so what the
+browser's types, generated from that schema (js/src/generated/schema_types.ts, IRaw*), carry:
+the keys of each document part and the columns of each table. (That the generated file is the
+schema's own is tests/test_schema_types.py; the parsed types of js/src/schema.ts are derived
+from the generated ones, so the TypeScript compiler holds them to it.)"""
 
 from __future__ import annotations
 
@@ -11,57 +15,27 @@ import pytest
 from jupyter_brrr.schema import job as job_schema
 from jupyter_brrr.schema import report as schema
 
-TS = (Path(__file__).resolve().parents[1] / "js" / "src" / "schema.ts").read_text()
-
-
-def _ts_constant(name: str) -> object:
-    found = re.search(rf"export const {name} =\s+(.*?);\n", TS, re.S)
-    assert found, f"{name} is not declared in js/src/schema.ts"
-    value = found.group(1).strip().removesuffix(" as const")
-    if value.startswith("["):
-        return tuple(re.findall(r"'([^']*)'", value))
-    return int(value) if value.isdigit() else value.strip("'")
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "JOB_SCHEMA_NAME",
-        "JOB_SCHEMA_VERSION",
-        "JOB_MIME_TYPE",
-        "JOB_SPLIT_PARTS",
-        "JOB_RANK_COLUMNS",
-        "JOB_COLLECTIVE_COLUMNS",
-        "JOB_STEP_COLUMNS",
-        "JOB_CALL_COLUMNS",
-        "JOB_LANE_COLUMNS",
-    ],
-)
-def test_job_constants_agree(name: str) -> None:
-    assert _ts_constant(name) == getattr(job_schema, name)
+SRC = Path(__file__).resolve().parents[1] / "js" / "src"
+# The generated document types, and the few the Python schema has as maps (schema.ts).
+TS = (SRC / "generated" / "schema_types.ts").read_text() + (SRC / "schema.ts").read_text()
 
 
 def test_job_summary_keys_agree() -> None:
-    body = re.search(r"export interface IJobSummary \{(.*?)\n\}", TS, re.S).group(1)
-    ts_keys = set(re.findall(r"^\s+(\w+)\??:", body, re.M))
-    assert ts_keys == set(job_schema.JOB_SUMMARY_KEYS)
-
-
-@pytest.mark.parametrize("name", ["REASONS", "CAUSES", "MODULE_COLUMNS"])
-def test_advice_constants_agree(name: str) -> None:
-    assert _ts_constant(name) == getattr(schema, name)
+    assert _interface_keys("IRawJobSummary") == set(job_schema.JOB_SUMMARY_KEYS)
 
 
 def _interface_keys(name: str) -> set[str]:
-    body = re.search(rf"export interface {name} \{{(.*?)\n\}}", TS, re.S).group(1)
-    return set(re.findall(r"^\s+(\w+)\??:", body, re.M))
+    """The members of a TS interface at its top level (two-space indent)."""
+    found = re.search(rf"export interface {name} \{{(.*?)\n\}}", TS, re.S)
+    assert found, f"{name} is not declared in js/src/generated/schema_types.ts or schema.ts"
+    return set(re.findall(r"^  (\w+)\??:", found.group(1), re.M))
 
 
 def test_the_summary_has_the_same_keys_on_both_sides() -> None:
     """schema.Summary (what the analysis builds) and ISummary (what the renderer reads) name
     the same keys, and so do their run counts."""
-    assert _interface_keys("ISummary") == set(schema.Summary.__annotations__)
-    assert _interface_keys("IRuns") == set(schema.Runs.__annotations__)
+    assert _interface_keys("IRawSummary") == set(schema.Summary.__annotations__)
+    assert _interface_keys("IRawRuns") == set(schema.Runs.__annotations__)
 
 
 def test_the_analysis_builds_the_whole_summary() -> None:
@@ -85,8 +59,8 @@ def test_the_analysis_builds_the_whole_summary() -> None:
 
 
 def test_the_op_and_module_rows_have_the_columns_python_writes() -> None:
-    assert _interface_keys("IOpRow") == set(schema.OPS_COLUMNS)
-    assert _interface_keys("IModuleRow") == set(schema.MODULE_COLUMNS)
+    assert _interface_keys("IRawOpRow") == set(schema.OPS_COLUMNS)
+    assert _interface_keys("IRawModuleRow") == set(schema.MODULE_COLUMNS)
 
 
 def test_a_recommendation_has_the_keys_the_advice_writes() -> None:
@@ -98,17 +72,11 @@ def test_a_recommendation_has_the_keys_the_advice_writes() -> None:
     written = set(report.recommendations[0])
     # "try" is written when the fix is tried (actions/fixes.py): not by the advice.
     assert "try" not in written
-    assert written | {"try"} == _interface_keys("IRecommendation")
-    assert set(report.recommendations[0]["ops"][0]) == _interface_keys("IAdviceOp")
+    assert written | {"try"} == _interface_keys("IRawRecommendation")
+    assert set(report.recommendations[0]["ops"][0]) == _interface_keys("IRawAdviceOp")
 
 
 # --- the re-measure loop (comparison.py, history_store.py, target.py) and the job's rows ------------
-
-
-def _top_keys(name: str) -> set[str]:
-    """The members of a TS interface at its top level (two-space indent)."""
-    body = re.search(rf"export interface {name} \{{(.*?)\n\}}", TS, re.S).group(1)
-    return set(re.findall(r"^  (\w+)\??:", body, re.M))
 
 
 @pytest.fixture(scope="module")
@@ -131,63 +99,39 @@ def named_report():
     return fixed.to_dict()
 
 
-def test_comparison_constants_agree() -> None:
-    from jupyter_brrr.report import comparison
-
-    assert _ts_constant("COMPARISON_SCHEMA_NAME") == comparison.COMPARISON_SCHEMA
-    assert _ts_constant("COMPARISON_SCHEMA_VERSION") == comparison.COMPARISON_VERSION
-    assert _ts_constant("COMPARISON_MIME_TYPE") == comparison.COMPARISON_MIME_TYPE
-
-
 def test_the_change_views_read_the_keys_a_named_run_writes(named_report: dict) -> None:
     change, history, target = (named_report[k] for k in ("change", "history", "target"))
-    assert _top_keys("IComparison") == set(change)
-    assert _top_keys("ISpanChange") == set(change["span"])
-    assert _top_keys("IComparisonSide") == set(change["before"]) == set(change["after"])
+    assert _interface_keys("IRawComparison") == set(change)
+    assert _interface_keys("IRawSpanChange") == set(change["span"])
+    assert _interface_keys("IRawComparisonSide") == set(change["before"]) == set(change["after"])
     rows = {
-        "IChangeSplitRow": "split",
-        "IChangeOpRow": "ops",
-        "IChangeCategoryRow": "by_category",
-        "IChangeCountRow": "counts",
-        "IAmdahlRow": "amdahl",
+        "IRawChangeSplitRow": "split",
+        "IRawChangeOpRow": "ops",
+        "IRawChangeCategoryRow": "by_category",
+        "IRawChangeCountRow": "counts",
+        "IRawAmdahlRow": "amdahl",
     }
     for interface, key in rows.items():
-        assert _top_keys(interface) == set(change[key]["columns"]), interface
+        assert _interface_keys(interface) == set(change[key]["columns"]), interface
     assert change["amdahl"]["data"], "the case has an Amdahl row to read"
-    assert _top_keys("IHistoryRun") == set(history[0]) == set(history[1])
-    assert _top_keys("ITarget") == set(target)
-    assert _top_keys("ITargetFix") == set(target["fixes"][0])
-    goal = re.search(r"export interface ITarget \{.*?  goal: \{(.*?)\n  \};", TS, re.S).group(1)
-    assert set(re.findall(r"^    (\w+)\??:", goal, re.M)) <= set(target["goal"])
+    assert _interface_keys("IRawHistoryRun") == set(history[0]) == set(history[1])
+    assert _interface_keys("IRawTargetPlan") == set(target)
+    assert _interface_keys("IRawTargetFix") == set(target["fixes"][0])
+    assert _interface_keys("IRawTargetGoal") == set(target["goal"])
 
 
 @pytest.mark.parametrize(
     ("interface", "columns"),
     [
-        ("IJobRankRow", "JOB_RANK_COLUMNS"),
-        ("IJobCollectiveRow", "JOB_COLLECTIVE_COLUMNS"),
-        ("IJobStepRow", "JOB_STEP_COLUMNS"),
-        ("IJobCallRow", "JOB_CALL_COLUMNS"),
-        ("IJobLaneRow", "JOB_LANE_COLUMNS"),
+        ("IRawJobRankRow", "JOB_RANK_COLUMNS"),
+        ("IRawJobCollectiveRow", "JOB_COLLECTIVE_COLUMNS"),
+        ("IRawJobStepRow", "JOB_STEP_COLUMNS"),
+        ("IRawJobCallRow", "JOB_CALL_COLUMNS"),
+        ("IRawJobLaneRow", "JOB_LANE_COLUMNS"),
     ],
 )
 def test_the_job_rows_have_the_columns_python_writes(interface: str, columns: str) -> None:
-    assert _top_keys(interface) == set(getattr(job_schema, columns))
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "SWEEP_POINT_COLUMNS",
-        "SWEEP_DOUBLING_COLUMNS",
-        "SWEEP_CAPACITY_COLUMNS",
-        "SWEEP_VERDICTS",
-        "MEMORY_CATEGORIES",
-        "MEMORY_LARGEST_COLUMNS",
-    ],
-)
-def test_sweep_and_memory_constants_agree(name: str) -> None:
-    assert _ts_constant(name) == getattr(schema, name)
+    assert _interface_keys(interface) == set(getattr(job_schema, columns))
 
 
 def test_the_sweep_and_memory_documents_have_the_keys_python_writes() -> None:
@@ -196,11 +140,11 @@ def test_the_sweep_and_memory_documents_have_the_keys_python_writes() -> None:
     import jupyter_brrr
 
     result = jupyter_brrr.sweep(lambda n: torch.ones(n) * 2, [2, 4], warmup=0, repeat=1)
-    assert set(result.to_dict()) == _interface_keys("ISweep")
-    assert set(result.to_dict()["fit"] or {}) <= _interface_keys("ISweepFit")
+    assert set(result.to_dict()) == _interface_keys("IRawSweep")
+    assert set(result.to_dict()["fit"] or {}) <= _interface_keys("IRawSweepFit")
     memory = jupyter_brrr.memory_breakdown(lambda: torch.ones(4096) * 2, warmup=0)
     doc = memory.to_dict()
-    assert set(doc) == _interface_keys("IMemory")
+    assert set(doc) == _interface_keys("IRawMemory")
     assert set(doc["timeline"]) == _interface_keys("IMemoryTimeline")
     assert set(doc["at_peak"]) == set(schema.MEMORY_CATEGORIES)
 

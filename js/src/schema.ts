@@ -1,18 +1,94 @@
 /**
- * The report's JSON form: the TypeScript twin of `jupyter_brrr/schema.py`.
+ * The documents' JSON as the views read it: the parsers of every document kind, and the types
+ * they return.
  *
- * All times are in seconds, sizes in bytes, rates per second. Tables use
- * pandas' "split" orientation without the index; missing numbers are `null`.
+ * The documents as written (the raw JSON) are typed in `./generated/schema_types.ts`, which
+ * `jlpm schema:types` generates from the Python schema (`jupyter_brrr/schema/`, the one
+ * source), with the constants the two sides share. The parsed types here are derived from
+ * those (`Parsed`): the parsers read any document leniently, so a value may be missing or of
+ * the wrong type (read as null), some get a default, and the nested objects and tables are
+ * parsed in turn.
+ *
+ * All times are in seconds, sizes in bytes, rates per second. Tables use pandas' "split"
+ * orientation without the index; missing numbers are `null`.
  */
+import type * as raw from './generated/schema_types';
+import {
+  COMPARISON_SCHEMA_NAME,
+  COMPARISON_SCHEMA_VERSION,
+  HISTORY_SCHEMA_NAME,
+  HISTORY_SCHEMA_VERSION,
+  JOB_SCHEMA_NAME,
+  JOB_SCHEMA_VERSION,
+  SCHEMA_NAME,
+  SCHEMA_VERSION
+} from './generated/schema_types';
 
-/** The value of a report document's `schema` field. */
-export const SCHEMA_NAME = 'jupyter_brrr.report';
+export {
+  CAUSES,
+  COMPARISON_MIME_TYPE,
+  COMPARISON_SCHEMA_NAME,
+  COMPARISON_SCHEMA_VERSION,
+  CPU_OP_COLUMNS,
+  HISTORY_MIME_TYPE,
+  HISTORY_SCHEMA_NAME,
+  HISTORY_SCHEMA_VERSION,
+  JOB_CALL_COLUMNS,
+  JOB_COLLECTIVE_COLUMNS,
+  JOB_LANE_COLUMNS,
+  JOB_MIME_TYPE,
+  JOB_RANK_COLUMNS,
+  JOB_SCHEMA_NAME,
+  JOB_SCHEMA_VERSION,
+  JOB_SPLIT_PARTS,
+  JOB_STEP_COLUMNS,
+  KERNEL_COLUMNS,
+  MEMORY_CATEGORIES,
+  MEMORY_LARGEST_COLUMNS,
+  MIME_TYPE,
+  MODULE_COLUMNS,
+  OPS_COLUMNS,
+  REASONS,
+  SCHEMA_NAME,
+  SCHEMA_VERSION,
+  STEP_COLUMNS,
+  SWEEP_CAPACITY_COLUMNS,
+  SWEEP_DOUBLING_COLUMNS,
+  SWEEP_POINT_COLUMNS,
+  SWEEP_VERDICTS
+} from './generated/schema_types';
 
-/** The schema version this extension reads. */
-export const SCHEMA_VERSION = 2;
+/** A value's type as a lenient parser reads it: any text, number or flag, not just the
+ * values the schema names (a string of a few choices reads as a string). */
+type Widened<V> = V extends string
+  ? string
+  : V extends number
+    ? number
+    : V extends boolean
+      ? boolean
+      : V;
 
-/** The MIME type of a report in a notebook output bundle. */
-export const MIME_TYPE = 'application/vnd.jupyter-brrr.report+json';
+/**
+ * An object of a document as its parser returns it, derived from its raw type `T`: every key
+ * present, a value missing or of the wrong type read as null; the keys `F` filled in with a
+ * default instead (text "", a count, false, an empty array), never null; the keys of `O` of
+ * their own type (parsed objects, parsed tables, text made of any cell).
+ */
+export type Parsed<
+  T,
+  F extends keyof T = never,
+  O extends object = Record<never, never>
+> = {
+  [K in Exclude<keyof T, F | keyof O>]-?: Widened<NonNullable<T[K]>> | null;
+} & {
+  [K in Exclude<F, keyof O>]-?: Widened<NonNullable<T[K]>>;
+} & O;
+
+/** Cells of any kind (a table's Scalar columns, as the Python schema has them) read as text. */
+type Texts<K extends string> = { [P in K]: string };
+
+/** Extras a newer writer may add, kept as they are. */
+type Extras = { [extra: string]: unknown };
 
 /** A JSON scalar as found in a table cell. */
 export type Cell = string | number | boolean | null;
@@ -25,297 +101,99 @@ export interface ITable {
   data: Cell[][];
 }
 
-/** The kernels table, which may be aggregated for large traces. */
-export interface IKernelTable extends ITable {
-  /** True when rows stand for several launches (see the `count` column). */
-  aggregated?: boolean;
-  /** How many kernel launches the trace held in all. */
-  total?: number | null;
-}
+/** The kernels table, which may be aggregated for large traces: `aggregated` when rows stand
+ * for several launches (the `count` column), `total` the launches the trace held in all. */
+export type IKernelTable = ITable &
+  Parsed<Omit<raw.IRawReport['kernels'], 'columns' | 'data'>, 'aggregated'>;
 
-/** The device's peak rates that the roofline and classification use. */
-export interface IPeaks {
-  /** Device name these peaks belong to. */
-  device?: string | null;
-  /** Where the numbers come from, e.g. "datasheet" or "measured". */
-  source?: string | null;
-  /** True when the peaks were measured on this machine. */
-  measured?: boolean | null;
-  /** Peak FLOP/s per compute dtype, e.g. {"bf16": 9.9e14, "fp32": 6.7e13}. */
-  flops: { [dtype: string]: number };
-  /** Peak memory bandwidth in bytes/s. */
-  bandwidth: number | null;
-}
+/** A table with the rows it held before the cut (`total`, where written). */
+export type ITableWithTotal = ITable & { total?: number };
+
+/** The device's peak rates that the roofline and classification use; `flops` per dtype,
+ * only the positive ones. */
+export type IPeaks = Parsed<
+  Omit<raw.IRawPeaks, 'memory_bytes'>,
+  never,
+  { flops: { [dtype: string]: number } }
+>;
 
 /** How many times the profiled code ran. */
-export interface IRuns {
-  /** Warm-up runs before measuring. */
-  warmup?: number | null;
-  /** Runs timed with CUDA events. */
-  timed?: number | null;
-  /** Runs under the profiler. */
-  profiled?: number | null;
-  /** All runs together. */
-  total?: number | null;
-}
+export type IRuns = Parsed<raw.IRawRuns>;
 
 /** One way in which the timed runs disagree. */
-export interface ITimingFinding {
-  /**
-   * "warmup" (the first runs still warming up), "levels" (two speed levels), "trend" (a drift),
-   * "spread" (a wide spread), "host" (the host CPU's speed changed while the runs ran) or
-   * "host_slow" (the host ran slower than its best).
-   */
-  kind: string;
-  /** What it means, in words. */
-  text: string;
-}
+export type ITimingFinding = Parsed<raw.IRawTimingFinding, 'kind' | 'text'>;
 
 /** How the span of a captured report was timed (summary.timing). */
-export interface ITiming {
-  /** "single" (one profiled run), "sustained" (warm-up to the GPU's steady clock) or "burst". */
-  protocol: string;
-  /** Warm-up runs before the timed runs. */
-  warmup_runs: number | null;
-  /** Wall time of the warm-up, in seconds. */
-  warmup_s: number | null;
-  /** Runs timed without the profiler. */
-  timed_runs: number | null;
-  /** Fastest timed run. */
-  min_s: number | null;
-  /** First quartile of the timed runs. */
-  q1_s: number | null;
-  /** Median of the timed runs (the span). */
-  median_s: number | null;
-  /** Third quartile of the timed runs. */
-  q3_s: number | null;
-  /** Slowest timed run. */
-  max_s: number | null;
-  /** IQR over median (the range over median for fewer than four runs). */
-  spread: number | null;
-  /** SM clock in MHz read after each timed run; null where it could not be read. */
-  sm_clock_mhz: (number | null)[];
-  /** Power draw in W read after each timed run. */
-  power_w: (number | null)[];
-  /** Why there are no clock readings, where there are none. */
-  sensors: string | null;
-  /** The host CPU's speed after each timed run: seconds of a fixed Python loop. */
-  host_loop_s: (number | null)[];
-  /** The fastest such reading in the process: the host at its best. */
-  host_loop_fastest_s: number | null;
-  /** The timed runs' median host reading over the fastest (1 = the host at its best). */
-  host_slowdown: number | null;
-  /** How the timed runs disagree; empty when they agree. */
-  findings: ITimingFinding[];
-}
+export type ITiming = Parsed<
+  Omit<raw.IRawTiming, 'clock' | 'warmup_ended' | 'warmup_sm_clock_mhz'>,
+  'protocol' | 'sm_clock_mhz' | 'power_w' | 'host_loop_s',
+  { findings: ITimingFinding[] }
+>;
 
-/** Cell-level figures: the span and its split, device, peaks, memory. */
-export interface ISummary {
-  /** Wall-clock span of the GPU work of one run. */
-  span_s: number | null;
-  /** Time at least one kernel or copy ran, per run (interval union over streams). */
-  busy_s: number | null;
-  /** Part of busy_s spent in compute-bound kernels. */
-  compute_s: number | null;
-  /** Part of busy_s spent in memory-bound kernels. */
-  memory_s: number | null;
-  /** Part of busy_s in collectives with no other GPU work beside them (0 in older reports). */
-  communication_s: number | null;
-  /** Part of busy_s in copies, unmodelled and launch-sized kernels. */
-  other_s: number | null;
-  /** span_s - busy_s: the GPU ran nothing (overhead). */
-  idle_s: number | null;
-  /** Device name, e.g. "NVIDIA H200", or "CPU". */
-  device: string | null;
-  /** Peak rates of the device. */
-  peaks: IPeaks | null;
-  /** How many times the code ran. */
-  runs: IRuns | null;
-  /** Peak device memory in use. */
-  peak_memory_bytes: number | null;
-  /** Device memory capacity. */
-  memory_capacity_bytes: number | null;
-  /** Optional: memory allocated when the profiled run started. */
-  memory_before_bytes?: number | null;
-  /** Optional: what one run needed on top of that (peak minus before). */
-  memory_increase_bytes?: number | null;
-  /** Optional: memory allocated after the run, its value held. */
-  memory_after_bytes?: number | null;
-  /** Optional: how the span was timed; null for a loaded trace. */
-  timing?: ITiming | null;
-  /** Modelled FLOPs over busy_s; null where no op has a cost model. */
-  achieved_flops_per_s: number | null;
-  /** Modelled bytes over busy_s; null where no op has a cost model. */
-  achieved_bytes_per_s: number | null;
-  /** Share of the GPU time with a FLOP and byte model (0..1); null without GPU work. */
-  modelled_share: number | null;
-  /** Optional: false when no GPU was found. */
-  gpu?: boolean | null;
-  /** Optional: true when the numbers are steady-state (warm), false for a first run. */
-  warm?: boolean | null;
-  /** Optional: of busy_s, kernels shorter than a launch (compute-bound at best). */
-  overhead_kernels_s?: number | null;
-  /** Optional: gaps between GPU work in the span (null without GPU work). */
-  idle_gap_count?: number | null;
-  /** Optional: collectives' time hidden behind other GPU work. */
-  communication_hidden_s?: number | null;
-  /** Optional: of communication_s, collectives on the host (gloo) while the GPU ran nothing. */
-  host_communication_s?: number | null;
-  /** Optional: the span the trace itself shows. */
-  trace_span_s?: number | null;
-  /** Optional: how span_s was measured: trace, trace_step, cuda_events_*, host_clock_*. */
-  span_source?: string | null;
-  /** Optional: a loaded trace's profiler steps (count, median step, spread). */
-  steps?: { [key: string]: unknown } | null;
-  /** Optional: modelled FLOPs of one run. */
-  flops?: number | null;
-  /** Optional: modelled bytes of one run. */
-  bytes?: number | null;
-  /** Optional: kernels recorded. */
-  kernel_count?: number | null;
-  /** Optional: memory copies recorded. */
-  copy_count?: number | null;
-  /** Optional: kernels shorter than 10 us. */
-  short_kernel_count?: number | null;
-  /** Optional: kernel and CUDA-graph launches on the host. */
-  launch_count?: number | null;
-  /** Optional: false for a trace recorded without input shapes. */
-  shapes_recorded?: boolean | null;
-  /** Optional: GPU time of kernels without a cost model. */
-  unmodelled_s?: number | null;
-  /** Optional: share of the GPU time costed by an estimate (0..1). */
-  estimated_share?: number | null;
-  /** Optional: the ops whose GPU time has no cost model, with their share. */
-  unmodelled_ops?: { name: string; share: number }[] | null;
-  /** Optional: the collectives, their bandwidth and the link (null without any). */
-  communication?: { [key: string]: unknown } | null;
-  /** Optional: the math-mode settings that decided the fp32 roofs. */
-  math_mode?: { [key: string]: unknown } | null;
-  /** Optional: the profiled run's wall time on the host clock. */
-  wall_s?: number | null;
-  /** Optional: the profiled run's span. */
-  profiled_span_s?: number | null;
-  /** Optional: each timed run's span. */
-  run_spans_s?: number[] | null;
-  /** Optional: the torch version that ran the code. */
-  torch_version?: string | null;
-  /** Optional extras written by newer Python code. */
-  [extra: string]: unknown;
-}
+/** The summary's keys its parser reads (the others are kept as written). */
+type SummaryRead =
+  | 'span_s'
+  | 'busy_s'
+  | 'compute_s'
+  | 'memory_s'
+  | 'communication_s'
+  | 'other_s'
+  | 'idle_s'
+  | 'device'
+  | 'peaks'
+  | 'runs'
+  | 'peak_memory_bytes'
+  | 'memory_capacity_bytes'
+  | 'memory_before_bytes'
+  | 'memory_increase_bytes'
+  | 'memory_after_bytes'
+  | 'timing'
+  | 'achieved_flops_per_s'
+  | 'achieved_bytes_per_s'
+  | 'modelled_share'
+  | 'gpu'
+  | 'warm';
+
+/** Cell-level figures: the span and its split, device, peaks, memory (a part of the split
+ * an older report lacks reads as 0). */
+export type ISummary = Omit<raw.IRawSummary, SummaryRead> &
+  Parsed<
+    Pick<raw.IRawSummary, SummaryRead>,
+    'communication_s',
+    { peaks: IPeaks | null; runs: IRuns | null; timing: ITiming | null }
+  > &
+  Extras;
 
 /** An op a recommendation rests on. */
-export interface IAdviceOp {
-  /** Op name, e.g. aten::mm (or the op that synchronised, e.g. aten::item). */
-  name: string;
-  /** Input shapes as text ("" where not an op row). */
-  shapes: string;
-  /** Its nn.Module path pattern, "" where unknown. */
-  module: string;
-  /** The user's line that made it (--stack), "" where unknown. */
-  line: string;
-  /** Calls. */
-  calls: number | null;
-  /** Its self GPU time. */
-  time_s: number | null;
-}
-
-/** One recommendation: what to try first, and why. */
-export interface IRecommendation {
-  /** The bottleneck it addresses: overhead, memory, compute, communication or other. */
-  bottleneck: string;
-  /** One-line headline. */
-  title: string;
-  /** Plain-language explanation: the evidence, the fix and the saving at best. */
-  detail: string;
-  /** The saving's share of the time (0..1), when known (older reports: the part's share). */
-  share: number | null;
-  /** One of CAUSES ("" in reports written before the advice module). */
-  cause: string;
-  /** The numbers it rests on, in words. */
-  evidence: string;
-  /** What to do. */
-  fix: string;
-  /** The ops it is about. */
-  ops: IAdviceOp[];
-  /** The time it can save at best, in seconds. */
-  saving_s: number | null;
-  /** The speed-up at best: 1 / (1 - share). */
-  speedup: number | null;
-  /** Whether it is an inference ("probably") rather than a measurement. */
-  probably: boolean;
-  /** The additive bound it had before the replay (absent from older reports). */
-  saving_bound_s?: number | null;
-  /** How the saving was made: "predicted by replaying the step's dependencies", or why not. */
-  predicted_by?: string;
-  /** The change replayed, in words. */
-  changes?: string;
-  /** What the replay could not model. */
-  not_modelled?: string[];
-  /** The cause whose fix must come first (a CUDA graph needs the syncs gone), or null. */
-  requires?: string | null;
-  /** What it saves, as said, and how that was made (absent from older reports: the detail's last sentence says it). */
-  saving?: ISaving | null;
-  /** The code change its fix needs, as a snippet (null: none, or a fix the A/B applies). */
-  code_change?: ICodeChange | null;
-  /** Its fix tried (Try this fix, %%brrr --try-fixes), with the verdict; null: not tried. */
-  try?: ITryVerdict | null;
-}
+export type IAdviceOp = Parsed<
+  raw.IRawAdviceOp,
+  'name' | 'shapes' | 'module' | 'line'
+>;
 
 /** What a recommendation saves, as its writer said it. */
-export interface ISaving {
-  /** The sentence: "Predicted by replaying ..." or "At best ...". */
-  text: string;
-  /** The saving, in seconds. */
-  seconds: number | null;
-  /** Its likely range (analysis.spread.prediction_band; null in older reports). */
-  low_s: number | null;
-  /** The upper end of that range. */
-  high_s: number | null;
-  /** How it was made: "replay" (the step's dependency replay) or "additive bound". */
-  predicted_by: string | null;
-  /** What the prediction could not take into account. */
-  not_modelled: string[];
-}
+export type ISaving = Parsed<raw.IRawSaving, 'text' | 'not_modelled'>;
 
 /** A fix that needs a code change: the code before and after. */
-export interface ICodeChange {
-  /** The code as it is: the cell's own line where --stack recorded it, else a pattern. */
-  before: string;
-  /** The code changed. */
-  after: string;
-  /** Where the line is (cell:3), null where not recorded. */
-  line: string | null;
-}
+export type ICodeChange = Parsed<raw.IRawCodeChange, 'before' | 'after'>;
 
 /** The verdict of a recommendation's fix, tried against eager (actions/fixes.py). */
-export interface ITryVerdict {
-  /** confirmed, smaller than predicted, refuted or not applicable. */
-  verdict: string;
-  /** The A/B variant that applied the fix (tf32, bf16, channels_last, graph, compile), null: none. */
-  fix: string | null;
-  /** Why, in words, with the numbers. */
-  reason: string;
-  /** The saving predicted by the replay, in seconds. */
-  predicted_s: number | null;
-  /** Its likely range (analysis.spread.prediction_band; null in older reports). */
-  predicted_low_s: number | null;
-  /** The upper end of that range. */
-  predicted_high_s: number | null;
-  /** The saving measured (eager's median less the fix's), in seconds. */
-  measured_s: number | null;
-  /** The measured saving's range, from the speed-up's. */
-  measured_low_s: number | null;
-  /** The upper end of that range. */
-  measured_high_s: number | null;
-  /** Eager's median. */
-  base_s: number | null;
-  /** The fix's median. */
-  fixed_s: number | null;
-  /** Whether the fix's outputs matched eager's within its precision. */
-  correct: boolean | null;
-  /** Runs of the A/B in all. */
-  runs: number | null;
-}
+export type ITryVerdict = Parsed<raw.IRawTryVerdict, 'verdict' | 'reason'>;
+
+/** One recommendation: what to try first, and why (the replay's own figures, which the
+ * views do not read, are left out). */
+export type IRecommendation = Parsed<
+  Omit<
+    raw.IRawRecommendation,
+    'saving_bound_s' | 'predicted_by' | 'changes' | 'not_modelled' | 'requires'
+  >,
+  'bottleneck' | 'title' | 'detail' | 'cause' | 'evidence' | 'fix' | 'probably',
+  {
+    ops: IAdviceOp[];
+    saving: ISaving | null;
+    code_change: ICodeChange | null;
+    try: ITryVerdict | null;
+  }
+>;
 
 /**
  * The A/B variant that applies each cause's fix without editing the code: the Python side's
@@ -330,7 +208,7 @@ export const FIX_OF_CAUSE: Record<string, string> = {
   'host copy': 'pinned'
 };
 
-/** The span split of one A/B variant. */
+/** The span split of one A/B variant (the Python schema has it as a map of numbers). */
 export interface IABSplit {
   /** Compute-bound kernel time. */
   compute_s: number | null;
@@ -347,215 +225,44 @@ export interface IABSplit {
 }
 
 /** One variant of an A/B comparison (eager, compiled, CUDA graph, ...). */
-export interface IABVariant {
-  /** Variant name. */
-  name: string;
-  /** Median time of one run. */
-  median_s: number | null;
-  /** Interquartile range of the run times. */
-  iqr_s: number | null;
-  /** Speed-up against the baseline (median ratio). */
-  speedup: number | null;
-  /** Low end of the speed-up's range. */
-  speedup_low: number | null;
-  /** High end of the speed-up's range. */
-  speedup_high: number | null;
-  /** Plain verdict: "baseline", "faster", "slower", "noise", "fallback", "failed" or "mismatch". */
-  verdict: string | null;
-  /** Why torch.compile ran eager's code as a whole (verdict "fallback"). */
-  fallback_reason: string | null;
-  /** True when outputs matched the baseline, false on a mismatch, null if unchecked. */
-  correct: boolean | null;
-  /** Largest absolute difference from the baseline's outputs. */
-  max_abs_err: number | null;
-  /** Largest relative difference from the baseline's outputs. */
-  max_rel_err: number | null;
-  /** Compile time, kept apart from run time. */
-  compile_s: number | null;
-  /** Span split of one run of this variant. */
-  split: IABSplit | null;
-  /** Kernel launches per run. */
-  kernel_count: number | null;
-  /** Error text when the variant failed. */
-  error: string | null;
-}
+export type IABVariant = Parsed<
+  Omit<
+    raw.IRawABVariant,
+    'runs' | 'launches' | 'recompiles' | 'graph_breaks' | 'error_line'
+  >,
+  'name',
+  { split: IABSplit | null }
+>;
 
-/** An A/B comparison of variants of the same cell. */
-export interface IAB {
+/** An A/B comparison of variants of the same cell (the rest kept as written). */
+export type IAB = Omit<raw.IRawAB, 'variants' | 'notes'> & {
   /** The variants, baseline first. */
   variants: IABVariant[];
   /** Plain-language caveats. */
   notes: string[];
-  /** Extra fields written by newer Python code. */
-  [extra: string]: unknown;
-}
-
-/** Columns of a sweep's points table (SWEEP_POINT_COLUMNS in jupyter_brrr/schema.py). */
-export const SWEEP_POINT_COLUMNS = [
-  'size',
-  'status',
-  'span_s',
-  'q1_s',
-  'q3_s',
-  'busy_s',
-  'compute_s',
-  'memory_s',
-  'communication_s',
-  'other_s',
-  'idle_s',
-  'flops_per_s',
-  'bytes_per_s',
-  'peak_memory_bytes',
-  'memory_increase_bytes',
-  'items',
-  'items_per_s',
-  'runs',
-  'launches',
-  'error'
-] as const;
-
-/** Columns of a sweep's doublings table. */
-export const SWEEP_DOUBLING_COLUMNS = [
-  'from_size',
-  'to_size',
-  'time_ratio',
-  'per_doubling',
-  'verdict',
-  'why'
-] as const;
-
-/** Columns of a sweep's capacity table: the largest size per GPU. */
-export const SWEEP_CAPACITY_COLUMNS = [
-  'device',
-  'capacity_bytes',
-  'largest_size',
-  'this_gpu'
-] as const;
-
-/** The verdicts of a doubling. */
-export const SWEEP_VERDICTS = [
-  'overhead',
-  'fixed',
-  'transition',
-  'compute',
-  'memory',
-  'saturated',
-  'superlinear'
-] as const;
-
-/** The memory categories, in stacking order (MEMORY_CATEGORIES in jupyter_brrr/schema.py). */
-export const MEMORY_CATEGORIES = [
-  'parameters',
-  'gradients',
-  'optimizer_state',
-  'activations',
-  'temporaries',
-  'inputs',
-  'autograd_detail',
-  'unknown',
-  'held_before'
-] as const;
-
-/** Columns of the largest allocations live at the memory peak. */
-export const MEMORY_LARGEST_COLUMNS = [
-  'bytes',
-  'category',
-  'op',
-  'line',
-  'time_s'
-] as const;
+} & Extras;
 
 /** The fit of peak memory against size. */
-export interface ISweepFit {
-  /** "linear" or "quadratic". */
-  kind: string;
-  /** Bytes per unit of size. */
-  per_item_bytes: number | null;
-  /** Bytes at size 0. */
-  fixed_bytes: number | null;
-  /** Largest relative miss of the fit at a measured size. */
-  max_miss: number | null;
-  /** What this process's allocator may reach. */
-  capacity_bytes: number | null;
-  /** The largest size that fits this GPU, by the fit. */
-  predicted_largest: number | null;
-}
+export type ISweepFit = Parsed<Omit<raw.IRawSweepFit, 'coefficients'>, 'kind'>;
 
-/** A size sweep (actions/sweep.py, SweepResult.to_dict()). */
-export interface ISweep {
-  /** Always "jupyter_brrr.sweep". */
-  schema: string;
-  /** Its own version. */
-  version: number;
-  /** The swept variable, e.g. "batch". */
-  variable: string;
-  /** The device it ran on. */
-  device: string;
-  /** Whether it ran on a GPU. */
-  gpu: boolean;
-  /** Why it ended: done, oom, budget, cancelled or error. */
-  stopped: string;
-  /** The size that ran out of memory, if one did. */
-  oom_at: number | null;
-  /** The smallest size within 90% of the best throughput. */
-  knee: number | null;
-  /** The size of the best throughput. */
-  best: number | null;
-  /** Peak memory against size, on a GPU. */
-  fit: ISweepFit | null;
-  /** The predicted largest size, run once after an OOM. */
-  confirmation: { [key: string]: unknown } | null;
-  /** Seconds the sweep took. */
-  elapsed_s: number | null;
-  /** Runs of the code in all. */
-  runs_total: number | null;
-  /** One row per size (SWEEP_POINT_COLUMNS). */
-  points: ITable;
-  /** One row per step between sizes (SWEEP_DOUBLING_COLUMNS). */
-  doublings: ITable;
-  /** The largest size per GPU (SWEEP_CAPACITY_COLUMNS). */
-  capacity: ITable;
-  /** The chart's flat and slope-1 guides, [[size, seconds], [size, seconds]] each. */
-  guides: { [name: string]: number[][] };
-  /** Plain-language findings and caveats. */
-  notes: string[];
-}
+/** A size sweep (actions/sweep.py, SweepResult.to_dict()); its tables' rows are
+ * raw.IRawSweepPointRow, raw.IRawSweepDoublingRow and raw.IRawSweepCapacityRow. */
+export type ISweep = Parsed<
+  raw.IRawSweep,
+  'schema' | 'version' | 'variable' | 'device' | 'gpu' | 'stopped' | 'notes',
+  {
+    fit: ISweepFit | null;
+    confirmation: { [key: string]: unknown } | null;
+    points: ITable;
+    doublings: ITable;
+    capacity: ITable;
+    /** The chart's flat and slope-1 guides, [[size, seconds], [size, seconds]] each. */
+    guides: { [name: string]: number[][] };
+  }
+>;
 
-/** What held the peak memory (memory.py, MemoryBreakdown.to_dict()). */
-export interface IMemory {
-  /** Always "jupyter_brrr.memory". */
-  schema: string;
-  /** Its own version. */
-  version: number;
-  /** The device. */
-  device: string;
-  /** Whether it ran on a GPU. */
-  gpu: boolean;
-  /** The peak, bytes. */
-  peak_bytes: number | null;
-  /** When the peak was, seconds from the run's start. */
-  peak_time_s: number | null;
-  /** torch.cuda.max_memory_allocated over the run, on a GPU. */
-  allocator_peak_bytes: number | null;
-  /** Allocated when the run started, on a GPU. */
-  before_bytes: number | null;
-  /** What this process may allocate on the GPU. */
-  capacity_bytes: number | null;
-  /** Bytes per category at the peak (MEMORY_CATEGORIES). */
-  at_peak: { [category: string]: number };
-  /** What the allocator counted at the peak and no category explains. */
-  unattributed_bytes: number | null;
-  /** The timeline by category, and the allocator's total. */
-  timeline: IMemoryTimeline;
-  /** The largest allocations live at the peak (MEMORY_LARGEST_COLUMNS). */
-  largest: ITable;
-  /** Capacity advice, apart from speed. */
-  advice: string[];
-  /** Caveats. */
-  notes: string[];
-}
-
-/** A memory timeline: one series per category over the same moments. */
+/** A memory timeline: one series per category over the same moments (the Python schema has
+ * it as a map). */
 export interface IMemoryTimeline {
   /** Moments, seconds from the run's start. */
   times_s: number[];
@@ -566,6 +273,14 @@ export interface IMemoryTimeline {
   /** The allocator's total at each moment. */
   allocated: number[];
 }
+
+/** What held the peak memory (memory.py, MemoryBreakdown.to_dict()); the largest
+ * allocations' rows are raw.IRawMemoryLargestRow. */
+export type IMemory = Parsed<
+  raw.IRawMemory,
+  'schema' | 'version' | 'device' | 'gpu' | 'at_peak' | 'advice' | 'notes',
+  { timeline: IMemoryTimeline; largest: ITable }
+>;
 
 /** A compute ceiling of the roofline: one peak, with the dtypes that share it. */
 export interface ICeiling {
@@ -583,7 +298,8 @@ export interface ICeiling {
   used: boolean;
 }
 
-/** The roofline's geometry, computed once in Python (jupyter_brrr/display.py). */
+/** The roofline's geometry, computed once in Python (jupyter_brrr/views/display.py; the
+ * Python schema has the display as a map, recomputed when read). */
 export interface IRooflineSpec {
   /** The intensity axis, FLOP/byte (log). */
   x_range: [number, number];
@@ -608,591 +324,181 @@ export interface IDisplay {
   roofline: IRooflineSpec | null;
 }
 
-/** A whole report document. */
-export interface IReport {
-  /** Always SCHEMA_NAME. */
-  schema: string;
-  /** Schema version the writer used. */
-  version: number;
-  /** What was profiled, e.g. "cell [3]". */
-  name: string;
-  /** How the data was captured: "magic", "profile" or "trace". */
-  source: string;
-  /** ISO timestamp of creation. */
-  created: string;
-  /** Cell-level figures. */
-  summary: ISummary;
-  /** Plain-language caveats. */
-  notes: string[];
-  /** What to try first. */
-  recommendations: IRecommendation[];
-  /** Ops table (columns: OPS_COLUMNS in jupyter_brrr/schema.py). */
-  ops: ITable;
-  /** Kernels table (columns: KERNEL_COLUMNS in jupyter_brrr/schema.py). */
-  kernels: IKernelTable;
-  /** CPU ops table (columns: CPU_OP_COLUMNS in jupyter_brrr/schema.py). */
-  cpu_ops: ITable;
-  /** Profiler steps of a loaded trace (columns: STEP_COLUMNS in jupyter_brrr/schema.py);
-   * empty unless the trace marks several, and in reports written before steps existed. */
-  steps: ITable;
-  /** The module tree (columns: MODULE_COLUMNS); empty where no op ran in a module, and in
-   * reports written before modules were attributed. */
-  modules: ITable;
-  /** A/B comparison, when one ran. */
-  ab: IAB | null;
-  /** What the renderers draw (null in reports of schema version 1). */
-  display: IDisplay | null;
-  /** A named run: the change since the previous run of its name. */
-  change?: IComparison | null;
-  /** A named run: the runs of its name, oldest first. */
-  history?: IHistoryRun[] | null;
-  /** The plan for a target (`--target`), when one was given. */
-  target?: ITarget | null;
-  /** A size sweep of the same code, when one ran. */
-  sweep?: ISweep | null;
-  /** What held the peak memory, when asked for. */
-  memory?: IMemory | null;
-  /** The step's dependency graph, for `Report.predict` in Python (step_graph.py); the views
-   * do not read it. Absent from older reports, null over step_graph.GRAPH_LIMIT nodes. */
-  graph?: Record<string, unknown> | null;
-  /** The What-if tab's spans replayed on the step's graph (analysis/whatif.py); null (or
-   * absent, in older reports) where there is none: the tab shows Amdahl's law, so labelled. */
-  what_if?: IWhatIf | null;
-}
-
 /** One thing the What-if can make faster, with its replayed curve. */
-export interface IWhatIfTarget {
-  /** The tab's id: part:compute, knob:launch, op:0 ... */
-  id: string;
-  /** part (of the split), knob (the whole step's), op. */
-  kind: string;
-  /** The part, the knob, or the op's name and shapes. */
-  key: string;
-  /** What it is, in words. */
-  label: string;
-  /** The op's name and shapes (an op only). */
-  name: string | null;
-  shapes: string | null;
-  /** Its time and share of the span, where it has one. */
-  time_s: number | null;
-  share: number | null;
-  /** False: removed or not (the synchronisations); the factor does not apply. */
-  scalable: boolean;
-  /** The change replayed, in words. */
-  change: string;
-  /** The factors replayed, from 1, and the span's ratio to the unchanged replay at each:
-   * the tab interpolates linearly in 1/N between them. */
-  factors: number[];
-  ratios: number[];
-  /** The speed-up in the limit (N unbounded; removed, for one not scalable). */
-  limit: number;
-}
+export type IWhatIfTarget = Parsed<
+  raw.IRawWhatIfTarget,
+  | 'id'
+  | 'kind'
+  | 'key'
+  | 'label'
+  | 'scalable'
+  | 'change'
+  | 'factors'
+  | 'ratios'
+  | 'limit'
+>;
 
 /** The What-if's replayed curves. */
-export interface IWhatIf {
-  /** "predicted by replaying the step's dependencies (...)". */
-  predicted_by: string;
-  /** What the replay could not model. */
-  not_modelled: string[];
-  /** The largest factor replayed (the slider's end). */
-  max_factor: number;
-  targets: IWhatIfTarget[];
-}
-
-/** The value of a comparison document's `schema` field. */
-export const COMPARISON_SCHEMA_NAME = 'jupyter_brrr.comparison';
-
-/** The comparison schema version this extension reads. */
-export const COMPARISON_SCHEMA_VERSION = 1;
-
-/** The MIME type of a comparison (jupyter_brrr.diff, %brrr diff) in an output bundle. */
-export const COMPARISON_MIME_TYPE =
-  'application/vnd.jupyter-brrr.comparison+json';
+export type IWhatIf = Parsed<
+  raw.IRawWhatIf,
+  'predicted_by' | 'not_modelled' | 'max_factor',
+  { targets: IWhatIfTarget[] }
+>;
 
 /** The span change of a comparison, with its noise verdict. */
-export interface ISpanChange {
-  /** Span per run before. */
-  before_s: number | null;
-  /** Span per run after. */
-  after_s: number | null;
-  /** before_s / after_s. */
-  speedup: number | null;
-  /** Low end of the speed-up's range from both sides' timed runs. */
-  low: number | null;
-  /** High end of that range. */
-  high: number | null;
-  /** "faster", "slower", "noise" or "uncertain" (no spread to judge by). */
-  verdict: string;
-  /** Why that verdict, in words. */
-  reason: string;
-  /** Timed runs (or steady steps) of the before side. */
-  runs_before: number | null;
-  /** Timed runs (or steady steps) of the after side. */
-  runs_after: number | null;
-  /** The relative change under which a change is noise (0.05). */
-  drift: number | null;
-  /** after_s / before_s - 1: -0.3 is 30% less time. */
-  change: number | null;
-  /** The host CPU's speed while the before side was timed (a fixed Python loop, seconds). */
-  host_before_s: number | null;
-  /** The same for the after side. */
-  host_after_s: number | null;
-  /** What made a change beyond the ranges noise: "host", "same code", or "". */
-  explained_by: string;
-}
+export type ISpanChange = Parsed<
+  raw.IRawSpanChange,
+  'verdict' | 'reason' | 'explained_by'
+>;
 
 /** One side of a comparison. */
-export interface IComparisonSide {
-  /** "before", "after", or "run 3". */
-  label: string;
-  /** The report's name. */
-  name: string;
-  /** ISO timestamp of the report. */
-  created: string | null;
-  /** How the report was made: "magic", "profile" or "trace". */
-  source: string;
-  /** Device name. */
-  device: string;
-  /** Profiled runs (trace steps) its figures were divided by. */
-  per_run: number | null;
-  /** Its run number in a named history. */
-  run: number | null;
-}
+export type IComparisonSide = Parsed<
+  raw.IRawComparisonSide,
+  'label' | 'name' | 'source' | 'device'
+>;
 
-/** Two measurements of the same code side by side (jupyter_brrr/comparison.py). */
-export interface IComparison {
-  /** Always COMPARISON_SCHEMA_NAME. */
-  schema: string;
-  /** The comparison's own schema version. */
-  version: number;
-  /** ISO timestamp of the comparison. */
-  created: string;
-  /** False when either side ran no GPU work (times are the CPU's). */
-  gpu: boolean;
-  /** The earlier measurement. */
-  before: IComparisonSide;
-  /** The later measurement. */
-  after: IComparisonSide;
-  /** The span change and its verdict. */
-  span: ISpanChange;
-  /** The split per run side by side: rows IChangeSplitRow. */
-  split: ITable;
-  /** Ops matched by name, shapes and dtypes: rows IChangeOpRow; `total` before the cut. */
-  ops: ITable & { total?: number };
-  /** The ops summed over shapes, one row per op name. */
-  by_name: ITable;
-  /** The ops summed per category: rows IChangeCategoryRow (empty in older comparisons). */
-  by_category: ITable;
-  /** Kernels per name, before and after; `total` before the cut. */
-  kernels: ITable & { total?: number };
-  /** Kernels, launches and copies per run: rows IChangeCountRow. */
-  counts: ITable;
-  /** The what-if of the earlier report read at each part's measured speed-up: IAmdahlRow. */
-  amdahl: ITable;
-  /** The bottleneck shift in words. */
-  shift: string[];
-  /** What differs besides the change. */
-  warnings: string[];
-  /** Plain-language caveats. */
-  notes: string[];
-}
+/** Two measurements of the same code side by side (jupyter_brrr/report/comparison.py); the
+ * tables' rows: IChangeSplitRow, IChangeOpRow, IChangeCategoryRow, IChangeCountRow,
+ * IAmdahlRow. */
+export type IComparison = Parsed<
+  raw.IRawComparison,
+  'schema' | 'version' | 'created' | 'gpu' | 'shift' | 'warnings' | 'notes',
+  {
+    before: IComparisonSide;
+    after: IComparisonSide;
+    span: ISpanChange;
+    split: ITable;
+    ops: ITableWithTotal;
+    by_name: ITable;
+    by_category: ITable;
+    kernels: ITableWithTotal;
+    counts: ITable;
+    amdahl: ITable;
+  }
+>;
 
 /** A row of a comparison's split table. */
-export interface IChangeSplitRow {
-  /** compute, memory, communication, other, idle, or span. */
-  part: string;
-  /** Time per run before. */
-  before_s: number | null;
-  /** Time per run after. */
-  after_s: number | null;
-  /** after_s - before_s. */
-  delta_s: number | null;
-  /** Its share of the span before. */
-  before_share: number | null;
-  /** Its share of the span after. */
-  after_share: number | null;
-  /** "faster", "slower" or "noise" ("" in older comparisons); the span row: the span's. */
-  verdict: string;
-}
+export type IChangeSplitRow = Parsed<
+  raw.IRawChangeSplitRow,
+  'part' | 'verdict'
+>;
 
 /** A row of a comparison's op table. */
-export interface IChangeOpRow {
-  /** Op name. */
-  name: string;
-  /** Input shapes as text. */
-  shapes: string;
-  /** Input dtypes as text. */
-  dtypes: string;
-  /** Op category (matmul, attention, ...). */
-  category: string;
-  /** Calls per run before. */
-  calls_before: number | null;
-  /** Calls per run after. */
-  calls_after: number | null;
-  /** Its time per run before. */
-  time_before_s: number | null;
-  /** Its time per run after. */
-  time_after_s: number | null;
-  /** Its share before. */
-  share_before: number | null;
-  /** Its share after. */
-  share_after: number | null;
-  /** time_after_s - time_before_s. */
-  delta_s: number | null;
-  /** "both", "appeared" or "vanished". */
-  status: string;
-  /** "faster", "slower" or "noise" ("" in older comparisons). */
-  verdict: string;
-}
+export type IChangeOpRow = Parsed<
+  raw.IRawChangeOpRow,
+  'name' | 'shapes' | 'dtypes' | 'category' | 'status' | 'verdict'
+>;
 
 /** A row of a comparison's per-category table. */
-export interface IChangeCategoryRow {
-  /** Op category ("" where the ops have none). */
-  category: string;
-  /** Op rows in it. */
-  ops: number | null;
-  /** Calls per run before. */
-  calls_before: number | null;
-  /** Calls per run after. */
-  calls_after: number | null;
-  /** Time per run before. */
-  time_before_s: number | null;
-  /** Time per run after. */
-  time_after_s: number | null;
-  /** Share before. */
-  share_before: number | null;
-  /** Share after. */
-  share_after: number | null;
-  /** time_after_s - time_before_s. */
-  delta_s: number | null;
-  /** "faster", "slower" or "noise". */
-  verdict: string;
-}
+export type IChangeCategoryRow = Parsed<
+  raw.IRawChangeCategoryRow,
+  'category' | 'verdict'
+>;
 
 /** A row of a comparison's counts table. */
-export interface IChangeCountRow {
-  /** kernels, launches or copies. */
-  what: string;
-  /** Per run before. */
-  before: number | null;
-  /** Per run after. */
-  after: number | null;
-}
+export type IChangeCountRow = Parsed<raw.IRawChangeCountRow, 'what'>;
 
 /** A row of the Amdahl check: the earlier what-if against the measurement. */
-export interface IAmdahlRow {
-  /** "part" (of the split) or "op". */
-  kind: string;
-  /** The part or op name. */
-  part: string;
-  /** Its share of the span before. */
-  share_before: number | null;
-  /** Its time before. */
-  time_before_s: number | null;
-  /** Its time after. */
-  time_after_s: number | null;
-  /** Its own speed-up (null: it took no time after). */
-  part_speedup: number | null;
-  /** The overall speed-up the what-if predicted from them. */
-  predicted_speedup: number | null;
-  /** Its likely range, from both captures' own noise (null in older comparisons). */
-  predicted_low: number | null;
-  /** The upper end of that range. */
-  predicted_high: number | null;
-  /** The span that predicts. */
-  predicted_span_s: number | null;
-  /** The overall speed-up measured. */
-  measured_speedup: number | null;
-  /** The most that speeding it up could give. */
-  limit: number | null;
-  /** "replay" (on the before step's dependencies) or "Amdahl" (absent from older ones). */
-  predicted_by?: string | null;
-  /** The replay row's: what it could not model. */
-  not_modelled?: string | null;
-}
+export type IAmdahlRow = Parsed<
+  Omit<raw.IRawAmdahlRow, 'predicted_by' | 'not_modelled'>,
+  'kind' | 'part'
+>;
 
 /** One run of a named cell. */
-export interface IHistoryRun {
-  /** Its number within the name. */
-  run: number;
-  /** ISO timestamp. */
-  created: string | null;
-  /** Span per run. */
-  span_s: number | null;
-  /** Compute-bound time per run. */
-  compute_s: number | null;
-  /** Memory-bound time per run. */
-  memory_s: number | null;
-  /** Exposed communication per run. */
-  communication_s: number | null;
-  /** Other GPU time per run. */
-  other_s: number | null;
-  /** Idle time per run. */
-  idle_s: number | null;
-  /** Kernels per run. */
-  kernel_count: number | null;
-  /** Launches per run. */
-  launch_count: number | null;
-  /** Steady state (true) or a first run (false). */
-  warm: boolean | null;
-  /** Device name. */
-  device: string | null;
-  /** Verdict against the run before it (null for the first). */
-  verdict: string | null;
-  /** Speed-up against the run before it. */
-  speedup: number | null;
-  /** Whether its code differs from the run before's (null: unknown). */
-  code_changed: boolean | null;
-  /** How it was measured, in words ("" in older reports). */
-  settings: string;
-}
+export type IHistoryRun = Parsed<
+  raw.IRawHistoryRun,
+  'run' | 'communication_s' | 'settings'
+>;
+
+/** A named cell's runs on their own (History.to_dict). */
+export type IHistoryDocument = Parsed<
+  raw.IRawHistory,
+  'schema' | 'version' | 'name',
+  { runs: IHistoryRun[] }
+>;
 
 /** A way to close a target's gap: fix one part of the split or one op. */
-export interface ITargetFix {
-  /** "part" or "op". */
-  kind: string;
-  /** Its key: a part of the split, or an op name. */
-  part: string;
-  /** It in words. */
-  label: string;
-  /** Its time per run. */
-  time_s: number | null;
-  /** Its share of the span. */
-  share: number | null;
-  /** What would remain with it at zero. */
-  remains_s: number | null;
-  /** Whether fixing it alone can reach the goal. */
-  closes: boolean;
-  /** How much faster it must get (null: it cannot close the gap). */
-  needed_factor: number | null;
-  /** The overall speed-up at best with it at zero. */
-  limit: number | null;
-  /** The remainder by Amdahl's law, beside the replayed one (absent from older plans). */
-  amdahl_remains_s?: number | null;
-  /** "predicted by replaying the step's dependencies" where the report has a step graph. */
-  predicted_by?: string;
-}
+export type ITargetFix = Parsed<
+  Omit<raw.IRawTargetFix, 'amdahl_remains_s' | 'predicted_by'>,
+  'kind' | 'part' | 'label' | 'closes'
+>;
 
-/** The plan for a target (jupyter_brrr/target.py). */
-export interface ITarget {
-  /** The goal as the user wrote it and as a span per run. */
-  goal: {
-    /** As written, e.g. "30ms" or "2000/s". */
-    text: string;
-    /** "time" or "throughput". */
-    kind: string;
-    /** The goal's span per run. */
-    span_s: number | null;
-  };
-  /** The span the plan starts from. */
-  span_s: number | null;
-  /** Items per second now (a throughput goal). */
-  rate: number | null;
-  /** True when the span already meets the goal. */
-  met: boolean;
-  /** Span minus the goal's span. */
-  gap_s: number | null;
-  /** span_s / the goal's span. */
-  speedup_needed: number | null;
-  /** The parts and ops that could close the gap, largest first. */
-  fixes: ITargetFix[];
-  /** Scaling out, as an estimate (replicas or a split across GPUs), or null. */
-  scale: { [key: string]: unknown } | null;
-  /** GPUs the state needs when its peak exceeds one GPU's memory, or null. */
-  capacity: { [key: string]: unknown } | null;
-  /** The plan in words. */
-  lines: string[];
-  /** Caveats. */
-  notes: string[];
-}
+/** The plan for a target (jupyter_brrr/report/target.py). */
+export type ITarget = Parsed<
+  raw.IRawTargetPlan,
+  'met' | 'lines' | 'notes',
+  {
+    goal: Parsed<
+      Omit<raw.IRawTargetGoal, 'value' | 'items' | 'unit'>,
+      'text' | 'kind'
+    >;
+    fixes: ITargetFix[];
+    scale: { [key: string]: unknown } | null;
+    capacity: { [key: string]: unknown } | null;
+  }
+>;
+
+/** A whole report document. */
+export type IReport = Parsed<
+  Omit<raw.IRawReport, 'graph'>,
+  'schema' | 'version' | 'name' | 'source' | 'created' | 'notes',
+  {
+    summary: ISummary;
+    recommendations: IRecommendation[];
+    ops: ITable;
+    kernels: IKernelTable;
+    cpu_ops: ITable;
+    steps: ITable;
+    modules: ITable;
+    ab: IAB | null;
+    display: IDisplay | null;
+    change: IComparison | null;
+    history: IHistoryRun[] | null;
+    target: ITarget | null;
+    sweep: ISweep | null;
+    memory: IMemory | null;
+    what_if: IWhatIf | null;
+  }
+>;
 
 /** A row of the ops table as an object. */
-export interface IOpRow {
-  /** Op name, e.g. aten::addmm. */
-  name: string;
-  /** Input shapes as text. */
-  shapes: string;
-  /** Input dtypes as text. */
-  dtypes: string;
-  /** Category: matmul, conv, attention, elementwise, ... */
-  category: string;
-  /** nn.Module scope, when the trace has one. */
-  module: string;
-  /** Number of calls. */
-  calls: number | null;
-  /** Self GPU time. */
-  gpu_time_s: number | null;
-  /** GPU time including child ops. */
-  total_gpu_time_s: number | null;
-  /** Host time including children. */
-  cpu_time_s: number | null;
-  /** Host time excluding children. */
-  self_cpu_time_s: number | null;
-  /** Kernel launches. */
-  kernels: number | null;
-  /** FLOPs, null without a cost model. */
-  flops: number | null;
-  /** Minimum traffic in bytes. */
-  bytes: number | null;
-  /** flops / bytes. */
-  intensity: number | null;
-  /** Achieved FLOP/s. */
-  flops_per_s: number | null;
-  /** Achieved bytes/s. */
-  bytes_per_s: number | null;
-  /** Achieved / attainable. */
-  roof_fraction: number | null;
-  /** One of BOUNDS in jupyter_brrr/schema.py. */
-  bound: string;
-  /** Compute dtype. */
-  dtype: string;
-  /** The peak it is held against: its dtype's, or tf32 for float32 on TF32 tensor cores. */
-  roof: string;
-  /** How the roof was chosen: dtype, kernel, setting or assumed ("" without figures). */
-  roof_basis: string;
-  /** "" or why roof_fraction is above 105%: a model or peak mismatch, never an achievement. */
-  roof_flag: string;
-  /** How flops and bytes were made: formula, shapes, estimate; empty without a model. */
-  cost_model: string;
-  /** compute or memory: its intensity against its roof's ridge ("" without figures). */
-  regime: string;
-  /** "" or one of REASONS: why it is far under its roof. */
-  reason: string;
-  /** The evidence for the reason, with its numbers. */
-  why: string;
-  /** The user's line that made the calls (--stack), "" otherwise. */
-  line: string;
-}
-
-/** Why an op is far under its roof (jupyter_brrr/limits.py). */
-export const REASONS = [
-  'fp32 without tensor cores',
-  'layout',
-  'tile quantisation',
-  'too little work',
-  'wave quantisation',
-  'strided',
-  'host copy',
-  'below roof'
-] as const;
-
-/** What a recommendation is about (jupyter_brrr/advice.py). */
-export const CAUSES = [
-  'tile quantisation',
-  'wave quantisation',
-  'too little work',
-  'fp32 without tensor cores',
-  'bf16',
-  'strided',
-  'layout',
-  'fusion',
-  'unfused attention',
-  'memory-bound gather',
-  'launch overhead',
-  'synchronisation',
-  'host stall',
-  'host copy',
-  'communication'
-] as const;
-
-/** Columns of the module tree: one row per nn.Module path and each path above it. */
-export const MODULE_COLUMNS = [
-  'path',
-  'parent',
-  'depth',
-  'calls',
-  'kernels',
-  'self_gpu_time_s',
-  'gpu_time_s',
-  'self_cpu_time_s',
-  'cpu_time_s'
-] as const;
+export type IOpRow = Parsed<
+  raw.IRawOpRow,
+  | 'name'
+  | 'shapes'
+  | 'dtypes'
+  | 'category'
+  | 'module'
+  | 'bound'
+  | 'dtype'
+  | 'roof'
+  | 'roof_basis'
+  | 'roof_flag'
+  | 'cost_model'
+  | 'regime'
+  | 'reason'
+  | 'why'
+  | 'line'
+>;
 
 /** A row of the module tree. */
-export interface IModuleRow {
-  /** Its path, e.g. model.transformer.h.3.mlp.c_fc; "" for the ops outside any module. */
-  path: string;
-  /** The path above it ("" at the top). */
-  parent: string;
-  /** 0 for a root (a variable), -1 for the ops outside any module. */
-  depth: number;
-  /** Op calls in it and below. */
-  calls: number | null;
-  /** GPU events those calls own. */
-  kernels: number | null;
-  /** GPU time of the ops made directly in it. */
-  self_gpu_time_s: number | null;
-  /** GPU time in it and below. */
-  gpu_time_s: number | null;
-  /** Host self time of the ops made directly in it. */
-  self_cpu_time_s: number | null;
-  /** Host self time in it and below. */
-  cpu_time_s: number | null;
-}
+export type IModuleRow = Parsed<raw.IRawModuleRow, 'path' | 'parent' | 'depth'>;
 
 /** A row of the steps table of a loaded trace. */
-export interface IStepRow {
-  /** Step name, e.g. ProfilerStep#103. */
-  step: string;
-  /** first, steady or partial. */
-  kind: string;
-  /** Start of its window, from the first step's. */
-  start_s: number | null;
-  /** Its window on the GPU timeline. */
-  span_s: number | null;
-  /** Time its GPU events ran. */
-  busy_s: number | null;
-  /** Of busy_s: compute-bound. */
-  compute_s: number | null;
-  /** Of busy_s: memory-bound. */
-  memory_s: number | null;
-  /** Exposed communication (0 in older reports). */
-  communication_s: number | null;
-  /** Of busy_s: other. */
-  other_s: number | null;
-  /** span_s - busy_s. */
-  idle_s: number | null;
-  /** GPU events it launched. */
-  kernels: number | null;
-}
+export type IStepRow = Parsed<
+  Omit<raw.IRawStepRow, 'host_s'>,
+  'step' | 'kind' | 'communication_s'
+>;
 
 /** A row of the kernels table as an object. */
-export interface IKernelRow {
-  /** Kernel name. */
-  name: string;
-  /** The op that launched it. */
-  op: string;
-  /** Category. */
-  category: string;
-  /** Stream id. */
-  stream: string;
-  /** Start time from the start of the span. */
-  start_s: number | null;
-  /** Duration (total of `count` launches when aggregated). */
-  dur_s: number | null;
-  /** Launch count, 1 unless aggregated. */
-  count: number | null;
-  /** FLOPs. */
-  flops: number | null;
-  /** Bytes moved. */
-  bytes: number | null;
-  /** One of BOUNDS in jupyter_brrr/schema.py. */
-  bound: string;
-  /** The nn.Module path of the op that owns it ("" where unknown). */
-  module: string;
-}
+export type IKernelRow = Parsed<
+  raw.IRawKernelRow,
+  'name' | 'op' | 'category' | 'bound' | 'module',
+  Texts<'stream'>
+>;
 
 /** A row of the CPU ops table as an object. */
-export interface ICpuOpRow {
-  /** Op name. */
-  name: string;
-  /** Thread id. */
-  tid: string;
-  /** Start time from the start of the span. */
-  start_s: number | null;
-  /** Duration. */
-  dur_s: number | null;
-}
+export type ICpuOpRow = Parsed<raw.IRawCpuOpRow, 'name', Texts<'tid'>>;
 
 /** Raised when a document cannot be read as a report. */
 export class ReportError extends Error {
@@ -1591,27 +897,6 @@ function parseHistory(value: unknown): IHistoryRun[] | null {
     return null;
   }
   return value.map(parseHistoryRun).filter(r => r) as IHistoryRun[];
-}
-
-/** The value of a history document's `schema` field. */
-export const HISTORY_SCHEMA_NAME = 'jupyter_brrr.history';
-
-/** The history schema version this extension reads. */
-export const HISTORY_SCHEMA_VERSION = 1;
-
-/** The MIME type of a named cell's runs (%brrr history NAME) in an output bundle. */
-export const HISTORY_MIME_TYPE = 'application/vnd.jupyter-brrr.history+json';
-
-/** A named cell's runs on their own (jupyter_brrr/history_store.py, History.to_dict). */
-export interface IHistoryDocument {
-  /** Always HISTORY_SCHEMA_NAME. */
-  schema: string;
-  /** The history's own schema version. */
-  version: number;
-  /** The name the runs were kept under (%%brrr --name NAME). */
-  name: string;
-  /** Its runs, oldest first (the same rows as a report's `history`). */
-  runs: IHistoryRun[];
 }
 
 /**
@@ -2063,372 +1348,102 @@ export function isCpuOnly(report: IReport): boolean {
 }
 
 /*
- * The job report: the ranks of one torch.distributed run (`jupyter_brrr/job.py`, the
- * `JOB_*` constants of `jupyter_brrr/schema.py`). A document of its own, under its own MIME
- * type; the Ranks view draws it. Tables in the same "split" orientation.
+ * The job report: the ranks of one torch.distributed run (`jupyter_brrr/report/job.py`,
+ * `jupyter_brrr/schema/job.py`). A document of its own, under its own MIME type; the Ranks
+ * view draws it. Tables in the same "split" orientation.
  */
 
-/** The value of a job document's `schema` field. */
-export const JOB_SCHEMA_NAME = 'jupyter_brrr.job';
-
-/** The job schema version this extension reads. */
-export const JOB_SCHEMA_VERSION = 1;
-
-/** The MIME type of a job report in a notebook output bundle. */
-export const JOB_MIME_TYPE = 'application/vnd.jupyter-brrr.job+json';
-
-/** A rank's span, split by priority; communication is the exposed part. */
-export const JOB_SPLIT_PARTS = [
-  'compute',
-  'memory',
-  'other',
-  'communication',
-  'idle'
-] as const;
-
-/** Columns of the ranks table: one row per rank. */
-export const JOB_RANK_COLUMNS = [
-  'rank',
-  'file',
-  'host',
-  'device',
-  'backend',
-  'span_s',
-  'compute_s',
-  'memory_s',
-  'other_s',
-  'communication_s',
-  'idle_s',
-  'work_s',
-  'comm_s',
-  'hidden_comm_s',
-  'overlap',
-  'calls',
-  'last_count',
-  'lateness_s',
-  'wait_s',
-  'clock_offset_s'
-] as const;
-
-/** Columns of the collectives table: one row per group, op, size and dtype. */
-export const JOB_COLLECTIVE_COLUMNS = [
-  'group',
-  'group_size',
-  'op',
-  'bytes',
-  'dtype',
-  'where',
-  'calls',
-  'time_s',
-  'median_s',
-  'algbw',
-  'busbw',
-  'link_peak',
-  'link_fraction',
-  'algorithm',
-  'ranks'
-] as const;
-
-/** Columns of the steps table: one row per rank and profiler step. */
-export const JOB_STEP_COLUMNS = [
-  'rank',
-  'step',
-  'kind',
-  'start_s',
-  'span_s',
-  'compute_s',
-  'memory_s',
-  'other_s',
-  'comm_s',
-  'exposed_comm_s',
-  'last_count',
-  'lateness_s',
-  'wait_s'
-] as const;
-
-/** Columns of the calls table: every collective call of every rank, aligned clock. */
-export const JOB_CALL_COLUMNS = [
-  'rank',
-  'instance',
-  'group',
-  'op',
-  'bytes',
-  'dtype',
-  'where',
-  'step',
-  'enqueue_s',
-  'arrival_s',
-  'start_s',
-  'end_s'
-] as const;
-
-/** Columns of the lanes table: each rank's activity per part (for a timeline). */
-export const JOB_LANE_COLUMNS = ['rank', 'part', 'start_s', 'end_s'] as const;
+/** The straggler's figures present where written (the parser leaves them out otherwise). */
+type StragglerOptional =
+  'last_count' | 'share' | 'lateness_s' | 'others_wait_s' | 'steps' | 'varies';
 
 /** Who holds the others back, and the figures that say so. */
-export interface IJobStraggler {
-  /** The straggler's rank; null where none is consistent. */
-  rank: number | null;
-  /** Collectives whose last arrival stood out of the clocks' noise. */
-  decided: number;
-  /** Collectives seen on two ranks or more. */
-  collectives: number;
-  /** The clocks' noise: median spread of a collective's end across ranks. */
-  noise_s: number | null;
-  /** Collectives the straggler arrived last at. */
-  last_count?: number;
-  /** last_count / decided. */
-  share?: number;
-  /** How long it held the others back, in all. */
-  lateness_s?: number;
-  /** How long the other ranks waited (median), in all. */
-  others_wait_s?: number;
-  /** Profiler steps it was seen in. */
-  steps?: number;
-  /** lateness_s per step. */
-  lateness_per_step_s?: number | null;
-  /** others_wait_s per step. */
-  others_wait_per_step_s?: number | null;
-  /** Where no rank is consistent: last arrivals per rank. */
-  varies?: { [rank: string]: number };
-}
+export type IJobStraggler = Parsed<
+  Omit<raw.IRawJobStraggler, StragglerOptional>,
+  'decided' | 'collectives'
+> &
+  Partial<
+    Parsed<Pick<raw.IRawJobStraggler, StragglerOptional>, StragglerOptional>
+  >;
 
-/** Job-level figures. */
-export interface IJobSummary {
-  /** The ranks loaded. */
-  ranks: number[];
-  /** The job's world size. */
-  world_size: number;
-  /** The process group backend(s), e.g. "nccl". */
-  backend: string;
-  /** The ranks' devices. */
-  devices: string[];
-  /** True where any rank ran GPU work. */
-  gpu: boolean;
-  /** Host names the traces give. */
-  hosts: string[];
-  /** True when the ranks share one clock (one host). */
-  one_clock: boolean;
-  /** Profiler step numbers seen. */
-  steps: number[];
-  /** The longest rank span. */
-  span_s: number;
-  /** Communication per rank (mean). */
-  comm_s: number;
-  /** Exposed communication per rank (mean). */
-  exposed_comm_s: number;
-  /** Exposed communication over span (mean of the ranks). */
-  exposed_share: number | null;
-  /** Hidden over all communication. */
-  overlap: number | null;
-  /** The other ranks' work (median), against the busiest rank's. */
-  work_median_s: number;
-  /** The busiest rank's work. */
-  work_max_s: number;
-  /** The busiest rank. */
-  busiest_rank: number | null;
-  /** work_max_s / work_median_s. */
-  imbalance: number | null;
-  /** The straggler. */
-  straggler: IJobStraggler;
-  /** Where the link peak comes from ("" where none applies). */
-  link_source: string;
-  /** Collective calls per rank, all kinds. */
-  collective_calls: number;
-  /** Extras written by newer Python code. */
-  [extra: string]: unknown;
-}
+/** Job-level figures (extras kept as written). */
+export type IJobSummary = Parsed<
+  raw.IRawJobSummary,
+  | 'ranks'
+  | 'world_size'
+  | 'backend'
+  | 'devices'
+  | 'gpu'
+  | 'hosts'
+  | 'one_clock'
+  | 'span_s'
+  | 'comm_s'
+  | 'exposed_comm_s'
+  | 'work_median_s'
+  | 'work_max_s'
+  | 'link_source'
+  | 'collective_calls',
+  { steps: number[]; straggler: IJobStraggler }
+> &
+  Extras;
 
 /** One piece of job advice, with the figures it rests on. */
-export interface IJobRecommendation {
-  /** "overlap", "straggler", "imbalance" or "bandwidth". */
-  kind: string;
-  /** One-line headline. */
-  title: string;
-  /** Plain-language explanation with the numbers. */
-  detail: string;
-  /** Share of the span it concerns (0..1). */
-  share: number | null;
-}
+export type IJobRecommendation = Parsed<
+  raw.IRawJobRecommendation,
+  'kind' | 'title' | 'detail'
+>;
 
-/** A whole job document. */
-export interface IJob {
-  /** Always JOB_SCHEMA_NAME. */
-  schema: string;
-  /** Schema version the writer used. */
-  version: number;
-  /** The job's name (its folder or script). */
-  name: string;
-  /** ISO timestamp of creation. */
-  created: string;
-  /** Job-level figures. */
-  summary: IJobSummary;
-  /** Plain-language caveats. */
-  notes: string[];
-  /** What to try first. */
-  recommendations: IJobRecommendation[];
-  /** Columns: JOB_RANK_COLUMNS. */
-  ranks: ITable;
-  /** Columns: JOB_COLLECTIVE_COLUMNS. */
-  collectives: ITable;
-  /** Columns: JOB_STEP_COLUMNS. */
-  steps: ITable;
-  /** Columns: JOB_CALL_COLUMNS; the first calls where there are more than 20,000. */
-  calls: ITable & {
-    /** How many calls the job held in all. */
-    total?: number;
-  };
-  /** Columns: JOB_LANE_COLUMNS. */
-  lanes: ITable;
-}
+/** A whole job document; its tables' columns: JOB_RANK_COLUMNS, JOB_COLLECTIVE_COLUMNS,
+ * JOB_STEP_COLUMNS, JOB_CALL_COLUMNS (the first calls where there are more than 20,000,
+ * `total` the calls in all) and JOB_LANE_COLUMNS. */
+export type IJob = Parsed<
+  raw.IRawJob,
+  'schema' | 'version' | 'name' | 'created' | 'notes',
+  {
+    summary: IJobSummary;
+    recommendations: IJobRecommendation[];
+    ranks: ITable;
+    collectives: ITable;
+    steps: ITable;
+    calls: ITableWithTotal;
+    lanes: ITable;
+  }
+>;
 
 /** A row of the job's ranks table (JOB_RANK_COLUMNS). */
-export interface IJobRankRow {
-  /** The rank. */
-  rank: number;
-  /** Its trace file's name. */
-  file: string;
-  /** Its host ("" where the trace does not say). */
-  host: string;
-  /** Its device. */
-  device: string;
-  /** Its process group backend. */
-  backend: string;
-  /** First to last activity of the rank. */
-  span_s: number | null;
-  /** Compute-bound time. */
-  compute_s: number | null;
-  /** Memory-bound time. */
-  memory_s: number | null;
-  /** Other GPU time. */
-  other_s: number | null;
-  /** Exposed communication: communication with none of its own work beside it. */
-  communication_s: number | null;
-  /** Nothing ran. */
-  idle_s: number | null;
-  /** Its own work: compute + memory + other. */
-  work_s: number | null;
-  /** All communication, hidden or not. */
-  comm_s: number | null;
-  /** Communication that overlapped its own work. */
-  hidden_comm_s: number | null;
-  /** hidden_comm_s / comm_s. */
-  overlap: number | null;
-  /** Collective calls in its trace. */
-  calls: number | null;
-  /** Collectives it arrived last at, beyond the clocks' noise. */
-  last_count: number | null;
-  /** How long it held the others back, summed. */
-  lateness_s: number | null;
-  /** How long it waited for the last rank, summed. */
-  wait_s: number | null;
-  /** Taken off its times to align the ranks. */
-  clock_offset_s: number | null;
-}
+export type IJobRankRow = Parsed<
+  raw.IRawJobRankRow,
+  'rank' | 'file' | 'host' | 'device' | 'backend'
+>;
 
 /** A row of the job's collectives table (JOB_COLLECTIVE_COLUMNS). */
-export interface IJobCollectiveRow {
-  /** Process group name. */
-  group: string;
-  /** Ranks in the group. */
-  group_size: number | null;
-  /** all_reduce, all_gather, ... */
-  op: string;
-  /** Message size as nccl-tests counts it. */
-  bytes: number | null;
-  /** Element dtype. */
-  dtype: string;
-  /** "gpu" (NCCL kernels) or "host" (gloo). */
-  where: string;
-  /** Calls per rank. */
-  calls: number | null;
-  /** Summed transfer time (from the last arrival to the end). */
-  time_s: number | null;
-  /** Median transfer time of one call. */
-  median_s: number | null;
-  /** Algorithm bandwidth: bytes / median_s. */
-  algbw: number | null;
-  /** Bus bandwidth: algbw x nccl-tests' factor. */
-  busbw: number | null;
-  /** Per-direction interconnect bandwidth, where known. */
-  link_peak: number | null;
-  /** busbw / link_peak. */
-  link_fraction: number | null;
-  /** NCCL's algorithm and protocol, from the kernel name. */
-  algorithm: string;
-  /** Ranks each call was matched on (the fewest). */
-  ranks: number | null;
-}
+export type IJobCollectiveRow = Parsed<
+  raw.IRawJobCollectiveRow,
+  'op',
+  Texts<'group' | 'dtype' | 'where' | 'algorithm'>
+>;
 
 /** A row of the job's steps table (JOB_STEP_COLUMNS): one profiler step of one rank. */
-export interface IJobStepRow {
-  /** The rank. */
-  rank: number;
-  /** Its ProfilerStep number. */
-  step: number | null;
-  /** first, steady or partial ("" without GPU work). */
-  kind: string;
-  /** Its window's start, on the job's aligned clock. */
-  start_s: number | null;
-  /** Its window. */
-  span_s: number | null;
-  /** Compute-bound time. */
-  compute_s: number | null;
-  /** Memory-bound time. */
-  memory_s: number | null;
-  /** Other GPU time. */
-  other_s: number | null;
-  /** All communication. */
-  comm_s: number | null;
-  /** Communication with none of the rank's own work beside it. */
-  exposed_comm_s: number | null;
-  /** Collectives it arrived last at. */
-  last_count: number | null;
-  /** How long it held the others back. */
-  lateness_s: number | null;
-  /** How long it waited for the last rank. */
-  wait_s: number | null;
-}
+export type IJobStepRow = Parsed<
+  raw.IRawJobStepRow,
+  'rank' | 'kind',
+  { step: number | null }
+>;
 
 /** A row of the job's calls table (JOB_CALL_COLUMNS): one collective call of one rank. */
-export interface IJobCallRow {
-  /** The rank. */
-  rank: number;
-  /** "group/step/place": the same collective on every rank. */
-  instance: string;
-  /** Process group name. */
-  group: string;
-  /** all_reduce, ... */
-  op: string;
-  /** Message size. */
-  bytes: number | null;
-  /** Element dtype. */
-  dtype: string;
-  /** "gpu" or "host". */
-  where: string;
-  /** Profiler step. */
-  step: number | null;
-  /** When the rank enqueued it (aligned clock). */
-  enqueue_s: number | null;
-  /** When the rank arrived at it. */
-  arrival_s: number | null;
-  /** Start of its transfer. */
-  start_s: number | null;
-  /** Its end. */
-  end_s: number | null;
-}
+export type IJobCallRow = Parsed<
+  raw.IRawJobCallRow,
+  'rank',
+  Texts<'instance' | 'group' | 'op' | 'dtype' | 'where'> & {
+    step: number | null;
+  }
+>;
 
 /** A row of the job's lanes table (JOB_LANE_COLUMNS): one interval of a rank's activity. */
-export interface IJobLaneRow {
-  /** The rank. */
-  rank: number;
-  /** compute, memory, other, comm or exposed. */
-  part: string;
-  /** Start, aligned clock. */
-  start_s: number;
-  /** End, aligned clock. */
-  end_s: number;
-}
+export type IJobLaneRow = Parsed<
+  raw.IRawJobLaneRow,
+  'rank' | 'part' | 'start_s' | 'end_s'
+>;
 
 function rowsOf(t: ITable): { [column: string]: Cell }[] {
   return tableRows<{ [column: string]: Cell }>(t);
@@ -2515,7 +1530,9 @@ function parseStraggler(value: unknown): IJobStraggler {
     rank: num(v.rank),
     decided: num(v.decided) ?? 0,
     collectives: num(v.collectives) ?? 0,
-    noise_s: num(v.noise_s)
+    noise_s: num(v.noise_s),
+    lateness_per_step_s: num(v.lateness_per_step_s),
+    others_wait_per_step_s: num(v.others_wait_per_step_s)
   };
   for (const key of [
     'last_count',
@@ -2529,8 +1546,6 @@ function parseStraggler(value: unknown): IJobStraggler {
       out[key] = n;
     }
   }
-  out.lateness_per_step_s = num(v.lateness_per_step_s);
-  out.others_wait_per_step_s = num(v.others_wait_per_step_s);
   if (isObject(v.varies)) {
     out.varies = {};
     for (const [k, n] of Object.entries(v.varies)) {

@@ -185,8 +185,8 @@ _AMDAHL = Table(
     row="AmdahlRow",
     columns=(
         *("kind", "part", "share_before", "time_before_s", "time_after_s", "part_speedup"),
-        *("predicted_speedup", "predicted_span_s", "measured_speedup", "limit"),
-        *("predicted_by", "not_modelled"),
+        *("predicted_speedup", "predicted_low", "predicted_high", "predicted_span_s"),
+        *("measured_speedup", "limit", "predicted_by", "not_modelled"),
     ),
 )
 COMPARISON = Object(

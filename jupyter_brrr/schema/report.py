@@ -1,10 +1,12 @@
 """The report's JSON form: the contract between Python and the browser.
 
 One schema module per document kind here (this one; ``comparison``, ``job``, ``history`` and
-``plan`` beside it, on the types of ``types``), and ``js/src/schema.ts`` (the browser's reader,
-which takes the tables' columns from each document). Both are tested against the example files in
-``tests/data/reports/`` (the browser tests render them). Bump ``SCHEMA_VERSION`` on any change that an older
-reader would misread; readers refuse a newer major version with a clear message.
+``plan`` beside it, on the types of ``types``): the one source. The browser's types are generated
+from it (``jlpm schema:types`` writes ``js/src/generated/schema_types.ts``; its reader,
+``js/src/schema.ts``, takes the tables' columns from each document). Both are tested against the
+example files in ``tests/data/reports/`` (the browser tests render them). Bump
+``SCHEMA_VERSION`` on any change that an older reader would misread; readers refuse a newer
+major version with a clear message.
 
 Layout of a report document (all times in seconds, all sizes in bytes, rates per second)::
 
@@ -206,8 +208,9 @@ class Runs(TypedDict):
 
 class Summary(TypedDict):
     """A report's ``summary``, as ``analysis.analyze`` builds it: every key, always (None where
-    a figure does not apply). ``js/src/schema.ts`` mirrors it as ``ISummary`` (a test checks
-    that both name the same keys). Reports written by older versions may lack the later keys."""
+    a figure does not apply). The schema's summary below (``_SUMMARY``, and so the browser's
+    generated ``IRawSummary``) declares the same keys (a test checks). Reports written by older
+    versions may lack the later keys."""
 
     span_s: float  # one run's span (see SUMMARY_KEYS)
     busy_s: float
@@ -496,7 +499,7 @@ _SUMMARY = Object(
             for name in ("memory_before_bytes", "memory_increase_bytes", "memory_after_bytes")
         },
         "timing": Nullable(_TIMING),
-        # What the browser's summary reads besides (js/src/schema.ts ISummary).
+        # Written by the analysis besides (Summary above), which the browser reads too.
         "idle_gap_count": _MAYBE_COUNT,
         "launch_count": _MAYBE_COUNT,
         "overhead_kernels_s": _MAYBE_SECONDS,
@@ -588,8 +591,8 @@ _RECOMMENDATION = Object(
 _OPS_CELLS: dict[str, Type] = {
     "name": _TEXT,
     **{name: _MAYBE_TEXT for name in ("shapes", "dtypes", "category", "module")},
-    **{name: _MAYBE_TEXT for name in ("bound", "dtype")},
-    **{name: _MAYBE_TEXT for name in ("regime", "reason", "why", "line")},
+    **{name: _MAYBE_TEXT for name in ("bound", "dtype", "roof", "roof_basis", "roof_flag")},
+    **{name: _MAYBE_TEXT for name in ("cost_model", "regime", "reason", "why", "line")},
     **{name: _MAYBE_COUNT for name in ("calls", "kernels")},
     **{
         name: _MAYBE_AMOUNT
@@ -693,6 +696,7 @@ _VARIANT = Object(
         "graph_breaks": Nullable(ListOf(Type())),
         "error": _MAYBE_TEXT,
         "error_line": _MAYBE_TEXT,
+        "fallback_reason": _MAYBE_TEXT,  # why torch.compile ran eager's code (verdict fallback)
     },
     title="ABVariant",
 )

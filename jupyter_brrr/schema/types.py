@@ -351,13 +351,13 @@ class Table(Type):
 
 # --- the same types as JSON Schema --------------------------------------------------------------------
 #
-# Each type above written as JSON Schema (draft 2020-12), so that another reader (the browser's
-# parsers in js/src/schema.ts, a tool of the user's) can be held to the one schema. A table's
-# cells depend on the column a cell is in, which JSON Schema cannot say: a table carries its
-# cells' schemas under "x-cells" (by column name) and the columns it needs under "x-needs".
-# Objects with a title, and tables' row types, are written once under "$defs" and referred to
-# where they are used ("x-row": a table's row type), so that a generator of code (the
-# TypeScript in js/src/generated/) names them.
+# Each type above written as JSON Schema (draft 2020-12), so that another reader (the browser,
+# whose types are generated from it into js/src/generated/; a tool of the user's) can be held
+# to the one schema. A table's cells depend on the column a cell is in, which JSON Schema cannot
+# say: a table carries its cells' schemas under "x-cells" (by column name) and the columns it
+# needs under "x-needs". Objects with a title, and tables' row types, are written once under
+# "$defs" and referred to where they are used ("x-row": a table's row type), so that a
+# generator of code names them.
 
 
 def json_schema(kind: Type, defs: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -224,6 +224,8 @@ export interface IRawAdviceOp {
 export interface IRawSaving {
   text: string;
   seconds?: number | null;
+  low_s?: number | null;
+  high_s?: number | null;
   predicted_by?: ('replay' | 'additive bound') | null;
   not_modelled?: string[];
 }
@@ -246,6 +248,8 @@ export interface IRawTryVerdict {
   fix?: string | null;
   reason?: string | null;
   predicted_s?: number | null;
+  predicted_low_s?: number | null;
+  predicted_high_s?: number | null;
   measured_s?: number | null;
   measured_low_s?: number | null;
   measured_high_s?: number | null;
@@ -293,6 +297,7 @@ export interface IRawABVariant {
   graph_breaks?: unknown[] | null;
   error?: string | null;
   error_line?: string | null;
+  fallback_reason?: string | null;
 }
 /**
  * This interface was referenced by `IRawDocuments`'s JSON-Schema
@@ -738,10 +743,10 @@ export interface IRawOpRow {
   roof_fraction: number | null;
   bound: string | null;
   dtype: string | null;
-  roof: string | number | boolean | null;
-  roof_basis: string | number | boolean | null;
-  roof_flag: string | number | boolean | null;
-  cost_model: string | number | boolean | null;
+  roof: string | null;
+  roof_basis: string | null;
+  roof_flag: string | null;
+  cost_model: string | null;
   regime: string | null;
   reason: string | null;
   why: string | null;
@@ -904,6 +909,8 @@ export interface IRawAmdahlRow {
   time_after_s: number | null;
   part_speedup: number | null;
   predicted_speedup: number | null;
+  predicted_low: number | null;
+  predicted_high: number | null;
   predicted_span_s: number | null;
   measured_speedup: number | null;
   limit: number | null;
