@@ -96,10 +96,16 @@ def test_a_recommendation_has_the_keys_the_advice_writes() -> None:
         Path(__file__).resolve().parent / "data" / "advice" / "odd_vocab_lm_head.slow.json.gz"
     )
     written = set(report.recommendations[0])
-    # "try" is written when the fix is tried (actions/fixes.py): not by the advice.
-    assert "try" not in written
-    assert written | {"try"} == _interface_keys("IRecommendation")
+    # "try" is written when the fix is tried (actions/fixes.py), "ruled_out" on those the
+    # replay rules out (Report.ruled_out): not on a recommendation.
+    assert not written & {"try", "ruled_out"}
+    assert written | {"try", "ruled_out"} == _interface_keys("IRecommendation")
+
     assert set(report.recommendations[0]["ops"][0]) == _interface_keys("IAdviceOp")
+
+
+def test_a_fix_that_cannot_pay_is_ruled_out_at_the_same_share_on_both_sides() -> None:
+    assert float(str(_ts_constant("CANNOT_PAY_SHARE"))) == schema.CANNOT_PAY_SHARE
 
 
 # --- the re-measure loop (comparison.py, history_store.py, target.py) and the job's rows ------------

@@ -259,7 +259,15 @@ export interface IRecommendation {
   code_change?: ICodeChange | null;
   /** Its fix tried (Try this fix, %%brrr --try-fixes), with the verdict; null: not tried. */
   try?: ITryVerdict | null;
+  /** Why the step's replay rules it out: it cannot pay here (in IReport.ruled_out only). */
+  ruled_out?: string;
 }
+
+/**
+ * A replayed saving below this share of the step cannot pay: its recommendation is ruled out,
+ * not numbered (jupyter_brrr/schema/report.py's CANNOT_PAY_SHARE).
+ */
+export const CANNOT_PAY_SHARE = 0.02;
 
 /** What a recommendation saves, as its writer said it. */
 export interface ISaving {
@@ -626,6 +634,8 @@ export interface IReport {
   notes: string[];
   /** What to try first. */
   recommendations: IRecommendation[];
+  /** What was considered and cannot pay here, each with ruled_out (why). */
+  ruled_out: IRecommendation[];
   /** Ops table (columns: OPS_COLUMNS in jupyter_brrr/schema.py). */
   ops: ITable;
   /** Kernels table (columns: KERNEL_COLUMNS in jupyter_brrr/schema.py). */
@@ -1380,8 +1390,52 @@ function parseRecommendation(value: unknown): IRecommendation | null {
     probably: value.probably === true,
     saving: parseSaving(value.saving),
     code_change: parseCodeChange(value.code_change),
-    try: parseTry(value.try)
+    try: parseTry(value.try),
+    ...(typeof value.ruled_out === 'string' && value.ruled_out
+      ? { ruled_out: value.ruled_out }
+      : {})
   };
+}
+
+/**
+ * The recommendations to number and those the step's replay rules out: a report's own
+ * ruled_out list, and in a report written before it the replayed ones that save under
+ * CANNOT_PAY_SHARE (their reason: the saving's sentence), as the Python side does.
+ */
+function splitRecommendations(
+  listed: unknown,
+  ruledOut: unknown
+): [IRecommendation[], IRecommendation[]] {
+  const parse = (values: unknown) =>
+    Array.isArray(values)
+      ? values
+          .filter(isObject)
+          .map(v => [v, parseRecommendation(v)] as const)
+          .filter(([, r]) => r)
+      : [];
+  const kept: IRecommendation[] = [];
+  const ruled: IRecommendation[] = parse(ruledOut).map(([, r]) => ({
+    ...(r as IRecommendation),
+    ruled_out: (r as IRecommendation).ruled_out || (r as IRecommendation).detail
+  }));
+  for (const [value, r] of parse(listed)) {
+    const rec = r as IRecommendation;
+    const replayed =
+      rec.saving?.predicted_by === 'replay' ||
+      str(value.predicted_by).startsWith('predicted by replaying');
+    if (
+      rec.ruled_out ||
+      (replayed && rec.share !== null && rec.share < CANNOT_PAY_SHARE)
+    ) {
+      ruled.push({
+        ...rec,
+        ruled_out: rec.ruled_out || rec.saving?.text || rec.detail
+      });
+    } else {
+      kept.push(rec);
+    }
+  }
+  return [kept, ruled];
 }
 
 function parseSaving(value: unknown): ISaving | null {
@@ -1909,6 +1963,10 @@ export function parseReport(data: unknown): IReport {
   } catch (err) {
     notes.push(err instanceof Error ? err.message : String(err));
   }
+  const [recommendations, ruledOut] = splitRecommendations(
+    doc.recommendations,
+    doc.ruled_out
+  );
   const kernels = table(doc.kernels, 'kernels') as IKernelTable;
   const rawKernels = isObject(doc.kernels) ? doc.kernels : {};
   kernels.aggregated = rawKernels.aggregated === true;
@@ -1921,11 +1979,8 @@ export function parseReport(data: unknown): IReport {
     created: str(doc.created),
     summary: parseSummary(doc.summary),
     notes,
-    recommendations: Array.isArray(doc.recommendations)
-      ? (doc.recommendations
-          .map(parseRecommendation)
-          .filter(r => r) as IRecommendation[])
-      : [],
+    recommendations,
+    ruled_out: ruledOut,
     ops: table(doc.ops, 'ops'),
     kernels,
     cpu_ops: table(doc.cpu_ops, 'cpu_ops'),
