@@ -736,14 +736,16 @@ def replay_fixes(folder: str, names: list[str] | None = None) -> list[dict]:
             reports[name] = reanalyse(where, name)
         report = reports[name]
         row = dict(old, predicted_then_s=old.get("predicted_s"))
+        # A fix the replay now rules out (it cannot pay) is still predicted, beside what it
+        # measured then: rank "x".
         found = [
             (n, r)
-            for n, r in enumerate(report.recommendations)
+            for n, r in [*enumerate(report.recommendations), *((None, r) for r in report.ruled_out)]
             if fixes.FIX_OF_CAUSE.get(r["cause"]) == old["fix"]
         ]
         if found:
             n, recommendation = found[0]
-            row.update(rank=n + 1, advice=recommendation["title"])
+            row.update(rank=n + 1 if n is not None else "x", advice=recommendation["title"])
             row["predicted_s"] = fixes.predicted_saving(report, recommendation, old["base_s"])
             if old["verdict"] in ("confirmed", "smaller than predicted"):
                 row["verdict"] = fixes.judge_gain(row["predicted_s"], old["measured_high_s"])

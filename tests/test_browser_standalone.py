@@ -347,3 +347,28 @@ def test_a_comparison_and_a_history_draw_offline_from_their_files(open_file, tmp
     assert opened.page.evaluate("() => window.__brrrInjected") == []
     assert opened.remote == [], f"the page asked the network for {opened.remote}"
     assert app_errors(opened.errors) == []
+
+
+def test_a_fix_that_cannot_pay_is_ruled_out_below_the_list_in_the_file(open_file):
+    """The H200's autocast NCHW convolution, saved before the split with its CUDA graph that
+    cannot pay as recommendation 2 ("saves up to 0%"): the Overview numbers the layout fix
+    alone, and says the graph was ruled out, and why, in one line below the list."""
+    import jupyter_brrr
+
+    saved = REPO / "bench" / "data" / "h200" / "fixes_2" / "conv_channels_first_autocast.json"
+    report = jupyter_brrr.Report.from_json(saved.read_text())
+    opened = open_file(report)
+    section = opened.root.locator('[data-testid="brrr-recommendations"]')
+    causes = section.locator("ol > li.jp-brrr-rec").evaluate_all(
+        "els => els.map(e => e.dataset.cause)"
+    )
+    assert causes == ["layout"]
+    assert "saves up to 0%" not in section.inner_text()
+    line = section.locator('[data-testid="brrr-ruled-out"]')
+    assert line.inner_text().startswith(
+        "Ruled out, as it cannot pay here: launch overhead (The GPU waits for launches 11% of "
+        "the time): in a loop of calls this is at most the time per call"
+    )
+    # Below the list, not in it.
+    assert line.evaluate("el => el.previousElementSibling.tagName") == "OL"
+    assert app_errors(opened.errors) == []

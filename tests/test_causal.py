@@ -304,19 +304,63 @@ def _recorded_case(name: str) -> Report:
     return Report.from_analysis(result)
 
 
-def test_a_cuda_graph_on_a_step_whose_gpu_work_fills_a_loop_of_calls_says_it_cannot_pay() -> None:
+def _ruled_out_everywhere(report: Report, cause: str) -> dict:
+    """The recommendation of ``cause`` that ``report`` rules out, checked in every view: not
+    numbered among the recommendations (nor in the saved report's list, nor in the Try
+    numbering), and said once under the list in the text and static HTML views."""
+    from jupyter_brrr.views.text import summary_lines
+
+    assert cause not in [r["cause"] for r in report.recommendations]
+    (ruled,) = [r for r in report.ruled_out if r["cause"] == cause]
+    doc = report.to_dict()
+    assert cause not in [r["cause"] for r in doc["recommendations"]]
+    assert [r["cause"] for r in doc["ruled_out"]] == [cause]
+    again = Report.from_json(report.to_json())  # as a saved notebook holds it
+    assert [r["cause"] for r in again.recommendations] == [
+        r["cause"] for r in report.recommendations
+    ]
+    assert [r["ruled_out"] for r in again.ruled_out] == [ruled["ruled_out"]]
+    text = "\n".join(summary_lines(report))
+    listed = [line for line in text.splitlines() if line.startswith("* ")]
+    assert not any(ruled["title"] in line for line in listed)
+    assert f"Ruled out, as it cannot pay here: {cause} ({ruled['title']})" in text
+    html = report._repr_html_()
+    assert html.count(ruled["title"]) == 1
+    assert html.index("What to try first") < html.index("Ruled out, as it cannot pay here")
+    return ruled
+
+
+def test_a_cuda_graph_on_a_step_whose_gpu_work_fills_a_loop_of_calls_is_ruled_out() -> None:
     # The autocast NCHW convolution: one call on its own waits ~0.2 ms for launches, but its
     # host launches in 1.1 ms what the GPU runs in 1.15: back to back, the GPU never waits (the
     # H200's A/B measured 0.017 ms saved by a graph). The wait at the end of the call (the
-    # timer's) is no synchronisation a graph must lose first.
+    # timer's) is no synchronisation a graph must lose first. "Saves up to 0%" is no
+    # recommendation: it is ruled out, with why.
     report = _recorded_case("conv_channels_first_autocast")
-    causes = [r["cause"] for r in report.recommendations]
-    assert causes[0] == "layout"
-    launch = report.recommendations[causes.index("launch overhead")]
+    assert [r["cause"] for r in report.recommendations] == ["layout"]
+    launch = _ruled_out_everywhere(report, "launch overhead")
     assert launch["requires"] is None
     assert not launch["fix"].startswith("First remove")
     assert launch["saving_s"] < 0.02 * report.summary["span_s"]
     assert "cannot pay there" in launch["detail"]
+    assert launch["ruled_out"].startswith("in a loop of calls the host launches the next call")
+
+
+def test_a_saved_report_with_a_fix_that_cannot_pay_in_its_list_shows_it_ruled_out() -> None:
+    # Saved by the H200 before the split (bench/data/h200/fixes_2): the graph that cannot pay
+    # was recommendation 2 ("saves up to 0%"); the STFT's strided read of a mul replayed as 0 us
+    # (43 us added up) was recommendation 4.
+    kept = Path(__file__).resolve().parents[1] / "bench" / "data" / "h200"
+    conv = Report.from_json((kept / "fixes_2" / "conv_channels_first_autocast.json").read_text())
+    assert [r["cause"] for r in conv.recommendations] == ["layout"]
+    launch = _ruled_out_everywhere(conv, "launch overhead")
+    assert launch["ruled_out"].startswith("in a loop of calls this is at most the time per call")
+    stft = Report.from_json((kept / "fixes" / "stft_magnitude.json").read_text())
+    assert [r["cause"] for r in stft.recommendations] == ["host stall", "launch overhead", "fusion"]
+    strided = _ruled_out_everywhere(stft, "strided")
+    assert strided["ruled_out"].startswith(
+        "replaying the step's dependencies, it saves 0 us (adding up times gave 43.3 us)"
+    )
 
 
 def test_a_launch_bound_recording_keeps_its_graph_saving_in_a_loop() -> None:

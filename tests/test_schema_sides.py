@@ -70,9 +70,10 @@ def test_a_recommendation_has_the_keys_the_advice_writes() -> None:
         Path(__file__).resolve().parent / "data" / "advice" / "odd_vocab_lm_head.slow.json.gz"
     )
     written = set(report.recommendations[0])
-    # "try" is written when the fix is tried (actions/fixes.py): not by the advice.
-    assert "try" not in written
-    assert written | {"try"} == _interface_keys("IRawRecommendation")
+    # "try" is written when the fix is tried (actions/fixes.py), "ruled_out" on those the
+    # replay rules out (Report.ruled_out): not on a recommendation.
+    assert not written & {"try", "ruled_out"}
+    assert written | {"try", "ruled_out"} == _interface_keys("IRawRecommendation")
     assert set(report.recommendations[0]["ops"][0]) == _interface_keys("IRawAdviceOp")
 
 

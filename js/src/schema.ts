@@ -14,6 +14,7 @@
  */
 import type * as raw from './generated/schema_types';
 import {
+  CANNOT_PAY_SHARE,
   COMPARISON_SCHEMA_NAME,
   COMPARISON_SCHEMA_VERSION,
   HISTORY_SCHEMA_NAME,
@@ -25,6 +26,7 @@ import {
 } from './generated/schema_types';
 
 export {
+  CANNOT_PAY_SHARE,
   CAUSES,
   COMPARISON_MIME_TYPE,
   COMPARISON_SCHEMA_NAME,
@@ -445,6 +447,7 @@ export type IReport = Parsed<
   {
     summary: ISummary;
     recommendations: IRecommendation[];
+    ruled_out: IRecommendation[];
     ops: ITable;
     kernels: IKernelTable;
     cpu_ops: ITable;
@@ -686,8 +689,53 @@ function parseRecommendation(value: unknown): IRecommendation | null {
     probably: value.probably === true,
     saving: parseSaving(value.saving),
     code_change: parseCodeChange(value.code_change),
-    try: parseTry(value.try)
+    try: parseTry(value.try),
+    ruled_out:
+      typeof value.ruled_out === 'string' && value.ruled_out
+        ? value.ruled_out
+        : null
   };
+}
+
+/**
+ * The recommendations to number and those the step's replay rules out: a report's own
+ * ruled_out list, and in a report written before it the replayed ones that save under
+ * CANNOT_PAY_SHARE (their reason: the saving's sentence), as the Python side does.
+ */
+function splitRecommendations(
+  listed: unknown,
+  ruledOut: unknown
+): [IRecommendation[], IRecommendation[]] {
+  const parse = (values: unknown) =>
+    Array.isArray(values)
+      ? values
+          .filter(isObject)
+          .map(v => [v, parseRecommendation(v)] as const)
+          .filter(([, r]) => r)
+      : [];
+  const kept: IRecommendation[] = [];
+  const ruled: IRecommendation[] = parse(ruledOut).map(([, r]) => ({
+    ...(r as IRecommendation),
+    ruled_out: (r as IRecommendation).ruled_out || (r as IRecommendation).detail
+  }));
+  for (const [value, r] of parse(listed)) {
+    const rec = r as IRecommendation;
+    const replayed =
+      rec.saving?.predicted_by === 'replay' ||
+      str(value.predicted_by).startsWith('predicted by replaying');
+    if (
+      rec.ruled_out ||
+      (replayed && rec.share !== null && rec.share < CANNOT_PAY_SHARE)
+    ) {
+      ruled.push({
+        ...rec,
+        ruled_out: rec.ruled_out || rec.saving?.text || rec.detail
+      });
+    } else {
+      kept.push(rec);
+    }
+  }
+  return [kept, ruled];
 }
 
 function parseSaving(value: unknown): ISaving | null {
@@ -1194,6 +1242,10 @@ export function parseReport(data: unknown): IReport {
   } catch (err) {
     notes.push(err instanceof Error ? err.message : String(err));
   }
+  const [recommendations, ruledOut] = splitRecommendations(
+    doc.recommendations,
+    doc.ruled_out
+  );
   const kernels = table(doc.kernels, 'kernels') as IKernelTable;
   const rawKernels = isObject(doc.kernels) ? doc.kernels : {};
   kernels.aggregated = rawKernels.aggregated === true;
@@ -1206,11 +1258,8 @@ export function parseReport(data: unknown): IReport {
     created: str(doc.created),
     summary: parseSummary(doc.summary),
     notes,
-    recommendations: Array.isArray(doc.recommendations)
-      ? (doc.recommendations
-          .map(parseRecommendation)
-          .filter(r => r) as IRecommendation[])
-      : [],
+    recommendations,
+    ruled_out: ruledOut,
     ops: table(doc.ops, 'ops'),
     kernels,
     cpu_ops: table(doc.cpu_ops, 'cpu_ops'),

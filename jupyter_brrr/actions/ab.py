@@ -861,7 +861,10 @@ class _Run:
                     f"{state.block:,} calls per block",
                 )
                 try:
-                    state.times.append(self.timer.block(state.variant.call, state.block))
+                    # What the variant sets once (a fix's backend flags) is set outside the
+                    # timed calls and put back before the next variant's block.
+                    with state.variant.held():
+                        state.times.append(self.timer.block(state.variant.call, state.block))
                     state.rounds_timed.append(r)
                 except _Cancelled:
                     raise

@@ -2,14 +2,20 @@
 without editing the code (``FIXES``), or a callable.
 
 The fixes change only the variant's own calls: ``tf32`` allows TF32 tensor cores for float32
-matmuls and convolutions (``torch.backends`` flags and the matmul precision, put back after each
-call); ``bf16`` runs each call under ``torch.autocast`` to bfloat16; ``channels_last`` converts the
-modules the target uses (its arguments, the function itself, and the globals and closure cells
-its code reads) to channels_last for the variant's life, and runs each call with its 4-D tensor
-inputs (arguments, the globals and closure cells it reads) as channels_last copies;
-``cudnn_benchmark`` lets cuDNN time its algorithms (``torch.backends.cudnn.benchmark``) for the
-variant's calls; ``pinned`` runs each call with the host tensors it reads (arguments, globals,
-closure cells) as pinned copies, and their copies to the GPU non-blocking.
+matmuls and convolutions (``torch.backends`` flags); ``bf16`` runs each call under
+``torch.autocast`` to bfloat16; ``channels_last`` converts the modules the target uses (its
+arguments, the function itself, and the globals and closure cells its code reads) to
+channels_last for the variant's life, and runs each call with its 4-D tensor inputs (arguments,
+the globals and closure cells it reads) as channels_last copies; ``cudnn_benchmark`` lets cuDNN
+time its algorithms (``torch.backends.cudnn.benchmark``) for the variant's calls; ``pinned`` runs
+each call with the host tensors it reads (arguments, globals, closure cells) as pinned copies,
+and their copies to the GPU non-blocking.
+
+What a user sets once (the backend flags, the converted tensors in their globals) is set once
+around a block of timed calls (``Variant.held``), not in each call: setting TF32's flags costs
+microseconds a call (8 us on a 2-core CPU dev machine, torch 2.13), which a launch-bound step
+would count as the fix's. The user's flags are put back after each block, and on an error.
+What a user writes around each call (autocast, non-blocking copies) stays around each call.
 
 Each variant turns a ``Target`` (a function, how to get the arguments of one call, and what to do
 with its result) into a zero-argument callable that runs it once. Making that callable is the
@@ -206,6 +212,11 @@ class Variant:
     def call(self) -> Any:
         return self.target.call(self._fn)
 
+    def held(self) -> contextlib.AbstractContextManager:
+        """What the variant sets once around a block of back-to-back calls (entered outside
+        the timed part): plain variants set nothing."""
+        return contextlib.nullcontext()
+
     def close(self) -> None:
         self._fn = self.target.fn
 
@@ -355,6 +366,7 @@ class Fixed(Variant):
         self._modules: list[Any] = []
         self._swaps: list[tuple[Slot, Any]] = []  # (where the code reads it, its converted copy)
         self._copies: dict[int, Any] = {}  # id of a tensor argument: its converted copy
+        self._holding = False  # inside ``held``: each call leaves the settings alone
 
     def prepare(self, timer: Any) -> None:
         import torch
@@ -426,27 +438,28 @@ class Fixed(Variant):
                 self._modules.append(value)
 
     @contextlib.contextmanager
-    def _applied(self) -> Any:
+    def held(self) -> Any:
+        """The settings a user makes once (the backend flags, the converted tensors in the
+        slots the code reads), set once for a block of calls and put back after it, also on
+        an error; the calls inside leave them alone."""
+        if self._holding:
+            yield
+            return
+        with self._settings():
+            self._holding = True
+            try:
+                yield
+            finally:
+                self._holding = False
+
+    @contextlib.contextmanager
+    def _settings(self) -> Any:
         import torch
 
         fix = self.spec.mode
         with contextlib.ExitStack() as stack:
             if fix == "tf32":
-                matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-                saved = (matmul.allow_tf32, cudnn.allow_tf32, torch.get_float32_matmul_precision())
-                setattr(matmul, "allow_tf32", True)  # noqa: B010  # a module's flag, untyped
-                setattr(cudnn, "allow_tf32", True)  # noqa: B010
-                torch.set_float32_matmul_precision("high")
-
-                def put_back() -> None:
-                    setattr(matmul, "allow_tf32", saved[0])  # noqa: B010
-                    setattr(cudnn, "allow_tf32", saved[1])  # noqa: B010
-                    torch.set_float32_matmul_precision(saved[2])
-
-                stack.callback(put_back)
-            elif fix == "bf16":
-                device = "cuda" if self.gpu and torch.cuda.is_available() else "cpu"
-                stack.enter_context(torch.autocast(device_type=device, dtype=torch.bfloat16))
+                stack.enter_context(tf32_allowed())
             elif fix == "cudnn_benchmark":
                 before = torch.backends.cudnn.benchmark
                 torch.backends.cudnn.benchmark = True
@@ -454,6 +467,21 @@ class Fixed(Variant):
             for slot, copy in self._swaps:
                 stack.callback(slot.set, slot.get())
                 slot.set(copy)
+            yield
+
+    @contextlib.contextmanager
+    def _applied(self) -> Any:
+        """What each call runs under: the settings (unless ``held`` set them for the block),
+        and what a user writes around each call (autocast, non-blocking copies)."""
+        import torch
+
+        fix = self.spec.mode
+        with contextlib.ExitStack() as stack:
+            if not self._holding:
+                stack.enter_context(self._settings())
+            if fix == "bf16":
+                device = "cuda" if self.gpu and torch.cuda.is_available() else "cpu"
+                stack.enter_context(torch.autocast(device_type=device, dtype=torch.bfloat16))
             if fix == "pinned" and (self._swaps or self._copies):
                 stack.enter_context(non_blocking_copies())
             yield
@@ -487,6 +515,49 @@ class Fixed(Variant):
         for module in self._modules:  # the user's modules back in their own layout
             module.to(memory_format=torch.contiguous_format)
         self._modules, self._swaps, self._copies = [], [], {}
+
+
+# The float32 precisions TF32 is allowed by, in torch 2.9's API (``torch.backends``' objects,
+# by path): matmuls, cuDNN's convolutions and RNNs.
+_TF32_NODES = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
+
+
+@contextlib.contextmanager
+def tf32_allowed() -> Any:
+    """TF32 tensor cores allowed for float32 matmuls and convolutions while inside; the user's
+    flags exactly as they were after, also on an error. Torch 2.9+ keeps them as
+    ``fp32_precision`` per backend (its legacy ``allow_tf32`` reads raise where conv and RNN
+    differ, and writing them back turns an inherited "none" into "ieee"), so there those are
+    saved and set; older torch has the legacy flags and the matmul precision."""
+    import functools
+
+    import torch
+
+    backends = torch.backends
+    nodes: list[Any] = [
+        functools.reduce(getattr, path.split("."), backends) for path in _TF32_NODES
+    ]
+    if all(hasattr(node, "fp32_precision") for node in nodes):
+        saved = [node.fp32_precision for node in nodes]
+        try:
+            for node in nodes:
+                node.fp32_precision = "tf32"
+            yield
+        finally:
+            for node, value in zip(nodes, saved, strict=True):
+                node.fp32_precision = value
+        return
+    matmul, cudnn = backends.cuda.matmul, backends.cudnn
+    before = (matmul.allow_tf32, cudnn.allow_tf32, torch.get_float32_matmul_precision())
+    try:
+        setattr(matmul, "allow_tf32", True)  # noqa: B010  # a module's flag, untyped
+        setattr(cudnn, "allow_tf32", True)  # noqa: B010
+        torch.set_float32_matmul_precision("high")
+        yield
+    finally:
+        setattr(matmul, "allow_tf32", before[0])  # noqa: B010
+        setattr(cudnn, "allow_tf32", before[1])  # noqa: B010
+        torch.set_float32_matmul_precision(before[2])
 
 
 def non_blocking_copies() -> contextlib.AbstractContextManager:

@@ -39,13 +39,16 @@ from typing import Any
 
 import numpy as np
 
+from ..schema.report import CANNOT_PAY_SHARE
 from . import step_graph as sg
 from .replay import GRAPH_GAP_S, Prediction, predict
 from .spread import prediction_band
 from .step_graph import StepGraph
 
 __all__ = [
+    "CANNOT_PAY_SHARE",
     "PREDICTED_BY",
+    "cannot_pay",
     "fix_changes",
     "fix_saving",
     "gpu_path_share",
@@ -320,12 +323,21 @@ def replay_savings(
                 else "."
             )
         )
+        floor = _gpu_floor(after, changes)
         if looped:
             bound += (
                 f" In a loop of calls this is at most the time per call (about {_ms(period)}) "
-                f"less the GPU's own work once changed ({_ms(_gpu_floor(after, changes))}): the "
+                f"less the GPU's own work once changed ({_ms(floor)}): the "
                 "host launches the next call while the GPU runs this one"
                 + (", so this fix cannot pay there." if saving <= 0.02 * span else ".")
+            )
+        if share < CANNOT_PAY_SHARE:
+            item["ruled_out"] = (
+                "in a loop of calls the host launches the next call while the GPU runs this "
+                f"one, and the GPU's own work once changed ({_ms(floor)}) fills the time per "
+                f"call (about {_ms(period)})"
+                if looped
+                else _no_gain(saving, added, span)
             )
         item["detail"] = f"{item.get('evidence', '')} {item.get('fix', '')} {bound}".strip()
         item["saving"] = {
@@ -339,6 +351,54 @@ def replay_savings(
         out.append(item)
     out.sort(key=lambda item: -float(item.get("saving_s") or 0.0))
     return _after_what_they_need(out)
+
+
+def _no_gain(saving: float, added: object, span: float) -> str:
+    """Why a fix the replay predicts no gain for is ruled out."""
+    return (
+        f"replaying the step's dependencies, it saves {_ms(saving)}"
+        + (
+            f" (adding up times gave {_ms(float(added))})"
+            if isinstance(added, int | float) and float(added) > saving + 0.02 * span
+            else ""
+        )
+        + ": the time it removes runs alongside other work that sets the span"
+    )
+
+
+def cannot_pay(recommendations: list[dict], span_s: float) -> tuple[list[dict], list[dict]]:
+    """The recommendations split in two: those to rank, and those the step's replay says cannot
+    pay (a saving under ``CANNOT_PAY_SHARE`` of the step), each with ``"ruled_out"``: why, in
+    words. A report written before the split (its replayed recommendations all in one list)
+    gets the same: the reason from its saving's sentence. An additive bound is never ruled out
+    (the detectors keep only savings of ``advice.MIN_SHARE`` and more)."""
+    kept: list[dict] = []
+    ruled: list[dict] = []
+    for item in recommendations:
+        field = item.get("saving")
+        saving: dict = field if isinstance(field, dict) else {}
+        replayed = (
+            item.get("predicted_by") == PREDICTED_BY or saving.get("predicted_by") == "replay"
+        )
+        share = item.get("share")
+        if not item.get("ruled_out") and not (
+            replayed and isinstance(share, int | float) and share < CANNOT_PAY_SHARE
+        ):
+            kept.append(item)
+            continue
+        reason = item.get("ruled_out")
+        if not reason:
+            text = str(saving.get("text") or item.get("detail") or "")
+            at = text.find("In a loop of calls")
+            reason = (
+                text[at:].removesuffix(".").replace("In a loop", "in a loop", 1)
+                if at >= 0
+                else _no_gain(
+                    float(item.get("saving_s") or 0.0), item.get("saving_bound_s"), span_s
+                )
+            )
+        ruled.append({**item, "ruled_out": reason})
+    return kept, ruled
 
 
 def _after_what_they_need(items: list[dict]) -> list[dict]:

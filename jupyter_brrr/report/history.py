@@ -444,6 +444,7 @@ def trimmed(report: Report) -> Report:
         kernels=grouped,
         notes=report.notes,
         recommendations=report.recommendations,
+        ruled_out=report.ruled_out,
         name=report.name,
         source=report.source,
         created=report.created,

@@ -72,6 +72,9 @@ class Report(ShownAsPage):
             (see ``schema.MODULE_COLUMNS``); empty where no op ran in a module.
         notes: caveats that qualify the numbers.
         recommendations: what to try first, biggest share first.
+        ruled_out: the recommendations the step's replay says cannot pay here, each with
+            ``"ruled_out"`` saying why (``causal.cannot_pay``): shown below the list, not
+            numbered in it (``try_fix(n)`` counts ``recommendations`` only).
         ab: the A/B comparison, once one has run.
         change: a named run's comparison against the previous run of its name
             (``Comparison.to_dict()``), or None.
@@ -90,6 +93,7 @@ class Report(ShownAsPage):
         cpu_ops: pd.DataFrame | None = None,
         notes: list[str] | None = None,
         recommendations: list[dict] | None = None,
+        ruled_out: list[dict] | None = None,
         name: str = "",
         source: str = "profile",
         created: str | None = None,
@@ -112,7 +116,11 @@ class Report(ShownAsPage):
             cpu_ops if cpu_ops is not None else pd.DataFrame(columns=list(CPU_OP_COLUMNS))
         )
         self.notes = list(notes or [])
-        self.recommendations = list(recommendations or [])
+        # A fix that cannot pay is not numbered among the recommendations; a report written
+        # before the split has it in the one list, and gets it moved here too.
+        self.recommendations, self.ruled_out = causal.cannot_pay(
+            [*(recommendations or []), *(ruled_out or [])], float(summary.get("span_s") or 0.0)
+        )
         self.name = name
         self.source = source
         self.created = created or datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -296,6 +304,8 @@ class Report(ShownAsPage):
             "summary": json_safe(self.summary),
             "notes": json_safe(self.notes),
             "recommendations": json_safe(self.recommendations),
+            # What was considered and cannot pay here (causal.cannot_pay), with why.
+            "ruled_out": json_safe(self.ruled_out),
             "ops": frame_to_table(self.ops, OPS_COLUMNS),
             "kernels": {
                 **frame_to_table(kernels, KERNEL_COLUMNS),
@@ -365,6 +375,7 @@ class Report(ShownAsPage):
             cpu_ops=table_to_frame(doc.get("cpu_ops"), CPU_OP_COLUMNS, NUMERIC_COLUMNS["cpu_ops"]),
             notes=doc.get("notes") or [],
             recommendations=doc.get("recommendations") or [],
+            ruled_out=doc.get("ruled_out") or [],
             name=doc.get("name") or "",
             source=doc.get("source") or "profile",
             created=doc.get("created"),

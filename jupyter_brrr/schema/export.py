@@ -44,7 +44,10 @@ KINDS: dict[str, tuple[Type, str | None]] = {
 CONSTANTS: dict[str, object] = {
     **{
         name: getattr(report, name)
-        for name in ("SCHEMA_NAME", "SCHEMA_VERSION", "MIME_TYPE", "CAUSES", "REASONS")
+        for name in (
+            *("SCHEMA_NAME", "SCHEMA_VERSION", "MIME_TYPE", "CAUSES", "REASONS"),
+            "CANNOT_PAY_SHARE",
+        )
     },
     **{
         name: getattr(report, name)

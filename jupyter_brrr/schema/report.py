@@ -31,6 +31,8 @@ Layout of a report document (all times in seconds, all sizes in bytes, rates per
                            # the fix tried (actions/fixes.py, TRY below):
                            "try": {"fix", "verdict", "reason", "predicted_s", ...}}],
                            # share: the saving's share of the time; ranked by saving_s
+      "ruled_out": [...],             # recommendations the replay says cannot pay here, each
+                                      # with "ruled_out": why (absent from older reports)
       "ops":     {"columns": OPS_COLUMNS, "data": [[...], ...]},
       "kernels": {"columns": KERNEL_COLUMNS, "data": [[...], ...],
                   "aggregated": false, "total": 1234},
@@ -524,6 +526,10 @@ _ADVICE_OP = Object(
     },
     title="AdviceOp",
 )
+# A replayed saving below this share of the step is a rounding, not a saving: the fix cannot pay
+# there, and its recommendation is ruled out (the report's "ruled_out", analysis/causal.py's
+# cannot_pay), not numbered among the recommendations.
+CANNOT_PAY_SHARE = 0.02
 # What a recommendation saves, as its detail says it (the sentence), and how that was made:
 # "replay" (the step's dependency replay, analysis/causal.py) or "additive bound" (advice.py's
 # times added up: a report without a step graph, or a change the replay cannot model); what the
@@ -585,6 +591,8 @@ _RECOMMENDATION = Object(
         "saving": _SAVING,
         "code_change": Nullable(_CODE_CHANGE),
         "try": Nullable(_TRY),
+        # Why the replay rules it out (in the report's "ruled_out" list only).
+        "ruled_out": _MAYBE_TEXT,
     },
     title="Recommendation",
 )
@@ -813,6 +821,8 @@ REPORT = Object(
         "created": _MAYBE_TEXT,
         "notes": ListOf(_TEXT),
         "recommendations": ListOf(_RECOMMENDATION),
+        # Those the step's replay says cannot pay here (analysis/causal.py), with "ruled_out".
+        "ruled_out": ListOf(_RECOMMENDATION),
         "cpu_ops": Nullable(Table(_CPU_OP_CELLS, row="CpuOpRow", columns=CPU_OP_COLUMNS)),
         "steps": Nullable(Table(_STEP_CELLS, row="StepRow", columns=STEP_COLUMNS)),
         "modules": Nullable(Table(_MODULE_CELLS, row="ModuleRow", columns=MODULE_COLUMNS)),

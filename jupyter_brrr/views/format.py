@@ -6,7 +6,7 @@ Times, rates and sizes follow the rules of ``display.py``, which the browser app
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..report import display
@@ -319,6 +319,16 @@ def saving(advice: Mapping[str, Any]) -> str:
     detail = str(advice.get("detail", ""))
     at = max(detail.rfind("Predicted by replaying"), detail.rfind("At best"))
     return detail[at:] if at >= 0 else ""
+
+
+def ruled_out(items: Sequence[Mapping[str, Any]]) -> str:
+    """The recommendations the step's replay rules out (``Report.ruled_out``), as one line under
+    the list: what was considered and why it cannot pay here; "" when there are none."""
+    said = [
+        f"{item.get('cause') or 'advice'} ({item.get('title', '')}): {item.get('ruled_out', '')}"
+        for item in items
+    ]
+    return f"Ruled out, as it cannot pay here: {'; '.join(said)}." if said else ""
 
 
 def code_change_lines(advice: Mapping[str, Any]) -> list[str]:

@@ -161,11 +161,18 @@ def _recommendations(report: Report, top: int = 3) -> str:
             f'padding:0 4px;border-radius:3px;font-size:11px">{_e(tag)}</span> '
             f"<b>{_e(advice.get('title', ''))}</b>{body}</li>"
         )
+    ruled_out = (
+        f'<div class="jp-brrr-ruled-out" style="font-size:11px;{_MUTED}">'
+        f"{_e(fmt.ruled_out(report.ruled_out))}</div>"
+        if report.ruled_out
+        else ""
+    )
     if not items:
-        return ""
+        return _section("What to try first") + ruled_out if ruled_out else ""
     return (
         _section("What to try first")
         + f'<ul style="margin:2px 0;padding-left:20px">{"".join(items)}</ul>'
+        + ruled_out
     )
 
 

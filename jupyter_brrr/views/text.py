@@ -75,6 +75,8 @@ def summary_lines(report: Report) -> list[str]:
         if fmt.tried(advice):
             lines.append(f"  {_text(fmt.tried(advice), 2 * TEXT_LIMIT)}")
         lines += [f"  {_text(line)}" for line in fmt.code_change_lines(advice)]
+    if report.ruled_out:
+        lines.append(_text(fmt.ruled_out(report.ruled_out), 3 * TEXT_LIMIT))
     if report.target or report.change:
         if report.target:
             goal = (report.target.get("goal") or {}).get("text", "")

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { parseReport } from '../schema';
-import { savingParts, verdictText } from '../views/overview';
+import { ruledOutText, savingParts, verdictText } from '../views/overview';
 import { readJson } from './fixtures';
 
 /** The recommendations of a report document, as the browser reads them. */
@@ -100,6 +100,46 @@ describe("a fix's code change and verdict", () => {
     ]);
     expect(verdictText(rec.try!)).toContain(
       'predicted 2 ms saved (likely 1.5 ms to 2.5 ms)'
+    );
+  });
+});
+
+describe('a fix the replay says cannot pay', () => {
+  // Saved by the H200 before the split: the CUDA graph that cannot pay in a loop of calls was
+  // the second recommendation ("saves up to 0%").
+  const saved = readJson(
+    '..',
+    '..',
+    'bench',
+    'data',
+    'h200',
+    'fixes_2',
+    'conv_channels_first_autocast.json'
+  );
+
+  it('is ruled out, not numbered, in a report saved before the split', () => {
+    expect(saved.recommendations.map((r: any) => r.cause)).toEqual([
+      'layout',
+      'launch overhead'
+    ]);
+    const report = parseReport(saved);
+    expect(report.recommendations.map(r => r.cause)).toEqual(['layout']);
+    expect(report.ruled_out.map(r => r.cause)).toEqual(['launch overhead']);
+    expect(ruledOutText(report.ruled_out)).toMatch(
+      /^Ruled out, as it cannot pay here: launch overhead \(The GPU waits for launches 11% of the time\): Predicted by replaying .* so this fix cannot pay there\.$/
+    );
+  });
+
+  it("keeps a report's own ruled_out list and its reasons", () => {
+    const [, launch] = saved.recommendations;
+    const report = parseReport({
+      ...saved,
+      recommendations: [saved.recommendations[0]],
+      ruled_out: [{ ...launch, ruled_out: 'the GPU is busy' }]
+    });
+    expect(report.recommendations.map(r => r.cause)).toEqual(['layout']);
+    expect(ruledOutText(report.ruled_out)).toBe(
+      'Ruled out, as it cannot pay here: launch overhead (The GPU waits for launches 11% of the time): the GPU is busy.'
     );
   });
 });

@@ -37,6 +37,7 @@ export interface IRawReport {
   created?: string | null;
   notes?: string[];
   recommendations?: IRawRecommendation[];
+  ruled_out?: IRawRecommendation[];
   cpu_ops?: {
     columns: string[];
     data: unknown[][];
@@ -204,6 +205,7 @@ export interface IRawRecommendation {
   saving?: IRawSaving;
   code_change?: IRawCodeChange | null;
   try?: IRawTryVerdict | null;
+  ruled_out?: string | null;
 }
 /**
  * This interface was referenced by `IRawDocuments`'s JSON-Schema
@@ -1103,6 +1105,7 @@ export const REASONS = [
   'host copy',
   'below roof'
 ] as const;
+export const CANNOT_PAY_SHARE = 0.02;
 export const OPS_COLUMNS = [
   'name',
   'shapes',

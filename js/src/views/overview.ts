@@ -237,8 +237,8 @@ export function renderOverview(panel: HTMLElement, ctx: IViewContext): void {
   if (data.cpuOnly && data.ops.length) {
     panel.appendChild(topCpuOps(data));
   }
-  if (r.recommendations.length) {
-    panel.appendChild(recommendations(r.recommendations));
+  if (r.recommendations.length || r.ruled_out.length) {
+    panel.appendChild(recommendations(r.recommendations, r.ruled_out));
   }
   if (r.notes.length) {
     panel.appendChild(notesSection(r.notes, 'brrr-notes'));
@@ -429,8 +429,14 @@ function topCpuOps(data: ReportData): HTMLElement {
   return sec;
 }
 
-/** What to try first: the first three recommendations, the rest behind a button. */
-function recommendations(recs: IRecommendation[]): HTMLElement {
+/**
+ * What to try first: the first three recommendations, the rest behind a button; below them,
+ * one line for those the replay rules out (not numbered: they cannot pay here).
+ */
+function recommendations(
+  recs: IRecommendation[],
+  ruledOut: IRecommendation[]
+): HTMLElement {
   const sec = h('section', {
     class: 'jp-brrr-section',
     data: { testid: 'brrr-recommendations' }
@@ -480,7 +486,28 @@ function recommendations(recs: IRecommendation[]): HTMLElement {
     });
     sec.appendChild(more);
   }
+  if (ruledOut.length) {
+    sec.appendChild(
+      h(
+        'div',
+        {
+          class: 'jp-brrr-rec-ruled-out jp-brrr-muted',
+          data: { testid: 'brrr-ruled-out' }
+        },
+        ruledOutText(ruledOut)
+      )
+    );
+  }
   return sec;
+}
+
+/** The ruled-out line, as the Python views write it (views/format.py's ruled_out). */
+export function ruledOutText(ruledOut: IRecommendation[]): string {
+  const said = ruledOut.map(
+    r =>
+      `${r.cause || 'advice'} (${r.title}): ${(r.ruled_out ?? '').replace(/\.$/, '')}`
+  );
+  return `Ruled out, as it cannot pay here: ${said.join('; ')}.`;
 }
 
 /** A recommendation's evidence, fix, ops and saving; the one sentence of an older report. */
