@@ -20,8 +20,9 @@ gives must draw in every format the view registry offers for it (``views.formats
 and ``save_html``'s page (rendered); a run file's report is drawn in a ``History`` of two runs
 after the original one. Anything else, a warning included (a picture that could not be drawn,
 an overflow), is a failure, printed with the case number, the kind, the mutations and the
-traceback. Pictures (matplotlib) cost 50 ms to seconds a case: they are drawn in a share
-``--pictures`` of the cases and left out of the others, as for an install without matplotlib.
+traceback. Pictures (Pillow, and matplotlib for a sweep's) cost milliseconds to seconds a case:
+they are drawn in a share ``--pictures`` of the cases and left out of the others, as for an
+install without matplotlib.
 With ``--bundle-only`` (the CI run) the "text" and "html" formats are left to the notebook
 bundle, which holds both.
 
@@ -275,13 +276,17 @@ def _draw(obj: object, pictures: bool, every: bool) -> None:
 
 @contextlib.contextmanager
 def _without_matplotlib() -> Iterator[None]:
-    """matplotlib unimportable, as in an install without it: the views leave pictures out."""
-    saved = {name: sys.modules[name] for name in list(sys.modules) if name.startswith("matplotlib")}
-    sys.modules["matplotlib"] = None  # pyright: ignore[reportArgumentType]  # blocks the import
+    """matplotlib and Pillow unimportable, as in an install without them: the views leave
+    pictures out."""
+    blocked = ("matplotlib", "PIL")
+    saved = {name: sys.modules[name] for name in list(sys.modules) if name.startswith(blocked)}
+    for name in blocked:
+        sys.modules[name] = None  # pyright: ignore[reportArgumentType]  # blocks the import
     try:
         yield
     finally:
-        del sys.modules["matplotlib"]
+        for name in blocked:
+            del sys.modules[name]
         sys.modules.update(saved)
 
 

@@ -182,11 +182,11 @@ def test_the_roofline_picture_draws_the_carried_geometry(gpt2_report: Report) ->
     from jupyter_brrr.views import pictures
 
     spec = json.loads(gpt2_report.to_json())["display"]["roofline"]
-    fig = pictures._roofline_figure(gpt2_report)
-    ax = fig.axes[0]
-    assert ax.get_xlim() == pytest.approx(tuple(spec["x_range"]))
-    assert ax.get_ylim() == pytest.approx(tuple(spec["y_range"]))
-    texts = {t.get_text() for t in ax.texts}
+    picture = pictures.roofline_canvas(gpt2_report)
+    (ax,) = picture.axes
+    assert ax.x_range == pytest.approx(tuple(spec["x_range"]))
+    assert ax.y_range == pytest.approx(tuple(spec["y_range"]))
+    texts = {t.text for t in picture.texts}
     used = [c["label"] for c in spec["ceilings"] if c["used"]]
     assert used and set(used) <= texts
     assert spec["bandwidth"]["label"] in texts

@@ -24,6 +24,7 @@ from jupyter_brrr.report.report import Report
 from jupyter_brrr.schema.report import MIME_TYPE
 from jupyter_brrr.views import bundle, formats, html, pictures, render, standalone
 from jupyter_brrr.views import format as fmt
+from jupyter_brrr.views.style import LABELS
 
 DATA = Path(__file__).parent / "data"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -149,28 +150,78 @@ def test_cpu_pictures_show_top_ops_and_no_split(name: str, request: pytest.Fixtu
     assert pics.combined == pics.main
 
 
-def test_pictures_on_the_shared_renderers_are_those_of_a_fresh_canvas(
+def test_pictures_with_cached_text_are_those_drawn_afresh(
     gpt2: Report, resnet: Report, cpu_trace: Report
 ) -> None:
-    """The canvas draws every picture of a size on one renderer (its buffers and text metrics
-    kept): the pixels are those a fresh Agg canvas draws, on the first picture and on the
-    ones after it."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    """The canvas keeps each text's rendered glyphs for the next picture (tick labels, titles
+    and op names repeat): the pixels are those drawn with an empty cache, on the first picture
+    and on the ones after it."""
+    from jupyter_brrr.views import canvas
 
-    def fresh(fig: object) -> np.ndarray:
-        canvas = FigureCanvasAgg(fig)
-        canvas.draw()
-        return np.asarray(canvas.buffer_rgba())[..., :3].copy()
-
-    figures = [
-        lambda: pictures._split_figure(gpt2),
-        lambda: pictures._roofline_figure(gpt2),
-        lambda: pictures._roofline_figure(resnet),
-        lambda: pictures._cpu_ops_figure(cpu_trace),
+    drawings = [
+        lambda: pictures.split_canvas(gpt2),
+        lambda: pictures.roofline_canvas(gpt2),
+        lambda: pictures.roofline_canvas(resnet),
+        lambda: pictures.cpu_ops_canvas(cpu_trace),
     ]
     for _ in range(2):
-        for make in figures:
-            assert np.array_equal(pictures.draw_pixels(make()), fresh(make()))
+        for make in drawings:
+            cached = make().pixels()  # pyright: ignore[reportOptionalMemberAccess]  # each of these draws
+            canvas._text_mask.cache_clear()
+            assert np.array_equal(cached, make().pixels())  # pyright: ignore[reportOptionalMemberAccess]
+
+
+def test_report_pictures_are_drawn_without_matplotlib() -> None:
+    """matplotlib's layout and glyph rendering cost 80-110 ms a report (issue 26): the report's
+    pictures are Pillow's, with the fonts matplotlib ships, and matplotlib is not imported."""
+    code = (
+        "import sys, jupyter_brrr\n"
+        "from jupyter_brrr.views import pictures\n"
+        f"for name in ('gpt2_fwd_bf16_b8_s1024', 'cpu_only'):\n"
+        f"    r = jupyter_brrr.load({str(DATA)!r} + '/' + name + '.json.gz')\n"
+        "    assert pictures.pictures(r).main[:4] == b'\\x89PNG'\n"
+        "assert 'matplotlib' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("which", ["gpt2", "resnet", "cpu_trace", "cpu_live"])
+def test_every_text_of_a_picture_lies_inside_it(which: str, request: pytest.FixtureRequest) -> None:
+    """No label is cut at the picture's edge (a long op name is shortened with an ellipsis to
+    the room left of its bar)."""
+    report = request.getfixturevalue(which)
+    gpu = bool(report.summary.get("gpu"))
+    drawn = (
+        [pictures.split_canvas(report), pictures.roofline_canvas(report)]
+        if gpu
+        else [pictures.cpu_ops_canvas(report)]
+    )
+    for picture in drawn:
+        assert picture is not None and picture.texts
+        for text in picture.texts:
+            left, top, right, bottom = text.box
+            assert left >= 0 and right <= picture.width, text
+            assert top >= 0 and bottom <= picture.height, text
+
+
+def test_the_split_picture_says_the_split_and_its_legend(gpt2: Report) -> None:
+    s = gpt2.summary
+    span = float(s["span_s"])
+    said = [t.text for t in pictures.split_canvas(gpt2).texts]
+    assert said[0].startswith(f"GPU span {fmt.seconds(span)} ")
+    for part in ("compute", "memory", "other", "idle"):
+        seconds = float(s[f"{part}_s"])
+        assert f"{LABELS[part]} {fmt.seconds(seconds)} ({100 * seconds / span:.0f}%)" in said
+
+
+def test_the_top_ops_picture_names_each_op_and_its_time(cpu_trace: Report) -> None:
+    rows = cpu_trace.ops.nlargest(12, "self_cpu_time_s")
+    total = float(cpu_trace.ops["self_cpu_time_s"].sum())
+    said = [t.text for t in pictures.cpu_ops_canvas(cpu_trace).texts]  # pyright: ignore[reportOptionalMemberAccess]  # a CPU report draws
+    assert said[-1] == "Top ops by self CPU time (no GPU work recorded: no roofline)"
+    for name, value in zip(rows["name"], rows["self_cpu_time_s"], strict=True):
+        assert f" {fmt.seconds(value)} ({fmt.percent(value, total)})" in said
+        assert any(t.startswith(str(name).removeprefix("aten::")[:20]) for t in said), name
 
 
 def test_a_single_picture_is_encoded_once(cpu_trace: Report) -> None:

@@ -27,4 +27,4 @@ def load_ipython_extension(ipython: InteractiveShell) -> None:
 
     ipython.register_magics(BrrrMagics)
     ipython.register_magics(JobMagics)
-    pictures.preload()  # matplotlib's import, off the first report's path
+    pictures.preload()  # Pillow's import and the fonts, off the first report's path

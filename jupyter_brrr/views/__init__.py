@@ -7,7 +7,7 @@ objects' display methods call it (``report.shown.Shown``). One module per output
 
 - ``text``: a report as plain text (the CLI, ``repr``, ``text/plain``).
 - ``html``: a report's static HTML tables and pictures (nbconvert, GitHub: no script).
-- ``pictures``: PNG pictures (matplotlib) of the span split and the roofline, for the HTML.
+- ``pictures``: PNG pictures (Pillow, ``canvas``) of the span split and the roofline, for the HTML.
 - ``bundle``: a report's notebook output bundle (the renderer's MIME data plus the static
   fallbacks).
 - ``standalone``: the standalone HTML page (``save_html``): the TypeScript app of the JupyterLab

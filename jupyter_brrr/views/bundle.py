@@ -8,8 +8,8 @@
 - ``image/png``: the split bar above the roofline (or the top CPU ops), base64;
 - ``text/plain``: for terminals.
 
-Front-ends pick the richest one they can render. The pictures need matplotlib; without it the
-bundle has no ``image/png`` and the HTML only tables. Everything here runs after every ``%%brrr``
+Front-ends pick the richest one they can render. The pictures need Pillow and the fonts that come
+with matplotlib; without them the bundle has no ``image/png`` and the HTML only tables. Everything here runs after every ``%%brrr``
 cell, inside its overhead budget: pictures are drawn once per report and cached.
 """
 

@@ -391,7 +391,7 @@ def _remeasure(report: Report) -> str:
 
 
 def render(report: Report, pictures: Pictures | None = None) -> str:
-    """The static HTML fragment. ``pictures`` are drawn here when not given (when matplotlib is
+    """The static HTML fragment. ``pictures`` are drawn here when not given (when Pillow is
     installed); ``Pictures(None, None, None)`` leaves them out."""
     if pictures is None:
         pictures = picture_module.draw(report)

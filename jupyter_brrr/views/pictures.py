@@ -1,4 +1,4 @@
-"""Static PNG pictures of a report, drawn with matplotlib's Agg canvas.
+"""Static PNG pictures of a report, drawn with Pillow (``canvas.py``).
 
 They are what the static HTML (nbconvert, GitHub) and the ``image/png`` representation show:
 - the span split as one stacked bar (compute / memory / other / idle);
@@ -6,17 +6,17 @@ They are what the static HTML (nbconvert, GitHub) and the ``image/png`` represen
   ridge points, one point per op row sized by GPU time and coloured by bound;
 - for a report without GPU work, the top ops by self CPU time instead of a roofline, and no split.
 
-matplotlib is imported on first use (never by the core), through ``matplotlib.figure`` and the
-Agg canvas only: no pyplot, so no global figure state and no GUI backend. Pictures are small
-(640 px wide at 100 dpi) and cached per report, because the whole output bundle must stay
-within the ``%%brrr`` overhead budget. ``preload()`` imports matplotlib in a background thread,
-so that the first report of a session does not pay for the import (about 0.3 s).
+The layout is fixed (640 px wide at 100 dpi, the sizes in points matplotlib's pictures had): no
+layout engine, no artist tree, about thirty labels drawn straight onto the pixels, so the whole
+output bundle stays within the ``%%brrr`` overhead budget (issue 26: matplotlib drew these in
+80-110 ms a report; Pillow in a few). The pictures are cached per report. The sweep's and the
+memory timeline's pictures (``sweep_memory.py``), shown only for ``--sweep`` and ``--memory``,
+are still matplotlib's (``new_figure``, ``draw_pixels``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import math
 import threading
@@ -30,15 +30,18 @@ import numpy as np
 from ..report import display
 from ..schema.report import SPLIT_PARTS
 from . import format as fmt
+from .canvas import DPI, PT, Axes, Canvas, font_folder
 from .geometry import roofline_geometry
 from .style import COLOURS, LABELS
 
 if TYPE_CHECKING:
     from ..report.report import Report
 
-WIDTH_IN, DPI = 6.4, 100
+WIDTH_IN = 6.4
+WIDTH = round(WIDTH_IN * DPI)
 ROOF_HEIGHT_IN, SPLIT_HEIGHT_IN = 3.6, 1.0
-_FONT = 8
+_FONT = 8  # points, as the matplotlib pictures had
+_DARK, _INK, _MUTED, _GRID = "#333333", "#222222", "#555555", "#eeeeee"
 
 
 @dataclass(frozen=True)
@@ -54,30 +57,34 @@ _cache: weakref.WeakKeyDictionary[Any, tuple[tuple, Pictures]] = weakref.WeakKey
 
 
 def available() -> bool:
-    """Whether matplotlib can be imported (it is an optional dependency)."""
+    """Whether the pictures can be drawn: Pillow and the DejaVu fonts that come with matplotlib
+    (an optional dependency) are installed."""
     try:
-        import matplotlib  # noqa: F401
+        import PIL  # noqa: F401
     except ImportError:
         return False
-    return True
+    return font_folder() is not None
 
 
 def preload() -> threading.Thread:
-    """Import matplotlib in a daemon thread, so the first report need not wait for it."""
-    thread = threading.Thread(target=_import_quietly, name="jupyter_brrr-preload", daemon=True)
+    """Import Pillow and open the fonts in a daemon thread, off the first report's path."""
+    thread = threading.Thread(target=_load_quietly, name="jupyter_brrr-preload", daemon=True)
     thread.start()
     return thread
 
 
-def _import_quietly() -> None:
+def _load_quietly() -> None:
     # Best effort: a failure here shows again, with its message, when a picture is drawn.
     with contextlib.suppress(Exception):
-        _mpl()
+        canvas = Canvas(1, 1)
+        for size in (_FONT - 1, _FONT - 0.5, _FONT, _FONT + 1.5):
+            canvas.text_width("0", size)
+        canvas.text_width("0", _FONT + 1, bold=True)
 
 
 def draw(report: Report) -> Pictures:
-    """The report's pictures, or none (``Pictures(None, None, None)``) when matplotlib is not
-    installed or a picture fails to draw (with a warning): the tables must still show."""
+    """The report's pictures, or none (``Pictures(None, None, None)``) when Pillow or the fonts
+    are not installed or a picture fails to draw (with a warning): the tables must still show."""
     if not available():
         return Pictures(None, None, None)
     try:
@@ -98,207 +105,264 @@ def pictures(report: Report) -> Pictures:
     return result
 
 
-# --- drawing -------------------------------------------------------------------------------------
-
-
 def _key(report: Report) -> tuple:
     s = report.summary
     return (id(report.ops), len(report.ops), id(s), s.get("span_s"), s.get("busy_s"), report.name)
-
-
-def _mpl() -> tuple[Any, Any]:
-    from matplotlib.figure import Figure
-
-    return Figure, _canvas_class()
-
-
-@functools.cache
-def _canvas_class() -> type:
-    """The Agg canvas, drawing on one renderer per picture size for the whole process: a new
-    renderer per picture would allocate its buffers again and lose matplotlib's text metrics,
-    which it caches per renderer (the tick labels, axis titles and op names of one cell's
-    reports repeat). The pixels are the same as on a fresh renderer (a test holds them)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
-
-    @functools.lru_cache(maxsize=16)  # the sizes in use (a list's height follows its rows)
-    def renderer(width: int, height: int, dpi: float) -> Any:
-        return RendererAgg(width, height, dpi)
-
-    class SharedRendererCanvas(FigureCanvasAgg):
-        def get_renderer(self) -> Any:
-            width, height = self.get_width_height(physical=True)
-            return renderer(width, height, self.figure.dpi)
-
-    return SharedRendererCanvas
-
-
-# One picture at a time on the shared renderers (a report may be shown from another thread).
-_drawing = threading.Lock()
 
 
 def _draw_all(report: Report) -> Pictures:
     if report.empty:
         return Pictures(None, None, None)
     gpu = bool(report.summary.get("gpu"))
-    split = (
-        draw_pixels(_split_figure(report)) if gpu and report.summary.get("span_s", 0) > 0 else None
-    )
-    main = draw_pixels(_roofline_figure(report) if gpu else _cpu_ops_figure(report))
-    split_png = png_bytes(split) if split is not None else None
-    main_png = png_bytes(main) if main is not None else None
-    if split is not None and main is not None:
-        combined = png_bytes(np.concatenate([split, main], axis=0))
+    split = split_canvas(report) if gpu and report.summary.get("span_s", 0) > 0 else None
+    main = roofline_canvas(report) if gpu else cpu_ops_canvas(report)
+    split_pixels = split.pixels() if split is not None else None
+    main_pixels = main.pixels() if main is not None else None
+    split_png = png_bytes(split_pixels) if split_pixels is not None else None
+    main_png = png_bytes(main_pixels) if main_pixels is not None else None
+    if split_pixels is not None and main_pixels is not None:
+        combined = png_bytes(np.concatenate([split_pixels, main_pixels], axis=0))
     else:  # one picture: the combined one is it, the same bytes (not encoded twice)
         combined = split_png or main_png
     return Pictures(split=split_png, main=main_png, combined=combined)
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """RGB pixels as a PNG file of 256 colours: the pictures are flat colours and antialiased
+    edges, so a palette loses nothing that shows (at most a few levels on an edge's pixel) and
+    makes the file a third the size, and quicker to write."""
+    from PIL import Image  # a dependency of matplotlib
+
+    palette = Image.fromarray(pixels).quantize(
+        colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
+    )
+    out = io.BytesIO()
+    palette.save(out, format="PNG", compress_level=6)
+    return out.getvalue()
+
+
+# --- matplotlib, for the sweep's and the memory timeline's pictures -------------------------------
+
+
+def new_figure(height_in: float) -> Any:
+    """A white matplotlib figure of the pictures' width and ``height_in`` inches, with no pyplot
+    state."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(WIDTH_IN, height_in), dpi=DPI, facecolor="white")
 
 
 def draw_pixels(fig: Any) -> np.ndarray | None:
     """A matplotlib figure drawn into RGB pixels (height x width x 3); None for no figure."""
     if fig is None:
         return None
-    _, canvas_class = _mpl()
-    canvas = canvas_class(fig)
-    with _drawing:
-        canvas.draw()
-        return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
-def png_bytes(pixels: np.ndarray) -> bytes:
-    """RGB pixels as a PNG file."""
-    from PIL import Image  # a dependency of matplotlib
-
-    out = io.BytesIO()
-    Image.fromarray(pixels).save(out, format="PNG", compress_level=6)
-    return out.getvalue()
+# --- the span split ------------------------------------------------------------------------------
 
 
-def new_figure(height_in: float) -> Any:
-    """A white figure of the pictures' width and ``height_in`` inches, with no pyplot state."""
-    figure_class, _ = _mpl()
-    fig = figure_class(figsize=(WIDTH_IN, height_in), dpi=DPI, facecolor="white")
-    return fig
-
-
-def _split_figure(report: Report) -> Any:
+def split_canvas(report: Report) -> Canvas:
+    """The span split as one stacked bar, its title above and its legend below."""
     s = report.summary
     span = float(s["span_s"])
-    fig = new_figure(SPLIT_HEIGHT_IN)
-    ax = fig.add_axes((0.02, 0.30, 0.96, 0.36))
+    c = Canvas(WIDTH, round(SPLIT_HEIGHT_IN * DPI))
+    busy = float(s.get("busy_s") or 0.0)
+    c.text(
+        0.02 * c.width,
+        0.10 * c.height,
+        f"GPU span {fmt.seconds(span)} {fmt.span_scope(s)}: busy {fmt.percent(busy, span)}, "
+        f"idle {fmt.percent(span - busy, span)}",
+        size=_FONT + 1.5,
+        anchor="la",
+    )
+    shares = {
+        part: (float(s.get(f"{part}_s") or 0.0) / span if span > 0 else 0.0) for part in SPLIT_PARTS
+    }
+    bar = Axes(
+        (0.02 * c.width, 0.34 * c.height, 0.98 * c.width, 0.70 * c.height),
+        (0.0, max(sum(shares.values()), 1.0)),
+        (-0.5, 0.5),
+    )
+    c.axes.append(bar)
+    gap = 0.4 * PT  # half of the white edge between the parts
     left = 0.0
-    handles = []
-    for part in SPLIT_PARTS:
+    legend: list[tuple[str, str]] = []
+    for part, share in shares.items():
         seconds = float(s.get(f"{part}_s") or 0.0)
-        share = seconds / span if span > 0 else 0.0
-        bar = ax.barh(
-            0, share, left=left, height=1.0, color=COLOURS[part], edgecolor="white", linewidth=0.8
-        )
+        x0, x1 = bar.x(left), bar.x(left + share)
+        if x1 - x0 > 2 * gap:
+            c.rectangle(
+                (x0 + gap, bar.box[1] + gap, x1 - gap, bar.box[3] - gap), fill=COLOURS[part]
+            )
         if seconds > 0:
-            handles.append((bar, f"{LABELS[part]} {fmt.seconds(seconds)} ({100 * share:.0f}%)"))
+            legend.append(
+                (COLOURS[part], f"{LABELS[part]} {fmt.seconds(seconds)} ({100 * share:.0f}%)")
+            )
         if share >= 0.07:
-            ax.text(
-                left + share / 2,
-                0,
+            c.text(
+                (x0 + x1) / 2,
+                bar.y(0),
                 f"{100 * share:.0f}%",
-                ha="center",
-                va="center",
-                fontsize=_FONT + 1,
-                color="white",
-                fontweight="bold",
+                size=_FONT + 1,
+                colour="white",
+                anchor="mm",
+                bold=True,
             )
         left += share
-    ax.set_xlim(0, max(left, 1.0))
-    ax.set_ylim(-0.5, 0.5)
-    ax.set_axis_off()
-    busy = float(s.get("busy_s") or 0.0)
-    fig.text(
-        0.02,
-        0.90,
-        f"GPU span {fmt.seconds(span)} {fmt.span_scope(s)}: busy {fmt.percent(busy, span)}, idle {fmt.percent(span - busy, span)}",
-        fontsize=_FONT + 1.5,
-        va="top",
-        ha="left",
-    )
-    fig.legend(
-        [h for h, _ in handles],
-        [label for _, label in handles],
-        loc="lower center",
-        bbox_to_anchor=(0.5, -0.03),
-        ncol=max(len(handles), 1),
-        fontsize=_FONT - 0.5,
-        frameon=False,
-        handlelength=1.0,
-        handleheight=0.8,
-        columnspacing=1.2,
-        handletextpad=0.4,
-    )
-    return fig
+    _row_legend(c, legend, centre_y=0.87 * c.height, size=_FONT - 0.5)
+    return c
 
 
-def _draw_ceilings(ax: Any, spec: dict) -> None:
-    """The roofline's ceilings on ``ax``."""
-    (xmin, xmax), (ymin, ymax) = spec["x_range"], spec["y_range"]
-    # Ceilings: the bandwidth slope up to the highest ridge, a flat roof per peak (those the ops
-    # were held against drawn dark and labelled left of their ridge point, where no op can be;
-    # the others faint).
+def _row_legend(c: Canvas, entries: list[tuple[str, str]], centre_y: float, size: float) -> None:
+    """A legend of coloured squares and labels in one row, centred on the picture."""
+    em = size * PT
+    handle_w, handle_h, pad, spacing = 1.0 * em, 0.8 * em, 0.4 * em, 1.2 * em
+    widths = [handle_w + pad + c.text_width(label, size) for _, label in entries]
+    x = (c.width - sum(widths) - spacing * max(len(entries) - 1, 0)) / 2
+    for (colour, label), width in zip(entries, widths, strict=True):
+        c.rectangle(
+            (x, centre_y - handle_h / 2, x + handle_w, centre_y + handle_h / 2), fill=colour
+        )
+        c.text(x + handle_w + pad, centre_y, label, size=size, anchor="lm")
+        x += width + spacing
+
+
+# --- the roofline --------------------------------------------------------------------------------
+
+
+def _decades(lo: float, hi: float, numticks: int = 12) -> list[float]:
+    """The powers of ten within [lo, hi], every one or every few (at most ``numticks`` - 1),
+    as matplotlib's ``LogLocator(base=10, numticks=12)`` places them."""
+    first, last = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
+    stride = max(math.ceil((last - first + 1) / (numticks - 1)), 1)
+    return [10.0**k for k in range(first, last + 1, stride)]
+
+
+def _clip_to(axes: Axes, points: list[tuple[float, float]]) -> list[tuple[float, float]] | None:
+    """A segment between two data points, cut to the axes' ranges (in log space), or None."""
+    (x0, y0), (x1, y1) = ((math.log10(x), math.log10(y)) for x, y in points)
+    (xlo, xhi), (ylo, yhi) = (
+        (math.log10(a), math.log10(b)) for a, b in (axes.x_range, axes.y_range)
+    )
+    t0, t1 = 0.0, 1.0
+    dx, dy = x1 - x0, y1 - y0
+    for p, q in ((-dx, x0 - xlo), (dx, xhi - x0), (-dy, y0 - ylo), (dy, yhi - y0)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+    if t0 > t1:
+        return None
+    return [(10 ** (x0 + t * dx), 10 ** (y0 + t * dy)) for t in (t0, t1)]
+
+
+def _log_axes(c: Canvas, ax: Axes) -> None:
+    """The roofline's log axes: a light grid and decade ticks in SI units, labels, the left and
+    bottom spines."""
+    left, top, right, bottom = ax.box
+    tick, pad = 3 * PT, 3.5 * PT
+    xticks, yticks = _decades(*ax.x_range), _decades(*ax.y_range)
+    for v in xticks:
+        c.line([(ax.x(v), top), (ax.x(v), bottom)], colour=_GRID, width=0.6)
+    for v in yticks:
+        c.line([(left, ax.y(v)), (right, ax.y(v))], colour=_GRID, width=0.6)
+    c.line([(left, top), (left, bottom), (right, bottom)], colour="#000000", width=0.8)
+    for v in xticks:
+        c.line([(ax.x(v), bottom), (ax.x(v), bottom + tick)], colour="#000000", width=0.8)
+        c.text(ax.x(v), bottom + tick + pad, fmt.si(v), size=_FONT, anchor="ma")
+    widest = 0.0
+    for v in yticks:
+        c.line([(left - tick, ax.y(v)), (left, ax.y(v))], colour="#000000", width=0.8)
+        label = c.text(left - tick - pad, ax.y(v), fmt.si(v), size=_FONT, anchor="rm")
+        widest = max(widest, label.box[2] - label.box[0])
+    line_h = _FONT * PT * 1.2
+    c.text(
+        (left + right) / 2,
+        bottom + tick + pad + line_h + 4 * PT,
+        "arithmetic intensity (FLOP / byte)",
+        size=_FONT,
+        anchor="ma",
+    )
+    c.text(
+        left - tick - pad - widest - 4 * PT - line_h / 2,
+        (top + bottom) / 2,
+        "achieved FLOP/s",
+        size=_FONT,
+        anchor="mm",
+        angle=90,
+    )
+
+
+def _draw_ceilings(c: Canvas, ax: Axes, spec: dict) -> None:
+    """The roofline's ceilings: the bandwidth slope up to the highest ridge, a flat roof per
+    peak (those the ops were held against drawn dark and labelled left of their ridge point,
+    where no op can be; the others faint)."""
+    xmin = ax.x_range[0]
     slope = spec["bandwidth"]
     if slope:
-        ax.plot(slope["x"], slope["y"], color="#333333", linewidth=1.4, zorder=2)
-        # Label the slope along it, just above, where the line is inside the plot.
-        bw, top_ridge = slope["bytes_per_s"], slope["x"][1]
+        bw = slope["bytes_per_s"]
+        segment = _clip_to(ax, list(zip(slope["x"], slope["y"], strict=True)))
+        if segment:
+            c.line([(ax.x(x), ax.y(y)) for x, y in segment], colour=_DARK, width=1.4)
+        # Labelled along the slope, just above it, where the line is inside the plot.
+        (ymin, _), top_ridge = ax.y_range, slope["x"][1]
         x0 = math.sqrt(max(xmin * 1.5, ymin * 3 / bw) * top_ridge) / 2
-        ax_w, ax_h = WIDTH_IN * DPI * 0.86, ROOF_HEIGHT_IN * DPI * 0.74
         angle = math.degrees(
-            math.atan((ax_h / math.log10(ymax / ymin)) / (ax_w / math.log10(xmax / xmin)))
+            math.atan2(ax.y(bw * x0) - ax.y(bw * x0 * 10), ax.x(x0 * 10) - ax.x(x0))
         )
-        ax.annotate(
+        c.text(
+            ax.x(x0),
+            ax.y(bw * x0) - 3 * PT,  # 3 points above the line's point, turned about its start
             slope["label"],
-            xy=(x0, bw * x0),
-            xytext=(0, 3),
-            textcoords="offset points",
-            rotation=angle,
-            rotation_mode="anchor",
-            fontsize=_FONT - 0.5,
-            color="#333333",
+            size=_FONT - 0.5,
+            colour=_DARK,
+            anchor="ls",
+            angle=angle,
         )
     for ceiling in spec["ceilings"]:
         used, ridge, peak = ceiling["used"], ceiling["ridge"], ceiling["flops_per_s"]
-        ax.plot(
-            ceiling["x"],
-            [peak, peak],
-            color="#333333" if used else "#b0b0b0",
-            linewidth=1.4 if used else 0.8,
-            linestyle="-" if used else (0, (4, 3)),
-            zorder=2,
+        x0, x1 = (min(max(v, ax.x_range[0]), ax.x_range[1]) for v in ceiling["x"])
+        c.line(
+            [(ax.x(x0), ax.y(peak)), (ax.x(x1), ax.y(peak))],
+            colour=_DARK if used else "#b0b0b0",
+            width=1.4 if used else 0.8,
+            dash=None if used else (4 * 0.8, 3 * 0.8),  # matplotlib's dashes scale with the width
         )
         if not used:
             continue
         if ridge is not None:
-            ax.plot([ridge], [peak], marker="D", markersize=3.5, color="#333333", zorder=3)
-        ax.annotate(
+            c.marker(ax.x(ridge), ax.y(peak), shape="D", size=3.5, fill=_DARK)
+        c.text(
+            ax.x(ridge if ridge is not None else xmin) + (-4 if ridge is not None else 4) * PT,
+            ax.y(peak) - 3 * PT,
             ceiling["label"],
-            xy=(ridge if ridge is not None else xmin, peak),
-            xytext=(-4 if ridge is not None else 4, 3),
-            textcoords="offset points",
-            ha="right" if ridge is not None else "left",
-            va="bottom",
-            fontsize=_FONT - 1,
-            color="#222222",
-            zorder=3,
+            size=_FONT - 1,
+            colour=_INK,
+            anchor="rd" if ridge is not None else "ld",
         )
 
 
 def _label_largest(
-    ax: Any,
+    c: Canvas,
+    ax: Axes,
     names: Any,
     x: np.ndarray,
     y: np.ndarray,
     order: np.ndarray,
     floor: float,
-    x_range: tuple[float, float],
 ) -> None:
     """Names on the largest points (up to four), none twice and none over another."""
-    xmin, xmax = x_range
+    xmin, xmax = ax.x_range
     placed: list[tuple[float, float]] = []
     named: set[str] = set()
     span_x = math.log10(xmax) - math.log10(xmin)
@@ -310,42 +374,44 @@ def _label_largest(
         placed.append((lx, ly))
         named.add(name)
         right_edge = (lx - math.log10(xmin)) / span_x > 0.78
-        ax.annotate(
+        c.text(
+            ax.x(float(x[i])) + (-8 if right_edge else 8) * PT,
+            ax.y(max(float(y[i]), floor)) + 3 * PT,
             name,
-            xy=(x[i], max(y[i], floor)),
-            xytext=(-8 if right_edge else 8, -3),
-            textcoords="offset points",
-            ha="right" if right_edge else "left",
-            fontsize=_FONT - 1,
-            color="#222222",
-            zorder=5,
+            size=_FONT - 1,
+            colour=_INK,
+            anchor="rs" if right_edge else "ls",
         )
         if len(placed) == 4:
             break
 
 
-def _roofline_axes(ax: Any) -> None:
-    """The roofline's log axes: decade ticks in SI units, labels, a light grid."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+def _bound_legend(c: Canvas, ax: Axes, bounds: list[str]) -> None:
+    """The legend of the points' colours, in a framed box at the axes' lower right."""
+    size = _FONT - 0.5
+    em = size * PT
+    labels = [LABELS[b] for b in bounds]
+    row = 1.5 * em  # a label's height and matplotlib's labelspacing of half an em
+    handle, textpad, border = 2.0 * em, 0.2 * em, 0.4 * em
+    inner = max(
+        handle + textpad + max(c.text_width(t, size) for t in labels), c.text_width("bound", size)
+    )
+    width = inner + 2 * border
+    height = border + row * (1 + len(labels)) + border - 0.5 * em
+    right, bottom = ax.box[2] - border, ax.box[3] - border
+    left, top = right - width, bottom - height
+    c.rectangle(
+        (left, top, right, bottom), fill="white", alpha=0.9, outline="#dddddd", radius=0.2 * size
+    )
+    c.text((left + right) / 2, top + border + em / 2, "bound", size=size, anchor="mm")
+    for n, (bound, label) in enumerate(zip(bounds, labels, strict=True)):
+        cy = top + border + em / 2 + row * (n + 1)
+        c.marker(left + border + handle / 2, cy, shape="o", size=6, fill=COLOURS[bound], alpha=0.8)
+        c.text(left + border + handle + textpad, cy, label, size=size, anchor="lm")
 
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))
-    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
-    # No minor ticks: on log axes they are most of the drawing time.
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(fmt.si))
-    ax.yaxis.set_major_formatter(FuncFormatter(fmt.si))
-    ax.tick_params(labelsize=_FONT, length=3)
-    ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=_FONT)
-    ax.set_ylabel("achieved FLOP/s", fontsize=_FONT)
-    ax.grid(True, which="major", color="#eeeeee", linewidth=0.6, zorder=0)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
 
-
-def _roofline_figure(report: Report) -> Any:
-    from matplotlib.lines import Line2D
-
+def roofline_canvas(report: Report) -> Canvas:
+    """The roofline: the ceilings, a point per op row, the largest named, the bounds' legend."""
     ops = report.ops
     peaks = report.summary.get("peaks") or {}
     g = roofline_geometry(report)
@@ -362,75 +428,51 @@ def _roofline_figure(report: Report) -> Any:
     # axis is at most display.ROOF_DECADES deep.
     floor = ymax / 10**display.ROOF_DECADES
 
-    fig = new_figure(ROOF_HEIGHT_IN)
-    ax = fig.add_axes((0.11, 0.13, 0.86, 0.74))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xmin, xmax)
-    ax.set_ylim(ymin, ymax)
-
-    _draw_ceilings(ax, spec)
+    c = Canvas(WIDTH, round(ROOF_HEIGHT_IN * DPI))
+    ax = Axes(
+        (0.11 * c.width, 0.13 * c.height, 0.97 * c.width, 0.87 * c.height),
+        (xmin, xmax),
+        (ymin, ymax),
+        log=True,
+    )
+    c.axes.append(ax)
+    _log_axes(c, ax)
+    _draw_ceilings(c, ax, spec)
 
     if len(t):
         tmax = float(t.max())
-        size = (4 + 15 * np.sqrt(t / tmax)) ** 2
-        colours = np.array([COLOURS.get(b, COLOURS["other"]) for b in bounds], dtype=object)
+        diameters = 4 + 15 * np.sqrt(t / tmax)  # points, as matplotlib's sizes (pt^2) had them
         order = np.argsort(-t)  # big points first, so small ones stay visible on top
         below = y < floor
-        for marker, chosen in (("o", ~below[order]), ("v", below[order])):
-            idx = order[chosen]
-            if not len(idx):
-                continue
-            ax.scatter(
-                x[idx],
-                np.where(below[idx], floor, y[idx]),
-                s=size[idx] if marker == "o" else 30,
-                # Hollow: above its roof, a model or peak mismatch, not an achievement.
-                c=[
-                    "none" if hollow else c
-                    for c, hollow in zip(colours[idx], flagged[idx], strict=True)
-                ],
-                alpha=0.6,
-                edgecolors=list(colours[idx]),
-                linewidths=0.8,
-                marker=marker,
-                zorder=4,
-                clip_on=False,
-            )
+        for triangles in (False, True):
+            for i in order[below[order] == triangles]:
+                colour = COLOURS.get(str(bounds[i]), COLOURS["other"])
+                c.marker(
+                    ax.x(float(x[i])),
+                    ax.y(floor if triangles else float(y[i])),
+                    shape="v" if triangles else "o",
+                    size=math.sqrt(30) if triangles else float(diameters[i]),
+                    # Hollow: above its roof, a model or peak mismatch, not an achievement.
+                    fill=None if flagged[i] else colour,
+                    edge=colour,
+                    alpha=0.6,
+                )
         names = ops["name"].astype(str).to_numpy()[plotted]
-        _label_largest(ax, names, x, y, order, floor, (xmin, xmax))
+        _label_largest(c, ax, names, x, y, order, floor)
     else:
-        ax.text(
-            0.5,
-            0.5,
+        left, top, right, bottom = ax.box
+        c.text(
+            (left + right) / 2,
+            (top + bottom) / 2,
             "no GPU op with a FLOP model: nothing to place on the roofline",
-            transform=ax.transAxes,
-            ha="center",
-            fontsize=_FONT,
-            color="#555555",
+            size=_FONT,
+            colour=_MUTED,
+            anchor="ms",
         )
 
     legend_bounds = [b for b in ("compute", "memory", "overhead", "other") if b in set(bounds)]
     if legend_bounds:
-        handles = [
-            Line2D([], [], marker="o", linestyle="", markersize=6, color=COLOURS[b], alpha=0.8)
-            for b in legend_bounds
-        ]
-        ax.legend(
-            handles,
-            [LABELS[b] for b in legend_bounds],
-            loc="lower right",
-            fontsize=_FONT - 0.5,
-            frameon=True,
-            framealpha=0.9,
-            edgecolor="#dddddd",
-            handletextpad=0.2,
-            borderaxespad=0.4,
-            title="bound",
-            title_fontsize=_FONT - 0.5,
-        )
-
-    _roofline_axes(ax)
+        _bound_legend(c, ax, legend_bounds)
 
     device = str(report.summary.get("device", "GPU"))
     if peaks and peaks.get("source"):
@@ -438,7 +480,13 @@ def _roofline_figure(report: Report) -> Any:
         source = f" (peaks: {source or peaks['source']})"
     else:
         source = " (no peak figures known: no ceilings)"
-    fig.text(0.11, 0.975, _short(f"Roofline: {device}{source}", 78), fontsize=_FONT + 1.5, va="top")
+    c.text(
+        ax.box[0],
+        0.025 * c.height,
+        _short(f"Roofline: {device}{source}", 78),
+        size=_FONT + 1.5,
+        anchor="la",
+    )
     seconds = ops["gpu_time_s"].to_numpy(float)
     hidden = seconds[(seconds > 0) & ~plotted].sum()
     total = seconds[seconds > 0].sum()
@@ -447,59 +495,100 @@ def _roofline_figure(report: Report) -> Any:
         footnote += f"; not shown (no FLOPs/model): {100 * hidden / total:.0f}% of GPU time"
     if len(t) and (y < floor).any():
         footnote += "; \u25bc below the chart"
-    fig.text(0.11, 0.915, footnote, fontsize=_FONT - 1, color="#555555", va="top")
-    return fig
+    c.text(ax.box[0], 0.085 * c.height, footnote, size=_FONT - 1, colour=_MUTED, anchor="la")
+    return c
 
 
-def _cpu_ops_figure(report: Report, top: int = 12) -> Any:
+# --- the top CPU ops -----------------------------------------------------------------------------
+
+
+def _nice_ticks(hi: float, length_px: float, size: float) -> list[float]:
+    """Ticks from 0 to ``hi`` at a step of 1, 2, 2.5 or 5 times a power of ten, as many as fit
+    along ``length_px`` at three font sizes apart (matplotlib's ``AutoLocator``)."""
+    if hi <= 0:
+        return [0.0]
+    bins = max(int(length_px / PT / (3 * size)), 1)
+    raw = hi / bins
+    scale = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * scale for m in (1, 2, 2.5, 5, 10) if m * scale >= raw * (1 - 1e-9))
+    return [n * step for n in range(int(hi / step + 1e-9) + 1)]
+
+
+def cpu_ops_canvas(report: Report, count: int = 12) -> Canvas | None:
+    """The ``count`` top ops by self CPU time as horizontal bars, the largest first."""
     ops = report.ops
     if not len(ops):
         return None
-    rows = ops.nlargest(top, "self_cpu_time_s")
+    rows = ops.nlargest(count, "self_cpu_time_s")
     rows = rows[rows["self_cpu_time_s"] > 0]
     # The height follows the number of bars, so a short list stays a small picture.
-    height = min(ROOF_HEIGHT_IN, 0.95 + 0.22 * max(len(rows), 3))
-    fig = new_figure(height)
-    ax = fig.add_axes((0.40, 0.45 / height, 0.50, 1 - 0.8 / height))
-    labels = [
-        _short(f"{n} {s}" if s and s != "[]" else str(n), 48)
-        for n, s in zip(rows["name"].astype(str), rows["shapes"].astype(str), strict=True)
-    ]
-    values = rows["self_cpu_time_s"].to_numpy(float)[::-1]
-    positions = np.arange(len(values))
-    ax.barh(positions, values, color=COLOURS["cpu"], height=0.7)
-    ax.set_yticks(positions, labels[::-1], fontsize=_FONT - 0.5)
-    ax.set_ylim(len(values) - max(len(values), 3) - 0.5, len(values) - 0.5)
-    total = float(ops["self_cpu_time_s"].sum())
-    for pos, value in zip(positions, values, strict=True):
-        ax.text(
-            value,
-            pos,
-            f" {fmt.seconds(value)} ({fmt.percent(value, total)})",
-            va="center",
-            fontsize=_FONT - 1,
-            color="#333333",
-        )
-    ax.set_xlim(0, float(values.max()) * 1.35 if len(values) else 1)
-    ax.tick_params(labelsize=_FONT - 0.5, length=2)
-    ax.xaxis.set_major_formatter(_seconds_formatter())
-    ax.set_xlabel("self CPU time", fontsize=_FONT)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    fig.text(
-        0.02,
-        1 - 0.1 / height,
-        "Top ops by self CPU time (no GPU work recorded: no roofline)",
-        fontsize=_FONT + 1.5,
-        va="top",
+    height_in = min(ROOF_HEIGHT_IN, 0.95 + 0.22 * max(len(rows), 3))
+    c = Canvas(WIDTH, round(height_in * DPI))
+    values = rows["self_cpu_time_s"].to_numpy(float)
+    n = len(values)
+    hi = float(values.max()) * 1.35 if n else 1.0
+    ax = Axes(
+        (0.40 * c.width, 0.35 * DPI, 0.90 * c.width, c.height - 0.45 * DPI),
+        (0.0, hi),
+        (-0.5, max(n, 3) - 0.5),  # row 0 at the top: y counts down from the largest
     )
-    return fig
+    c.axes.append(ax)
+    left, top, right, bottom = ax.box
 
+    def row_y(i: int) -> float:  # the centre of the i-th largest bar
+        return ax.y(max(n, 3) - 1 - i)
 
-def _seconds_formatter() -> Any:
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda v, _pos: "0" if v == 0 else fmt.seconds(v))
+    total = float(ops["self_cpu_time_s"].sum())
+    bar_half = 0.35 * (bottom - top) / max(n, 3)
+    tick, pad = 2 * PT, 3.5 * PT
+    label_room = left - tick - pad - 4
+    for i, (name, shapes, value) in enumerate(
+        zip(rows["name"].astype(str), rows["shapes"].astype(str), values, strict=True)
+    ):
+        cy = row_y(i)
+        c.rectangle((left, cy - bar_half, ax.x(value), cy + bar_half), fill=COLOURS["cpu"])
+        label = _short(f"{name} {shapes}" if shapes and shapes != "[]" else name, 48)
+        c.line([(left - tick, cy), (left, cy)], colour="#000000", width=0.8)
+        c.text(
+            left - tick - pad,
+            cy,
+            c.fit(label, _FONT - 0.5, label_room),
+            size=_FONT - 0.5,
+            anchor="rm",
+        )
+        c.text(
+            ax.x(value),
+            cy,
+            f" {fmt.seconds(value)} ({fmt.percent(value, total)})",
+            size=_FONT - 1,
+            colour=_DARK,
+            anchor="lm",
+        )
+    c.line([(left, top), (left, bottom), (right, bottom)], colour="#000000", width=0.8)
+    for v in _nice_ticks(hi, right - left, _FONT - 0.5):
+        c.line([(ax.x(v), bottom), (ax.x(v), bottom + tick)], colour="#000000", width=0.8)
+        c.text(
+            ax.x(v),
+            bottom + tick + pad,
+            "0" if v == 0 else fmt.seconds(v),
+            size=_FONT - 0.5,
+            anchor="ma",
+        )
+    c.text(
+        (left + right) / 2,
+        bottom + tick + pad + (_FONT - 0.5) * PT * 1.2 + 4 * PT,
+        "self CPU time",
+        size=_FONT,
+        anchor="ma",
+    )
+    c.text(
+        0.02 * c.width,
+        0.10 * DPI,
+        "Top ops by self CPU time (no GPU work recorded: no roofline)",
+        size=_FONT + 1.5,
+        anchor="la",
+    )
+    return c
 
 
 def _short(text: str, limit: int) -> str:
@@ -517,10 +606,13 @@ def png_size(data: bytes) -> tuple[int, int]:
 __all__ = [
     "Pictures",
     "available",
+    "cpu_ops_canvas",
     "draw_pixels",
     "new_figure",
     "pictures",
     "png_bytes",
     "png_size",
     "preload",
+    "roofline_canvas",
+    "split_canvas",
 ]

@@ -15,7 +15,7 @@ Formats:
 - ``"html"``: a static HTML fragment, no script (nbconvert, GitHub, ``text/html``).
 - ``"standalone"``: the offline page of ``save_html``: the report app with the JSON inlined.
 - ``"png"``: a picture, where the object has one (``None`` where it has nothing to draw or
-  matplotlib is missing).
+  the picture libraries are missing).
 
 What each object has (``formats(obj)`` says it too):
 
