@@ -16,8 +16,8 @@ from jupyter_brrr.schema import job as job_schema
 from jupyter_brrr.schema import report as schema
 
 SRC = Path(__file__).resolve().parents[1] / "js" / "src"
-# The generated document types, and the few the Python schema has as maps (schema.ts).
-TS = (SRC / "generated" / "schema_types.ts").read_text() + (SRC / "schema.ts").read_text()
+# The generated document types.
+TS = (SRC / "generated" / "schema_types.ts").read_text()
 
 
 def test_job_summary_keys_agree() -> None:
@@ -27,7 +27,7 @@ def test_job_summary_keys_agree() -> None:
 def _interface_keys(name: str) -> set[str]:
     """The members of a TS interface at its top level (two-space indent)."""
     found = re.search(rf"export interface {name} \{{(.*?)\n\}}", TS, re.S)
-    assert found, f"{name} is not declared in js/src/generated/schema_types.ts or schema.ts"
+    assert found, f"{name} is not declared in js/src/generated/schema_types.ts"
     return set(re.findall(r"^  (\w+)\??:", found.group(1), re.M))
 
 
@@ -146,7 +146,7 @@ def test_the_sweep_and_memory_documents_have_the_keys_python_writes() -> None:
     memory = jupyter_brrr.memory_breakdown(lambda: torch.ones(4096) * 2, warmup=0)
     doc = memory.to_dict()
     assert set(doc) == _interface_keys("IRawMemory")
-    assert set(doc["timeline"]) == _interface_keys("IMemoryTimeline")
+    assert set(doc["timeline"]) == _interface_keys("IRawMemoryTimeline")
     assert set(doc["at_peak"]) == set(schema.MEMORY_CATEGORIES)
 
 
@@ -231,3 +231,21 @@ def test_a_document_in_a_notebook_output_survives_javascripts_json_unchanged(
     assert json.loads(written, parse_int=float) == json.loads(json.dumps(doc), parse_int=float)
     plain = json.dumps(doc)
     assert json.dumps(json.loads(js_round_trip(plain))) != plain
+
+
+def test_an_ab_variants_split_and_the_display_have_the_keys_python_writes() -> None:
+    """A variant's split has the summary's parts and the span (actions/ab.py); the display
+    (views/display.py) has the roofline's geometry, its bandwidth slope and its ceilings."""
+    import jupyter_brrr
+
+    parts = {f"{part}_s" for part in schema.SPLIT_PARTS} | {"span_s"}
+    assert parts == _interface_keys("IRawABSplit")
+    report = jupyter_brrr.load(Path(__file__).resolve().parent / "data" / "coscos_eager.json.gz")
+    display = report.to_dict()["display"]
+    assert set(display) == _interface_keys("IRawDisplay")
+    roofline = display["roofline"]
+    assert set(roofline) == _interface_keys("IRawRooflineSpec")
+    assert roofline["bandwidth"] and roofline["ceilings"]
+    assert set(roofline["bandwidth"]) == _interface_keys("IRawRooflineBandwidth")
+    for ceiling in roofline["ceilings"]:
+        assert set(ceiling) == _interface_keys("IRawRooflineCeiling")

@@ -210,21 +210,8 @@ export const FIX_OF_CAUSE: Record<string, string> = {
   'host copy': 'pinned'
 };
 
-/** The span split of one A/B variant (the Python schema has it as a map of numbers). */
-export interface IABSplit {
-  /** Compute-bound kernel time. */
-  compute_s: number | null;
-  /** Memory-bound kernel time. */
-  memory_s: number | null;
-  /** Exposed communication time (0 in older reports). */
-  communication_s: number | null;
-  /** Other kernel time. */
-  other_s: number | null;
-  /** Idle time. */
-  idle_s: number | null;
-  /** Whole span. */
-  span_s: number | null;
-}
+/** The span split of one A/B variant: its parts and its span, each null where not written. */
+export type IABSplit = Parsed<raw.IRawABSplit>;
 
 /** One variant of an A/B comparison (eager, compiled, CUDA graph, ...). */
 export type IABVariant = Parsed<
@@ -263,18 +250,12 @@ export type ISweep = Parsed<
   }
 >;
 
-/** A memory timeline: one series per category over the same moments (the Python schema has
- * it as a map). */
-export interface IMemoryTimeline {
-  /** Moments, seconds from the run's start. */
-  times_s: number[];
-  /** The categories, in stacking order. */
-  categories: string[];
-  /** Bytes, one array per category. */
-  bytes: number[][];
-  /** The allocator's total at each moment. */
-  allocated: number[];
-}
+/** A memory timeline: one series of bytes per category (in stacking order) over the same
+ * moments, and the allocator's total at each; every array present, maybe empty. */
+export type IMemoryTimeline = Parsed<
+  raw.IRawMemoryTimeline,
+  'times_s' | 'categories' | 'bytes' | 'allocated'
+>;
 
 /** What held the peak memory (memory.py, MemoryBreakdown.to_dict()); the largest
  * allocations' rows are raw.IRawMemoryLargestRow. */
@@ -284,47 +265,46 @@ export type IMemory = Parsed<
   { timeline: IMemoryTimeline; largest: ITable }
 >;
 
-/** A compute ceiling of the roofline: one peak, with the dtypes that share it. */
-export interface ICeiling {
-  /** The peak, FLOP/s. */
-  flops_per_s: number;
-  /** The dtypes (roofs) with this peak, e.g. ["bf16", "fp16"]. */
-  dtypes: string[];
-  /** Where the bandwidth slope meets it, FLOP/byte; null without a bandwidth. */
-  ridge: number | null;
-  /** Its line, from the ridge (or the left edge) to the right edge. */
-  x: [number, number];
-  /** Legend text, e.g. "bf16, fp16 990 TFLOP/s (ridge 206 FLOP/B)". */
-  label: string;
-  /** Whether an op was held against it (drawn strong). */
-  used: boolean;
-}
+/** An axis's range or a line's ends: [low, high]. */
+type Pair = [number, number];
 
-/** The roofline's geometry, computed once in Python (jupyter_brrr/views/display.py; the
- * Python schema has the display as a map, recomputed when read). */
-export interface IRooflineSpec {
-  /** The intensity axis, FLOP/byte (log). */
-  x_range: [number, number];
-  /** The FLOP/s axis (log). */
-  y_range: [number, number];
-  /** The bandwidth slope up to the highest ridge; null without a bandwidth or a peak. */
-  bandwidth: {
-    bytes_per_s: number;
-    x: [number, number];
-    y: [number, number];
-    label: string;
-  } | null;
-  /** Compute ceilings, highest first. */
-  ceilings: ICeiling[];
-}
+/** A compute ceiling of the roofline: one peak (`flops_per_s`), the dtypes that share it,
+ * where the bandwidth slope meets it (`ridge`, FLOP/byte; null without a bandwidth), its line
+ * from the ridge (or the left edge) to the right edge, its legend text, and whether an op was
+ * held against it (drawn strong). */
+export type ICeiling = Parsed<
+  raw.IRawRooflineCeiling,
+  'flops_per_s' | 'dtypes' | 'label' | 'used',
+  { x: Pair; ridge: number | null }
+>;
 
-/** What the renderers draw, computed once in Python (schema version 2 on). */
-export interface IDisplay {
-  /** The dtype (roof) of most of the modelled GPU FLOPs, whose peak the overview quotes. */
-  main_dtype: string | null;
-  /** The roofline; null for a report without GPU ops to place. */
-  roofline: IRooflineSpec | null;
-}
+/** The roofline's geometry, computed once in Python (jupyter_brrr/views/display.py; recomputed
+ * when Python reads a report): the intensity (FLOP/byte) and FLOP/s axes (log), the bandwidth
+ * slope up to the highest ridge (null without a bandwidth or a peak) and the compute ceilings,
+ * highest first. */
+export type IRooflineSpec = Parsed<
+  Omit<raw.IRawRooflineSpec, 'x_range' | 'y_range' | 'bandwidth' | 'ceilings'>,
+  never,
+  {
+    x_range: Pair;
+    y_range: Pair;
+    bandwidth: Parsed<
+      raw.IRawRooflineBandwidth,
+      'bytes_per_s' | 'label',
+      { x: Pair; y: Pair }
+    > | null;
+    ceilings: ICeiling[];
+  }
+>;
+
+/** What the renderers draw, computed once in Python (schema version 2 on): the dtype (roof) of
+ * most of the modelled GPU FLOPs, whose peak the overview quotes, and the roofline (null for a
+ * report without GPU ops to place). */
+export type IDisplay = Parsed<
+  raw.IRawDisplay,
+  never,
+  { roofline: IRooflineSpec | null }
+>;
 
 /** One thing the What-if can make faster, with its replayed curve. */
 export type IWhatIfTarget = Parsed<

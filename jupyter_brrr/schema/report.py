@@ -134,6 +134,7 @@ from .history import RUN_ROWS
 from .plan import PlanType
 from .types import (
     LONGEST_S,
+    Derived,
     Flag,
     ListOf,
     MapOf,
@@ -687,6 +688,15 @@ _MEMORY_LARGEST_CELLS: dict[str, Type] = {
     **{name: _MAYBE_TEXT for name in ("category", "op", "line")},
     "time_s": _NULLABLE_NUMBER,
 }
+# One variant's span and its split (actions/ab.py), as the report's summary splits its span.
+_AB_SPLIT = Object(
+    {},
+    {
+        name: _MAYBE_AMOUNT
+        for name in ("compute_s", "memory_s", "communication_s", "other_s", "idle_s", "span_s")
+    },
+    title="ABSplit",
+)
 _VARIANT = Object(
     {"name": _TEXT},
     {
@@ -700,7 +710,7 @@ _VARIANT = Object(
         **{name: _MAYBE_COUNT for name in ("runs", "kernel_count", "launches", "recompiles")},
         "verdict": _MAYBE_TEXT,
         "correct": _MAYBE_FLAG,
-        "split": Nullable(MapOf(_MAYBE_AMOUNT)),
+        "split": Nullable(_AB_SPLIT),
         "graph_breaks": Nullable(ListOf(Type())),
         "error": _MAYBE_TEXT,
         "error_line": _MAYBE_TEXT,
@@ -759,6 +769,19 @@ _SWEEP = Object(
     },
     title="Sweep",
 )
+# The memory timeline (capture/memory.py): one series of bytes per category, stacked in the
+# categories' order, over the same moments (seconds from the run's start), and the allocator's
+# total at each moment.
+_MEMORY_TIMELINE = Object(
+    {},
+    {
+        "times_s": ListOf(Number(high=LONGEST_S)),
+        "categories": ListOf(_TEXT),
+        "bytes": ListOf(ListOf(Number())),
+        "allocated": ListOf(Number()),
+    },
+    title="MemoryTimeline",
+)
 _MEMORY = Object(
     {"peak_bytes": _MAYBE_AMOUNT},
     {
@@ -773,7 +796,7 @@ _MEMORY = Object(
         "peak_time_s": Number(high=LONGEST_S),
         "unattributed_bytes": _NULLABLE_NUMBER,
         "at_peak": MapOf(Number()),
-        "timeline": Nullable(MapOf(Type())),
+        "timeline": Nullable(_MEMORY_TIMELINE),
         "largest": Nullable(
             Table(_MEMORY_LARGEST_CELLS, row="MemoryLargestRow", columns=MEMORY_LARGEST_COLUMNS)
         ),
@@ -782,6 +805,33 @@ _MEMORY = Object(
     },
     title="Memory",
 )
+# What the renderers draw (views/display.py's specs; see DISPLAY at the top).
+_PAIR = ListOf(Number())  # [low, high] of an axis or a line
+_ROOFLINE_BANDWIDTH = Object(
+    {"bytes_per_s": Number(low=0), "x": _PAIR, "y": _PAIR, "label": _TEXT},
+    title="RooflineBandwidth",
+)
+_ROOFLINE_CEILING = Object(
+    {
+        "flops_per_s": Number(low=0),
+        "dtypes": ListOf(_TEXT),
+        "ridge": _NULLABLE_NUMBER,
+        "x": _PAIR,
+        "label": _TEXT,
+        "used": _FLAG,
+    },
+    title="RooflineCeiling",
+)
+_ROOFLINE = Object(
+    {
+        "x_range": _PAIR,
+        "y_range": _PAIR,
+        "bandwidth": Nullable(_ROOFLINE_BANDWIDTH),
+        "ceilings": ListOf(_ROOFLINE_CEILING),
+    },
+    title="RooflineSpec",
+)
+_DISPLAY = Object({}, {"main_dtype": _MAYBE_TEXT, "roofline": Nullable(_ROOFLINE)}, title="Display")
 _WHAT_IF_TARGET = Object(
     {
         **{name: _TEXT for name in ("id", "kind", "key", "label", "change")},
@@ -834,7 +884,7 @@ REPORT = Object(
         "sweep": Nullable(_SWEEP),
         "memory": Nullable(_MEMORY),
         # Written from the report's own tables by display.specs; recomputed when read.
-        "display": Nullable(MapOf(Type())),
+        "display": Nullable(Derived(_DISPLAY)),
         # The step's dependency graph: checked where it is read (step_graph.StepGraph.from_dict).
         "graph": Nullable(MapOf(Type())),
         # The What-if tab's replayed curves (analysis/whatif.py).

@@ -24,6 +24,7 @@ __all__ = [
     "LARGEST",
     "LONGEST_S",
     "MAX_DEPTH",
+    "Derived",
     "Flag",
     "ListOf",
     "MapOf",
@@ -292,6 +293,15 @@ class Object(Type):
         for key, kind in self.optional.items():
             if key in value:
                 kind.check(value[key], prefix + key)
+
+
+class Derived(Type):
+    """A part the reader computes again from the rest of the document (a report's ``display``),
+    so that any value reads: not checked. ``schema`` is its layout as the writer writes it, for
+    the JSON Schema and the TypeScript generated from it."""
+
+    def __init__(self, schema: Type) -> None:
+        self.schema = schema
 
 
 def is_number(kind: Type) -> bool:

@@ -56,9 +56,7 @@ export interface IRawReport {
   target?: IRawTargetPlan | null;
   sweep?: IRawSweep | null;
   memory?: IRawMemory | null;
-  display?: {
-    [k: string]: unknown;
-  } | null;
+  display?: IRawDisplay | null;
   graph?: {
     [k: string]: unknown;
   } | null;
@@ -293,13 +291,23 @@ export interface IRawABVariant {
   recompiles?: number | null;
   verdict?: string | null;
   correct?: boolean | null;
-  split?: {
-    [k: string]: number | null;
-  } | null;
+  split?: IRawABSplit | null;
   graph_breaks?: unknown[] | null;
   error?: string | null;
   error_line?: string | null;
   fallback_reason?: string | null;
+}
+/**
+ * This interface was referenced by `IRawDocuments`'s JSON-Schema
+ * via the `definition` "IRawABSplit".
+ */
+export interface IRawABSplit {
+  compute_s?: number | null;
+  memory_s?: number | null;
+  communication_s?: number | null;
+  other_s?: number | null;
+  idle_s?: number | null;
+  span_s?: number | null;
 }
 /**
  * This interface was referenced by `IRawDocuments`'s JSON-Schema
@@ -559,15 +567,63 @@ export interface IRawMemory {
   at_peak?: {
     [k: string]: number;
   };
-  timeline?: {
-    [k: string]: unknown;
-  } | null;
+  timeline?: IRawMemoryTimeline | null;
   largest?: {
     columns: string[];
     data: unknown[][];
   } | null;
   advice?: string[];
   notes?: string[];
+}
+/**
+ * This interface was referenced by `IRawDocuments`'s JSON-Schema
+ * via the `definition` "IRawMemoryTimeline".
+ */
+export interface IRawMemoryTimeline {
+  times_s?: number[];
+  categories?: string[];
+  bytes?: number[][];
+  allocated?: number[];
+}
+/**
+ * This interface was referenced by `IRawDocuments`'s JSON-Schema
+ * via the `definition` "IRawDisplay".
+ */
+export interface IRawDisplay {
+  main_dtype?: string | null;
+  roofline?: IRawRooflineSpec | null;
+}
+/**
+ * This interface was referenced by `IRawDocuments`'s JSON-Schema
+ * via the `definition` "IRawRooflineSpec".
+ */
+export interface IRawRooflineSpec {
+  x_range: number[];
+  y_range: number[];
+  bandwidth: IRawRooflineBandwidth | null;
+  ceilings: IRawRooflineCeiling[];
+}
+/**
+ * This interface was referenced by `IRawDocuments`'s JSON-Schema
+ * via the `definition` "IRawRooflineBandwidth".
+ */
+export interface IRawRooflineBandwidth {
+  bytes_per_s: number;
+  x: number[];
+  y: number[];
+  label: string;
+}
+/**
+ * This interface was referenced by `IRawDocuments`'s JSON-Schema
+ * via the `definition` "IRawRooflineCeiling".
+ */
+export interface IRawRooflineCeiling {
+  flops_per_s: number;
+  dtypes: string[];
+  ridge: number | null;
+  x: number[];
+  label: string;
+  used: boolean;
 }
 /**
  * This interface was referenced by `IRawDocuments`'s JSON-Schema
