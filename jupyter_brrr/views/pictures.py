@@ -118,26 +118,40 @@ def _draw_all(report: Report) -> Pictures:
     main = roofline_canvas(report) if gpu else cpu_ops_canvas(report)
     split_pixels = split.pixels() if split is not None else None
     main_pixels = main.pixels() if main is not None else None
+    if split_pixels is not None and main_pixels is not None:
+        # One palette for the three files: the combined picture is the two stacked, so it is
+        # reduced to 256 colours once and the two are its parts (the reduction is most of the
+        # cost of a file; the two pictures share their colours anyway).
+        whole = _palette(np.concatenate([split_pixels, main_pixels], axis=0))
+        height, width = split_pixels.shape[:2]
+        split_png = _png(whole.crop((0, 0, width, height)))
+        main_png = _png(whole.crop((0, height, width, whole.height)))
+        return Pictures(split=split_png, main=main_png, combined=_png(whole))
     split_png = png_bytes(split_pixels) if split_pixels is not None else None
     main_png = png_bytes(main_pixels) if main_pixels is not None else None
-    if split_pixels is not None and main_pixels is not None:
-        combined = png_bytes(np.concatenate([split_pixels, main_pixels], axis=0))
-    else:  # one picture: the combined one is it, the same bytes (not encoded twice)
-        combined = split_png or main_png
-    return Pictures(split=split_png, main=main_png, combined=combined)
+    # One picture: the combined one is it, the same bytes (not encoded twice).
+    return Pictures(split=split_png, main=main_png, combined=split_png or main_png)
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:
     """RGB pixels as a PNG file of 256 colours: the pictures are flat colours and antialiased
     edges, so a palette loses nothing that shows (at most a few levels on an edge's pixel) and
     makes the file a third the size, and quicker to write."""
+    return _png(_palette(pixels))
+
+
+def _palette(pixels: np.ndarray) -> Any:
+    """RGB pixels as a Pillow image of 256 colours (fast octree, no dither)."""
     from PIL import Image  # a dependency of matplotlib
 
-    palette = Image.fromarray(pixels).quantize(
+    return Image.fromarray(pixels).quantize(
         colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
     )
+
+
+def _png(image: Any) -> bytes:
     out = io.BytesIO()
-    palette.save(out, format="PNG", compress_level=6)
+    image.save(out, format="PNG", compress_level=6)
     return out.getvalue()
 
 
