@@ -84,6 +84,17 @@ def _size(nb: dict) -> int:
     return len((nbformat.writes(nbformat.from_dict(nb)) + "\n").encode("utf-8"))
 
 
+def tour_folder(folder: Path) -> Path:
+    """Where to run the tour from: a folder of its own inside ``folder`` (the tour's named cells
+    write their history beside the notebook, which must not land in the checkout), from which
+    the tour's relative paths (``../tests/data/...``: the GPT-2 trace of its last cell) reach
+    this checkout's files, as they do from ``notebooks/``."""
+    notebooks = folder / "notebooks"
+    notebooks.mkdir()
+    (folder / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
+    return notebooks
+
+
 def _executed_cpu_tour(setting: str) -> tuple[int, float]:
     import nbformat
     from nbclient import NotebookClient
@@ -92,9 +103,11 @@ def _executed_cpu_tour(setting: str) -> tuple[int, float]:
     nb = nbformat.read(tour, as_version=4)
     env = {**os.environ, HTML_ENV: setting}
     with tempfile.TemporaryDirectory() as folder:
-        # Run from a copy's folder: the tour's named cells write their history beside it.
         client = NotebookClient(
-            nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": folder}}
+            nb,
+            kernel_name="python3",
+            timeout=600,
+            resources={"metadata": {"path": str(tour_folder(Path(folder)))}},
         )
         start = time.perf_counter()
         client.execute(env=env)

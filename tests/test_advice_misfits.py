@@ -5,6 +5,7 @@ path (tests/gpu_timeline.py), the sweep and the timings where a CPU runs them fo
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -149,6 +150,7 @@ def test_a_decode_gemv_is_limited_by_reading_its_weights_not_by_tiles() -> None:
     assert "tile quantisation" not in {r["cause"] for r in result.recommendations}
     first = result.recommendations[0]
     assert first["title"].startswith("Batch the requests")
+    assert re.search(r"calls, [\d.]+ µs per kernel", first["evidence"]), first["evidence"]
     assert "more requests per step" in first["fix"]
     # 64 rows is a GEMM, not a GEMV: the rule keeps out of it.
     big = _decode(64).analyse().ops

@@ -1178,6 +1178,10 @@ def test_notebook7_renders_report(context, server, artifacts):
         wait_reports(page, 1)
         root = page.locator(".jp-brrr").first
         assert root.get_attribute("data-state") == "done", root.inner_text()
+        # As in JupyterLab: the report's own MIME type, never its text/html (the app in a
+        # frame and the static fallback): one report on the page.
+        assert page.locator(".jp-brrr").count() == 1
+        assert page.locator(".jp-brrr-framed, .jp-brrr-fallback, iframe[srcdoc]").count() == 0
         for view in VIEWS[1:]:
             open_view(page, root, view)
         shot(root, artifacts, "notebook7_gpu_whatif")

@@ -359,7 +359,7 @@ def test_a_saved_report_with_a_fix_that_cannot_pay_in_its_list_shows_it_ruled_ou
     assert [r["cause"] for r in stft.recommendations] == ["host stall", "launch overhead", "fusion"]
     strided = _ruled_out_everywhere(stft, "strided")
     assert strided["ruled_out"].startswith(
-        "replaying the step's dependencies, it saves 0 us (adding up times gave 43.3 us)"
+        "replaying the step's dependencies, it saves 0 µs (adding up times gave 43.3 µs)"
     )
 
 

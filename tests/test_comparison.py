@@ -479,6 +479,7 @@ def test_a_change_the_host_speed_explains_is_noise_and_says_why() -> None:
     assert comparison.verdict == "noise"
     assert "host CPU itself ran 1.30x slower" in comparison.span.reason
     assert "GPU's busy time did not change" in comparison.span.reason
+    assert "(a fixed Python loop: 100 -> 130 µs)" in comparison.span.reason
     assert comparison.span.explained_by == "host"
     assert comparison.span.host_before_s == pytest.approx(100e-6)
     # Kept in the saved form, which the Change tab reads.

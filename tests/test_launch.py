@@ -49,6 +49,17 @@ def test_brrr_job_runs_a_plain_script_and_names_the_slowed_rank(ipython_shell, i
     assert "Recorded by run_job" in job.notes[0]
 
 
+def test_once_the_job_has_ended_its_status_stands_without_cancel(in_tmp) -> None:
+    # Issue 25's "Cancel beside Done", in the job's controls: a disabled Cancel stayed beside
+    # the job's last word. A script that fails to start ends the job at once.
+    controls = JobControls()
+    assert controls.cancel_button.layout.display is None  # shown while the job runs
+    controls.start(str(in_tmp / "no_such_script.py"), [], nproc=1, out="traces")
+    controls.wait(60)
+    assert controls.error is not None and "failed" in controls.status.value
+    assert controls.cancel_button.layout.display == "none"
+
+
 @pytest.mark.slow
 def test_cancel_stops_every_rank(in_tmp) -> None:
     controls = JobControls()

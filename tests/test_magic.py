@@ -100,6 +100,13 @@ def test_help_runs_nothing(ip) -> None:
     assert value is None and ip.user_ns["ran"] is False
     assert "--warmup" in out.stdout and "--repeat" in out.stdout and "--cpu" in out.stdout
     assert "--burst" in out.stdout
+    # As the usage of an error (below): the cell magic named as it is typed, no reST "::" line;
+    # the same for IPython's own help (%%brrr?), which prints the magic's docstring.
+    for text in (out.stdout, ip.find_cell_magic("brrr").__doc__):
+        assert text.startswith("usage: %%brrr [-h] [--warmup N]"), text[:200]
+        assert "::" not in [line.strip() for line in text.splitlines()]
+        assert "\n  %brrr [" not in text and "::\n" not in text
+        assert "Profile the GPU work of this cell" in text and "--sweep-budget" in text
 
 
 @pytest.mark.parametrize("line", ["--bogus", "--warmup x", "--repeat 0", "--warmup -1"])

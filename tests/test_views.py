@@ -593,3 +593,27 @@ def test_a_sweep_names_each_memory_figure_of_the_gpu_once_with_its_meaning() -> 
     assert [r["device"] for r in rows if "NVIDIA H200" in r["device"]] == ["NVIDIA H200 (this GPU)"]
     assert all(r["memory"].endswith(" nominal") for r in rows if not r["this_gpu"])
     assert "17.2 GB nominal" in page
+
+
+# A number of microseconds, spelled "us" (issue 25: "us" and "µs" both appeared in one report).
+_ASCII_MICROSECONDS = re.compile(r"\d us\b")
+
+
+def _words(doc: object) -> list[str]:
+    """Every string a saved document holds, at any depth."""
+    if isinstance(doc, str):
+        return [doc]
+    if isinstance(doc, dict):
+        return [w for value in doc.values() for w in _words(value)]
+    if isinstance(doc, list):
+        return [w for value in doc for w in _words(value)]
+    return []
+
+
+def test_microseconds_are_spelled_one_way_in_every_word_of_a_report(gpt2: Report) -> None:
+    # The GPT-2 trace's ruled-out launch fix: the replay's words said "this saves 0 us".
+    words = _words(json.loads(gpt2.to_json()))
+    assert [w for w in words if _ASCII_MICROSECONDS.search(w)] == []
+    assert any("µs" in w for w in words)
+    for shown in ("text", "html"):
+        assert not _ASCII_MICROSECONDS.search(html_module.unescape(str(render(gpt2, shown))))

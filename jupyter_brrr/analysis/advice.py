@@ -467,7 +467,7 @@ def _batch(context: _Context, found: list[tuple[int, float]]) -> list[dict]:
                     "too little work",
                     f"Batch the requests: the {calls:,} calls of {op['name']} {op['shapes']} "
                     "each read the weights for a few rows",
-                    f"{context.named(row)}: {calls:,} calls, {per_kernel * 1e6:.3g} us per "
+                    f"{context.named(row)}: {calls:,} calls, {per_kernel * 1e6:.3g} µs per "
                     f"kernel; {op.get('why') or ''} The GPU also idled {_ms(gaps)} waiting "
                     "for their launches.",
                     "Serve more requests per step (a larger decode batch, or continuous "

@@ -203,7 +203,7 @@ def _extent(prediction: Prediction) -> float:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
 
 
 # Changes that act on the GPU's work or the launch path only: in a loop of calls, these cannot

@@ -108,7 +108,9 @@ class JobControls:
             if self.handle is not None:
                 self.handle.update(job)
         finally:
+            # The job has ended: its last word (done, cancelled, failed) stands alone.
             self.cancel_button.disabled = True
+            self.cancel_button.layout.display = "none"
 
 
 @magics_class

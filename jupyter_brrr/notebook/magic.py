@@ -233,7 +233,7 @@ class BrrrMagics(Magics):
         a profiler of your own, or one the cell starts (they cannot nest), there is no report.
 
         ``--name NAME`` keeps every run of that name; the report then shows the change since the
-        previous run (also in ``_brrr_change``). As a line magic (one %)::
+        previous run (also in ``_brrr_change``). As a line magic (one %):
 
             %brrr history            # the names with runs
             %brrr history NAME       # the runs of NAME
@@ -555,7 +555,7 @@ class BrrrMagics(Magics):
         except UsageError as error:
             raise UsageError(f"{error}\n\n{_usage()}") from None
         if args.help:
-            print(self.brrr.__doc__)
+            print(BrrrMagics.brrr.__doc__)
             return None
         if args.warmup < 0 or args.repeat < 1:
             raise UsageError(f"--warmup must be 0 or more and --repeat 1 or more.\n\n{_usage()}")
@@ -706,6 +706,21 @@ def _usage() -> str:
     indent = " " * len("usage: %%brrr ")
     usage = "\n".join([first, *(indent + line for line in lines[1:])])
     return f"{usage}\nSee %%brrr --help for what each option does."
+
+
+def _help(doc: str) -> str:
+    """What ``%%brrr --help`` and IPython's ``%%brrr?`` print: the docstring IPython's help
+    formatter built (a reST block first: "::", then "  %brrr [-h] ...", named after the
+    function), with the usage as the user types it (``_usage``) in place of that block."""
+    marker, _, rest = doc.partition("\n\n")
+    if marker.strip() != "::":
+        return doc
+    _block, _, description = rest.partition("\n\n")
+    usage = _usage().rsplit("\n", 1)[0]  # without "See %%brrr --help"
+    return f"{usage}\n\n{description}"
+
+
+BrrrMagics.brrr.__doc__ = _help(BrrrMagics.brrr.__doc__ or "")
 
 
 def _show_controls(

@@ -340,7 +340,7 @@ def host_explains(
     span.reason = (
         f"the host CPU itself ran {max(host, 1 / host):.2f}x {way} while the after side was "
         f"timed (a fixed Python loop: {host_before_s * 1e6:.0f} -> {host_after_s * 1e6:.0f} "
-        f"us), which explains the whole {span.change:+.1%}"
+        f"µs), which explains the whole {span.change:+.1%}"
         + (", and the GPU's busy time did not change" if gpu else "")
         + ": time in Python, dispatch and launches follows the host's speed. Measure both "
         "again at one host speed, or compare them in one A/B (interleaved)"
