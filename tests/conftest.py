@@ -101,7 +101,9 @@ def browser():
 @pytest.fixture(scope="module")
 def gpt2() -> Report:
     """The H200 GPT-2 forward trace (bf16, batch 8 x 1024), loaded."""
-    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    report = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    assert isinstance(report, Report)
+    return report
 
 
 @pytest.fixture(scope="session")

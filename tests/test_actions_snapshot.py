@@ -522,9 +522,9 @@ def test_module_attributes_the_cell_assigns_are_put_back() -> None:
     import types
 
     lib = types.ModuleType("lib")  # stands in for an installed module: no file of the user's
-    lib.flag = False
-    lib.inner = types.ModuleType("lib.inner")
-    lib.inner.level = 0
+    inner = types.ModuleType("lib.inner")
+    inner.__dict__["level"] = 0
+    lib.__dict__.update(flag=False, inner=inner)  # a module's attributes, set as an import does
     ns = notebook("")
     ns["lib"] = lib
     source = "lib.flag = not lib.flag\nlib.inner.level += 1"

@@ -12,17 +12,24 @@ from jupyter_brrr.actions import timing
 from jupyter_brrr.actions.timing import Stats, plan, rotation, speedup, stats
 
 
+def stats_of(values: list[float]) -> Stats:
+    """``stats`` of values with a finite one among them (asserted: not None)."""
+    found = stats(values)
+    assert found is not None
+    return found
+
+
 def test_stats_median_and_quartiles() -> None:
-    s = stats([5.0, 1.0, 3.0, 2.0, 4.0])
+    s = stats_of([5.0, 1.0, 3.0, 2.0, 4.0])
     assert s == Stats(median=3.0, q1=2.0, q3=4.0, n=5, min=1.0, max=5.0)
     assert s.iqr == 2.0
     assert stats([]) is None
-    assert stats([float("nan"), 2.0]).median == 2.0  # non-finite values are dropped
+    assert stats_of([float("nan"), 2.0]).median == 2.0  # non-finite values are dropped
 
 
 def test_clearly_faster_is_faster_with_a_range() -> None:
-    base = stats([10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3])
-    fast = stats([5.0, 5.1, 4.9, 5.0, 5.05, 4.95, 5.1])
+    base = stats_of([10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3])
+    fast = stats_of([5.0, 5.1, 4.9, 5.0, 5.05, 4.95, 5.1])
     sp = speedup(base, fast)
     assert sp.verdict == "faster"
     assert sp.value == pytest.approx(2.0)
@@ -32,22 +39,22 @@ def test_clearly_faster_is_faster_with_a_range() -> None:
 
 
 def test_slower() -> None:
-    sp = speedup(stats([1.0, 1.01, 0.99, 1.0]), stats([1.5, 1.52, 1.49, 1.5]))
+    sp = speedup(stats_of([1.0, 1.01, 0.99, 1.0]), stats_of([1.5, 1.52, 1.49, 1.5]))
     assert sp.verdict == "slower" and sp.value < 1
 
 
 def test_overlapping_spreads_are_noise() -> None:
     # Medians 5% apart, but the runs spread over 20%: the range holds 1x.
-    base = stats([1.00, 0.90, 1.10, 0.95, 1.05, 1.02, 0.98])
-    other = stats([0.95, 0.86, 1.04, 0.90, 1.00, 0.97, 0.93])
+    base = stats_of([1.00, 0.90, 1.10, 0.95, 1.05, 1.02, 0.98])
+    other = stats_of([0.95, 0.86, 1.04, 0.90, 1.00, 0.97, 0.93])
     sp = speedup(base, other)
     assert sp.low <= 1.0 <= sp.high
     assert sp.verdict == "noise"
 
 
 def test_tiny_difference_is_noise_even_when_tight() -> None:
-    base = stats([1.000, 1.0001, 0.9999, 1.0])
-    other = stats([0.990, 0.9901, 0.9899, 0.99])  # 1% faster, perfectly tight
+    base = stats_of([1.000, 1.0001, 0.9999, 1.0])
+    other = stats_of([0.990, 0.9901, 0.9899, 0.99])  # 1% faster, perfectly tight
     assert speedup(base, other).verdict == "noise"
     assert speedup(base, other, min_effect=0.005).verdict == "faster"
 
@@ -85,7 +92,7 @@ def test_rotation_changes_who_goes_first() -> None:
 
 def test_host_timer_blocks() -> None:
     timer = timing.Timer(gpu=False)
-    calls = []
+    calls: list[int] = []
     per_call = timer.block(lambda: calls.append(1), 10)
     assert len(calls) == 10 and per_call >= 0
     elapsed, value = timer.once(lambda: 42)
@@ -105,10 +112,11 @@ def test_paired_ratios_cancel_a_level_shift_between_rounds() -> None:
     eager = {0: 1.0, 1: 1.01, 2: 0.99, 3: 1.6, 4: 1.61, 5: 1.59}
     graph = {r: t / 2.0 for r, t in eager.items()}
     paired = timing.paired_speedup(eager, graph)
+    assert paired is not None
     assert paired.value == pytest.approx(2.0) and paired.verdict == "faster"
     assert paired.low == pytest.approx(2.0) and paired.high == pytest.approx(2.0)
     assert paired.rounds == 6
-    unpaired = speedup(stats(list(eager.values())), stats(list(graph.values())))
+    unpaired = speedup(stats_of(list(eager.values())), stats_of(list(graph.values())))
     assert unpaired.high / unpaired.low > 2.0  # the level shift, counted as spread
 
 
@@ -116,6 +124,7 @@ def test_paired_ratios_use_common_rounds_only() -> None:
     eager = {0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}
     other = {1: 1.0, 3: 1.001}  # failed after round 3, missed rounds 0 and 2
     paired = timing.paired_speedup(eager, other)
+    assert paired is not None
     assert paired.rounds == 2 and paired.verdict == "noise"
     assert timing.paired_speedup(eager, {}) is None
 

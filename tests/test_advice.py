@@ -155,12 +155,16 @@ def test_a_host_bound_loop_with_an_item_is_not_blamed_on_the_sync() -> None:
 
 @pytest.fixture(scope="module")
 def gpt2() -> jupyter_brrr.Report:
-    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    report = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    assert isinstance(report, jupyter_brrr.Report)
+    return report
 
 
 @pytest.fixture(scope="module")
 def resnet() -> jupyter_brrr.Report:
-    return jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    report = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    assert isinstance(report, jupyter_brrr.Report)
+    return report
 
 
 def test_the_lm_head_names_its_odd_dimension_and_the_size_to_pad_it_to(gpt2) -> None:
@@ -240,6 +244,7 @@ def test_tf32_advice_only_where_float32_ran_on_the_fp32_units() -> None:
     resnet_fp32 = jupyter_brrr.load(
         DATA.parent.parent / "bench/data/h200/zoo/resnet50_fp32_infer.json.gz"
     )
+    assert isinstance(resnet_fp32, jupyter_brrr.Report)
     assert "allow_tf32 = True" not in " ".join(r["detail"] for r in resnet_fp32.recommendations)
     plain = resnet_fp32.ops[resnet_fp32.ops["reason"] == "fp32 without tensor cores"]
     # Only its classifier's matmul ran on the FP32 units (matmul TF32 is off by default).
@@ -258,7 +263,7 @@ def test_attention_through_sdpa_s_math_path_is_told_apart_from_attention_by_hand
 # --- strides, on real profiler traces -------------------------------------------------------------
 
 
-def _strides_of(fn) -> dict[str, tuple]:
+def _strides_of(fn) -> dict[str, tuple[object, object]]:
     import torch
 
     with torch.profiler.profile(record_shapes=True) as prof:
@@ -267,9 +272,14 @@ def _strides_of(fn) -> dict[str, tuple]:
     path.parent.mkdir(exist_ok=True)
     prof.export_chrome_trace(prof_path)
     trace = events.read_trace(path)
-    found = {}
+    found: dict[str, tuple[object, object]] = {}
     for row in trace.ops.itertuples():
-        if row.name.startswith("aten::") and row.name not in found and row.strides:
+        if (
+            isinstance(row.name, str)
+            and row.name.startswith("aten::")
+            and row.name not in found
+            and row.strides
+        ):
             found[row.name] = (row.dims, row.strides)
     return found
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from checked import load_report
 
 import jupyter_brrr
 import jupyter_brrr.costs.peaks
@@ -23,7 +26,7 @@ H200_TRACES = [k for k in META if isinstance(META[k], dict)]
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, jupyter_brrr.Report]:
-    return {name: jupyter_brrr.load(DATA / f"{name}.json.gz") for name in H200_TRACES}
+    return {name: load_report(DATA / f"{name}.json.gz") for name in H200_TRACES}
 
 
 @pytest.mark.parametrize("name", H200_TRACES)
@@ -112,10 +115,10 @@ def test_kernels_table(reports: dict) -> None:
 
 
 def test_rocm_trace_without_known_peaks_says_so() -> None:
-    report = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz")
+    report = load_report(DATA / "mi250_rocm_minitoy.json.gz")
     assert report.summary["gpu"]
     assert any("peak" in note.lower() for note in report.notes)
-    with_device = jupyter_brrr.load(
+    with_device = load_report(
         DATA / "mi250_rocm_minitoy.json.gz", device="AMD Instinct MI250X / MI250"
     )
     assert with_device.summary["peaks"] is not None
@@ -123,7 +126,7 @@ def test_rocm_trace_without_known_peaks_says_so() -> None:
 
 
 def test_cpu_only_trace() -> None:
-    report = jupyter_brrr.load(DATA / "cpu_only.json.gz")
+    report = load_report(DATA / "cpu_only.json.gz")
     s = report.summary
     assert s["device"] == "CPU" and not s["gpu"]
     assert s["busy_s"] > 0
@@ -155,7 +158,7 @@ def test_overlapping_streams_are_not_double_counted() -> None:
 def test_amdahl() -> None:
     assert analysis.amdahl(0.6, float("inf")) == pytest.approx(2.5)
     assert analysis.amdahl(0.5, 2) == pytest.approx(1 / 0.75)
-    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    report = load_report(DATA / "tiny_mlp_eager.json.gz")
     # Amdahl's law on the span (report.what_if() replays the step's dependencies instead).
     table = analysis.what_if(report.summary, report.ops)
     idle = table[table["part"] == "idle"].iloc[0]
@@ -192,9 +195,10 @@ def test_device_properties_are_those_of_the_gpu_the_kernels_ran_on(tmp_path: Pat
     doc["deviceProperties"] = [other, h200]
     path = tmp_path / "two_gpus.json"
     path.write_text(json.dumps(doc))
-    report = jupyter_brrr.load(path)
+    report = load_report(path)
     assert report.summary["device"] == "NVIDIA H200"
     assert report.summary["memory_capacity_bytes"] == h200["totalGlobalMem"]
+    assert report.summary["peaks"] is not None
     assert "H200" in report.summary["peaks"]["device"]
 
 
@@ -207,7 +211,7 @@ GRAPH_REPLAYS = {"tiny_mlp_reduce_overhead"}  # a CUDA graph replay: no shapes i
 
 @pytest.fixture(scope="module")
 def zoo() -> dict[str, jupyter_brrr.Report]:
-    return {name: jupyter_brrr.load(ZOO / f"{name}.json.gz") for name in ZOO_TRACES}
+    return {name: load_report(ZOO / f"{name}.json.gz") for name in ZOO_TRACES}
 
 
 @pytest.mark.parametrize("name", sorted(set(ZOO_TRACES) - GRAPH_REPLAYS))
@@ -233,7 +237,7 @@ def test_zoo_models_have_a_cost_model_for_their_gpu_time(zoo: dict, name: str) -
 def test_each_kernel_is_counted_once_by_the_outermost_op_that_ran_it() -> None:
     # native_batch_norm launches its kernels and, inside it, a copy_ launches one more: the
     # batch norm owns both. aten::batch_norm above it (a wrapper) owns nothing.
-    report = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    report = load_report(DATA / "resnet50_train_amp_b64.json.gz")
     ops = report.ops
     norms = ops[ops["name"] == "aten::native_batch_norm"]
     assert len(norms) and norms["flops"].notna().all() and (norms["gpu_time_s"] > 0).all()
@@ -246,19 +250,21 @@ def test_each_kernel_is_counted_once_by_the_outermost_op_that_ran_it() -> None:
     # The kernels' shares of the ops' costs add up to the ops' costs: nothing counted twice.
     assert kernels["flops"].sum() == pytest.approx(ops["flops"].sum())
     assert kernels["bytes"].sum() == pytest.approx(ops["bytes"].sum())
+    assert report.summary["modelled_share"] is not None
     assert report.summary["modelled_share"] >= 0.97
 
 
 def test_wrappers_leave_the_cost_to_the_op_that_ran() -> None:
-    report = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    report = load_report(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
     ops = report.ops
     assert ops.loc[ops["name"] == "aten::linear", "flops"].isna().all()
     assert ops.loc[ops["name"] == "aten::addmm", "flops"].notna().all()
+    assert report.summary["modelled_share"] is not None
     assert report.summary["modelled_share"] >= 0.99
 
 
 def test_a_trace_without_shapes_says_so_and_how_to_record_them() -> None:
-    report = jupyter_brrr.load(DATA / "v100_resnet_ns.json.gz")
+    report = load_report(DATA / "v100_resnet_ns.json.gz")
     assert report.summary["modelled_share"] == 0.0
     (note,) = [n for n in report.notes if "no input shapes" in n]
     assert "record_shapes=True" in note
@@ -316,13 +322,13 @@ def test_split_has_a_communication_part_even_without_collectives(reports: dict) 
 # --- communication, the fifth part of the split -----------------------------------------------------
 
 
-def _split_sums_to_span(summary: dict) -> None:
+def _split_sums_to_span(summary: Mapping[str, Any]) -> None:
     parts = ("compute_s", "memory_s", "communication_s", "other_s", "idle_s")
     assert sum(summary[p] for p in parts) == pytest.approx(summary["span_s"], rel=1e-9)
 
 
 def test_nccl_trace_shows_communication_as_its_own_part() -> None:
-    report = jupyter_brrr.load(DATA / "hta" / "nccl_a100_rank0_of2.json.gz")
+    report = load_report(DATA / "hta" / "nccl_a100_rank0_of2.json.gz")
     s = report.summary
     _split_sums_to_span(s)
     kernels = report.kernels
@@ -342,6 +348,7 @@ def test_nccl_trace_shows_communication_as_its_own_part() -> None:
     assert 0 < s["communication_s"] < total
     # Sizes from the kernels' own fields; two ranks: busbw = algbw for an all-reduce.
     info = s["communication"]
+    assert info is not None
     assert info["backend"] == "nccl"
     assert info["link"]["bytes_per_s"] == 300e9 and "NVLink 3" in info["link"]["source"]
     rows = {(r["collective"], r["message_bytes"]): r for r in info["collectives"]}
@@ -360,10 +367,11 @@ def test_nccl_trace_shows_communication_as_its_own_part() -> None:
 
 
 def test_collectives_of_a_128_rank_job_are_sized_from_their_ops_and_annotations() -> None:
-    report = jupyter_brrr.load(DATA / "hta" / "sampled_rank0_of128.json.gz")
+    report = load_report(DATA / "hta" / "sampled_rank0_of128.json.gz")
     s = report.summary
     _split_sums_to_span(s)
     assert s["communication_s"] > 0
+    assert s["communication"] is not None
     rows = s["communication"]["collectives"]
     kinds = {r["collective"] for r in rows}
     assert {"all_to_all", "all_gather", "all_reduce"} <= kinds
@@ -379,11 +387,12 @@ def test_collectives_of_a_128_rank_job_are_sized_from_their_ops_and_annotations(
 
 
 def test_gloo_ranks_wait_on_communication_and_the_straggler_computes() -> None:
-    reports = [jupyter_brrr.load(DATA / "ranks" / f"rank{r}_of2.step4.json.gz") for r in (0, 1)]
+    reports = [load_report(DATA / "ranks" / f"rank{r}_of2.step4.json.gz") for r in (0, 1)]
     for report in reports:
         s = report.summary
         _split_sums_to_span(s)
         info = s["communication"]
+        assert info is not None
         assert info["backend"] == "gloo" and info["link"] is None
         (row,) = info["collectives"]
         assert row["collective"] == "all_reduce" and row["ranks"] == 2
@@ -392,7 +401,7 @@ def test_gloo_ranks_wait_on_communication_and_the_straggler_computes() -> None:
         # gloo's copies to and from the host are communication, not host copies.
         kinds = set(report.kernels.loc[report.kernels["category"] == "communication", "kind"])
         assert kinds == {"memcpy"}
-        assert s["modelled_share"] > 0.97
+        assert s["modelled_share"] is not None and s["modelled_share"] > 0.97
         advice = [a for a in report.recommendations if a["bottleneck"] == "communication"]
         assert advice and "gloo" in advice[0]["detail"]
     rank0, rank1 = (r.summary for r in reports)

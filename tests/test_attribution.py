@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import torch
 from IPython.utils.capture import capture_output
@@ -11,6 +12,7 @@ from torch import nn
 import jupyter_brrr
 from jupyter_brrr.analysis import modules
 from jupyter_brrr.capture import attribution
+from jupyter_brrr.report.report import Report
 from jupyter_brrr.trace.events import read_trace
 
 
@@ -24,7 +26,7 @@ class Block(nn.Module):
         return self.act(self.fc(x)) + x  # the line the block's ops come from
 
 
-def model() -> nn.Module:
+def model() -> nn.Sequential:
     torch.manual_seed(0)
     return nn.Sequential(Block(), Block(), nn.Linear(32, 4))
 
@@ -35,12 +37,18 @@ def hook_counts() -> tuple[int, int]:
     return len(hooks._global_forward_pre_hooks), len(hooks._global_forward_hooks)
 
 
+def recorded_ops(report: Report) -> pd.DataFrame:
+    """The op calls of the trace a profiled run wrote (it keeps one: asserted)."""
+    assert report.trace_path is not None
+    return read_trace(report.trace_path).ops
+
+
 def test_profile_attributes_each_op_to_its_module_path() -> None:
     net, x = model(), torch.randn(8, 32)
     before = hook_counts()
     report = jupyter_brrr.profile(net, x)
     assert hook_counts() == before  # the hooks are gone
-    calls = read_trace(report.trace_path).ops
+    calls = recorded_ops(report)
     addmm = calls[calls["name"] == "aten::addmm"]
     assert list(addmm["module"]) == ["Sequential.0.fc", "Sequential.1.fc", "Sequential.2"]
     gelu = calls[calls["name"] == "aten::gelu"]
@@ -57,7 +65,7 @@ def test_the_module_tree_adds_up_each_subtree() -> None:
     tree = report.modules.set_index("path")
     assert {"net", "net.0", "net.0.fc", "net.0.act", "net.1", "net.2", ""} <= set(tree.index)
     assert tree.loc["net", "depth"] == 0 and tree.loc["net.0.fc", "parent"] == "net.0"
-    calls = read_trace(report.trace_path).ops
+    calls = recorded_ops(report)
     direct = calls.groupby("module").agg(calls=("name", "size"), self_cpu=("self_cpu_s", "sum"))
     for path in tree.index:
         children = tree[(tree["parent"] == path) & (tree.index != "")]
@@ -139,7 +147,7 @@ def test_path_patterns() -> None:
 def test_stack_marks_the_user_s_line() -> None:
     net, x = model(), torch.randn(8, 32)
     report = jupyter_brrr.profile(net, x, stack=True)
-    calls = read_trace(report.trace_path).ops
+    calls = recorded_ops(report)
     line = Block.forward.__code__.co_firstlineno + 1  # the forward's one line
     add = calls[calls["name"] == "aten::add"]
     assert set(add["line"]) == {f"test_attribution.py:{line}"}
@@ -167,7 +175,7 @@ def brrr(ip, code: str, line: str = "--quiet") -> jupyter_brrr.Report:
 
 def test_the_magic_attributes_ops_to_the_cell_s_modules(ip) -> None:
     report = brrr(ip, "y = net(x)")
-    calls = read_trace(report.trace_path).ops
+    calls = recorded_ops(report)
     assert set(calls.loc[calls["name"] == "aten::addmm", "module"]) == {
         "net.0.fc",
         "net.1.fc",
@@ -178,7 +186,7 @@ def test_the_magic_attributes_ops_to_the_cell_s_modules(ip) -> None:
 
 def test_stack_gives_the_cell_s_line_and_no_modules_turns_them_off(ip) -> None:
     report = brrr(ip, "a = x * 2\nb = net(a)\nc = b.sum()", "--quiet --stack --no-modules")
-    calls = read_trace(report.trace_path).ops
+    calls = recorded_ops(report)
     source = dict(zip(calls["name"], calls["line"], strict=False))
     assert source["aten::mul"] == "cell:1"
     assert source["aten::addmm"] == "cell:2"  # the call into the model, from the cell
@@ -194,6 +202,7 @@ def test_the_ranges_read_the_same_with_either_reader(monkeypatch) -> None:
 
     net, x = model(), torch.randn(8, 32)
     path = jupyter_brrr.profile(net, x, stack=True).trace_path
+    assert path is not None
     compiled = read_trace(path)
     monkeypatch.setattr(events, "_scan", None)
     reference = read_trace(path)

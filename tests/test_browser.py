@@ -104,7 +104,9 @@ def rank_report():
 def gpu_report():
     import jupyter_brrr
 
-    return jupyter_brrr.load(GPU_TRACE)
+    report = jupyter_brrr.load(GPU_TRACE)
+    assert isinstance(report, jupyter_brrr.Report)
+    return report
 
 
 @functools.cache
@@ -459,7 +461,7 @@ def test_gpu_report_views(gpu_page, lab, artifacts):
     # What-if: starts on the largest part of the span.
     open_view(page, root, "whatif")
     parts_s = {k: s[f"{k}_s"] for k in ("compute", "memory", "other", "idle")}
-    largest = max(parts_s, key=parts_s.get)
+    largest = max(parts_s, key=parts_s.__getitem__)
     assert root.locator('[data-testid="brrr-whatif-target"]').input_value() == f"part:{largest}"
     shot(root, artifacts, "gpu_5_whatif")
     assert app_errors(page.brrr_errors) == []
@@ -603,7 +605,7 @@ def test_operators_filter_expand_group(gpu_page, lab, artifacts):
     longest: dict[str, float] = {}
     for k in mine:
         longest[k["name"]] = longest.get(k["name"], 0) + (k["dur_s"] or 0)
-    top = max(longest, key=longest.get)
+    top = max(longest, key=longest.__getitem__)
     assert top in detail.locator(".jp-brrr-kname").first.get_attribute("title")
     assert f"{len(mine)} kernel rows launched by {first['name']}" in detail.inner_text()
     shot(root, artifacts, "gpu_2_operators_filtered_expanded")
@@ -981,6 +983,7 @@ def test_saved_rank_shows_communication_and_the_cost_model(saved_page, artifacts
     legend = root.locator('.jp-brrr-legend-item[data-part="communication"]').inner_text()
     assert "Communication" in legend
     card = root.locator('[data-testid="brrr-card-modelled"]').inner_text()
+    assert s["modelled_share"] is not None
     assert f"{100 * s['modelled_share']:.1f}%" in card.replace("\n", " ")
     assert "cost model" in card.lower()
     shot(root, artifacts, "saved_rank_communication")

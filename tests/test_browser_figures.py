@@ -17,8 +17,10 @@ import math
 import re
 import sys
 import tempfile
+from collections.abc import Mapping
 from html import unescape
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -259,6 +261,7 @@ def test_the_timeline_says_which_run_it_draws(browser, tmp_path) -> None:
     (_, doc), *_ = _notebook_reports(h200, "tour_h200")
     report = Report.from_json(doc)
     s = report.summary
+    assert s["timing"] is not None
     assert s["timing"]["timed_runs"] > 0
     length, idle = _drawn(report)
     assert abs(length - s["span_s"]) > 0.1 * s["span_s"]  # the two runs differ
@@ -318,7 +321,7 @@ def test_the_split_legend_gives_whole_percentages_as_the_other_views(browser, tm
     h200 = json.loads((TOURS / "tour_h200.ipynb").read_text())
     (_, doc), *_ = _notebook_reports(h200, "tour_h200")
     report = Report.from_json(doc)
-    s = report.summary
+    s = cast(Mapping[str, Any], report.summary)  # read by name: the split's parts
     span = float(s["span_s"])
     want = {
         part: f"{100 * float(s[f'{part}_s']) / span:.0f}%"

@@ -548,6 +548,7 @@ def test_the_standalone_file_of_a_named_run_has_the_change_tab(browser, tmp_path
 
     slow = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
     fixed = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.fixed.json.gz")
+    assert isinstance(slow, jupyter_brrr.Report) and isinstance(fixed, jupyter_brrr.Report)
     store = tmp_path / "store"
     try:
         history_store.keep_run(slow, "mm", code="a", goal=parse_goal("1ms"), folder=store)

@@ -322,8 +322,10 @@ def test_a_comparison_and_a_history_draw_offline_from_their_files(open_file, tmp
 
     # The history: two runs of a name, kept with the store's own function.
     store = history_store.Store(tmp_path / "store")
-    store.add("mm", jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz"))
-    store.add("mm", jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.fixed.json.gz"))
+    for side in ("slow", "fixed"):
+        run = jupyter_brrr.load(DATA / "advice" / f"fp32_matmul_tf32_off.{side}.json.gz")
+        assert isinstance(run, jupyter_brrr.Report)
+        store.add("mm", run)
     history = store.history("mm")
     runs = json.loads(history.to_json())["runs"]
     opened = open_file(history)

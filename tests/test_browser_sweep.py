@@ -48,6 +48,7 @@ def _sweep_report():
         optimizer.zero_grad()
 
     result = jupyter_brrr.sweep(step, [4, 8, 16, 32], warmup=1, repeat=2, variable="batch")
+    assert result.best is not None
     report = result.reports[result.best]
     report.sweep = result.to_dict()
     report.memory = jupyter_brrr.memory_breakdown(step, 64).to_dict()

@@ -176,6 +176,7 @@ def test_the_standalone_file_shows_the_verdict_and_the_code_change_and_no_dead_b
             return conv(x)
 
     tried = jupyter_brrr.load(CASE)
+    assert isinstance(tried, jupyter_brrr.Report)
     entry = jupyter_brrr.try_fix(tried, 0, step, images, budget_s=0.3, rounds=3, cpu=True)
     needs_code = jupyter_brrr.load(CASE.parent / "item_sync.json.gz")
     context = browser.new_context(viewport={"width": 1300, "height": 1000})

@@ -94,9 +94,11 @@ def test_one_run_leaves_the_namespace_alone() -> None:
 def test_every_steady_report_carries_its_timed_runs_spread() -> None:
     report = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
     timing = report.summary["timing"]
+    assert timing is not None
     assert timing["protocol"] == "burst"  # on a CPU the warm-up is the runs asked for
     assert timing["warmup_runs"] == 1 and timing["timed_runs"] == 4
     spans = report.summary["run_spans_s"]
+    assert spans is not None
     assert timing["min_s"] == min(spans) and timing["max_s"] == max(spans)
     assert timing["min_s"] <= timing["q1_s"] <= timing["median_s"] <= timing["q3_s"]
     assert timing["median_s"] == report.summary["span_s"]
@@ -118,6 +120,7 @@ def test_a_host_slower_than_its_best_is_said_in_the_report(monkeypatch) -> None:
     monkeypatch.setattr(clocks, "_fastest_host_loop_s", 100e-6)
     report = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
     timing = report.summary["timing"]
+    assert timing is not None
     assert timing["host_loop_s"] == [100e-6] * 4 and timing["host_slowdown"] == pytest.approx(1.0)
     assert "host_slow" not in [f["kind"] for f in timing["findings"]]
     assert not any("The host CPU ran" in n for n in report.notes)
@@ -126,6 +129,7 @@ def test_a_host_slower_than_its_best_is_said_in_the_report(monkeypatch) -> None:
     monkeypatch.setattr(clocks, "_fastest_host_loop_s", 10e-6)
     slow = jupyter_brrr.profile(lambda a: a @ a, torch.randn(64, 64), warmup=1, repeat=4)
     timing = slow.summary["timing"]
+    assert timing is not None
     assert timing["host_slowdown"] == pytest.approx(10.0)
     assert [f["kind"] for f in timing["findings"]].count("host_slow") == 1
     assert any("The host CPU ran" in n and "slower during the timed runs" in n for n in slow.notes)
@@ -136,6 +140,7 @@ def test_a_host_slower_than_its_best_is_said_in_the_report(monkeypatch) -> None:
 def test_one_profiled_run_says_so() -> None:
     report = jupyter_brrr.profile(lambda a: a + 1, torch.ones(4))
     timing = report.summary["timing"]
+    assert timing is not None
     assert timing["protocol"] == "single" and timing["timed_runs"] == 0
     assert timing["median_s"] is None and timing["findings"] == []
 

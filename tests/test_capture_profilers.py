@@ -207,6 +207,7 @@ def test_ops_in_worker_threads_are_recorded_and_said() -> None:
 
 def test_a_single_threaded_run_has_no_thread_note() -> None:
     report = capture(lambda: x @ x).report
+    assert report is not None
     assert not [n for n in report.notes if "thread" in n]
 
 
@@ -215,6 +216,7 @@ def test_thread_note_where_torch_cannot_record_other_threads() -> None:
     own = int(trace.ops["tid"].iloc[0])
     facts = _ThreadFacts(own, all_recorded=False, started=2, names={})
     note = _thread_note(trace, facts)
+    assert note is not None
     assert note.startswith("The code ran work on 2 other threads")
     assert "missing from the op table" in note
     assert _thread_note(trace, _ThreadFacts(own, False, 0, {})) is None
@@ -262,7 +264,8 @@ def test_torchs_own_autograd_thread_is_not_a_worker_thread() -> None:
     assert set(trace.ops["tid"]) == {410, 684}
     autograd = {684: "pt_autograd_0"}
     assert _thread_note(trace, _ThreadFacts(410, True, 0, autograd)) is None
-    assert "1 thread besides" in _thread_note(trace, _ThreadFacts(410, True, 0, {}))
+    note = _thread_note(trace, _ThreadFacts(410, True, 0, {}))
+    assert note is not None and "1 thread besides" in note
 
 
 # --- trace folders of killed processes -----------------------------------------------------------------

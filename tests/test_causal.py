@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from checked import load_report
 from test_replay import Timeline, _gpu_bound, _launch_bound
 
 import jupyter_brrr
@@ -20,7 +21,7 @@ US = 1e-6
 
 def test_a_faster_gemm_on_a_launch_bound_mlp_gains_nothing_in_the_what_if() -> None:
     # 20 Linear(64) layers at batch 8 on the H200 (5 runs): the GPU idles 93% of the span.
-    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    report = load_report(DATA / "tiny_mlp_eager.json.gz")
     assert report.summary["idle_s"] / report.summary["span_s"] > 0.9
     table = report.what_if()
     addmm = table[table["part"].str.startswith("aten::addmm")].iloc[0]
@@ -114,7 +115,7 @@ def test_a_launch_bound_loop_without_syncs_is_told_to_use_a_cuda_graph_with_its_
 
 
 def test_the_recorded_item_loop_removes_its_syncs_before_a_cuda_graph() -> None:
-    report = jupyter_brrr.load(DATA / "advice" / "item_sync.slow.json.gz")
+    report = load_report(DATA / "advice" / "item_sync.slow.json.gz")
     causes = [r["cause"] for r in report.recommendations]
     assert causes[0] == "synchronisation"
     # Its replayed saving: 1.21x predicted, 1.20x measured (bench/RESULTS.md).
@@ -125,7 +126,7 @@ def test_the_recorded_item_loop_removes_its_syncs_before_a_cuda_graph() -> None:
 
 def test_a_stall_before_the_first_launch_is_saved_by_taking_cpu_work_off_the_path() -> None:
     # 13 ms of torch.randn and 4 ms of Python before a 1.5 ms GPU step (H200).
-    report = jupyter_brrr.load(DATA / "advice" / "dataloader_stall.slow.json.gz")
+    report = load_report(DATA / "advice" / "dataloader_stall.slow.json.gz")
     first = report.recommendations[0]
     assert first["cause"] == "host stall"
     assert first["saving_s"] > 0.015
@@ -135,7 +136,7 @@ def test_a_stall_before_the_first_launch_is_saved_by_taking_cpu_work_off_the_pat
 def test_a_gpu_fix_on_a_gpu_bound_step_keeps_its_additive_saving() -> None:
     # fp32 GEMMs on the plain FP32 units: the GPU sets the span, so the replay agrees with the
     # sum (nothing overlaps them).
-    report = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    report = load_report(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
     first = report.recommendations[0]
     assert first["cause"] == "fp32 without tensor cores"
     assert first["saving_s"] == pytest.approx(first["saving_bound_s"], rel=0.02)
@@ -215,26 +216,29 @@ def test_a_faster_kernel_on_a_launch_bound_step_is_not_predicted_as_the_span() -
 
 
 def test_the_target_plan_replays_the_fix_of_a_launch_bound_mlp() -> None:
-    report = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
+    report = load_report(DATA / "tiny_mlp_eager.json.gz")
     report.set_target("0.5ms")
-    fixes = {fix["part"]: fix for fix in report.target["fixes"]}
+    target = report.target
+    assert target is not None
+    fixes = {fix["part"]: fix for fix in target["fixes"]}
     addmm = fixes["aten::addmm"]
     # Amdahl: 7.5% of the span, at most 1.08x; replayed, the GPU already waits for the host.
-    assert addmm["amdahl_remains_s"] < 0.93 * report.target["span_s"]
+    assert addmm["amdahl_remains_s"] < 0.93 * target["span_s"]
     assert addmm["limit"] < 1.005
     assert not addmm["closes"]
     assert addmm["predicted_by"] == "predicted by replaying the step's dependencies"
     assert any(
         "aten::addmm" in line and "replaying the step's dependencies" in line
-        for line in report.target["lines"]
+        for line in target["lines"]
     )
 
 
 def test_the_target_plan_finds_the_factor_a_gpu_bound_fix_needs() -> None:
     # One fp32 GEMM sets the span (H200): 2.15x faster reaches a goal 2.15x below it.
-    report = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+    report = load_report(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
     span = report.summary["span_s"]
     report.set_target(f"{span / 2.15 * 1e3:.6f}ms")
+    assert report.target is not None
     mm = next(f for f in report.target["fixes"] if f["part"] == "aten::mm")
     assert mm["closes"]
     assert mm["needed_factor"] == pytest.approx(2.15, rel=0.01)
@@ -246,12 +250,18 @@ def test_the_target_plan_finds_the_factor_a_gpu_bound_fix_needs() -> None:
 def test_the_gpu_share_of_the_critical_path_says_who_sets_the_span() -> None:
     from jupyter_brrr.analysis.causal import gpu_path_share
 
-    host = jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz")
-    gpu = jupyter_brrr.load(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
-    assert gpu_path_share(host.graph) < 0.2
-    assert gpu_path_share(gpu.graph) > 0.9
-    assert gpu_path_share(_gpu_bound().graph) > 0.9
-    assert gpu_path_share(_launch_bound().graph) < 0.2
+    host = load_report(DATA / "tiny_mlp_eager.json.gz")
+    gpu = load_report(DATA / "advice" / "fp32_matmul_tf32_off.slow.json.gz")
+
+    def share(report: Report) -> float:
+        found = gpu_path_share(report.graph)
+        assert found is not None  # each has a step graph with GPU work
+        return found
+
+    assert share(host) < 0.2
+    assert share(gpu) > 0.9
+    assert share(_gpu_bound()) > 0.9
+    assert share(_launch_bound()) < 0.2
 
 
 def test_a_doubling_where_the_gpu_overtakes_the_host_is_the_transition_not_fixed_work() -> None:

@@ -12,7 +12,7 @@ from jupyter_brrr.capture.clocks import GpuSensors, settled
 
 def falling_then_flat(until: float, step: float = 0.02) -> list[tuple[float, float]]:
     """Readings every ``step`` s: 1980 MHz, falling from 0.2 s to 1750 MHz at 0.5 s, then flat."""
-    out = []
+    out: list[tuple[float, float]] = []
     t = 0.0
     while t <= until + 1e-9:
         mhz = 1980.0 if t < 0.2 else max(1750.0, 1980.0 - (t - 0.2) * 230.0 / 0.3)
@@ -47,9 +47,10 @@ def test_without_readings_there_is_nothing_to_wait_for() -> None:
 def test_sensors_say_why_there_are_no_readings() -> None:
     sensors = GpuSensors()
     if torch.cuda.is_available() and sensors.available:
-        assert sensors.sm_clock_mhz() > 0 and sensors.power_w() > 0
+        clock, power = sensors.sm_clock_mhz(), sensors.power_w()
+        assert clock is not None and clock > 0 and power is not None and power > 0
     elif torch.cuda.is_available():  # no nvidia-ml-py, or the driver refused: said, not raised
-        assert sensors.unavailable.startswith("no SM clock or power readings")
+        assert str(sensors.unavailable).startswith("no SM clock or power readings")
         assert sensors.sm_clock_mhz() is None
     else:
         assert sensors.unavailable == "no GPU"
@@ -59,7 +60,8 @@ def test_sensors_say_why_there_are_no_readings() -> None:
 def test_the_host_loop_is_timed_and_its_fastest_reading_kept() -> None:
     readings = [clocks.host_loop_s() for _ in range(5)]
     assert all(0 < r < 0.1 for r in readings)
-    assert clocks.fastest_host_loop_s() <= min(readings)
+    fastest = clocks.fastest_host_loop_s()
+    assert fastest is not None and fastest <= min(readings)
     assert spread.host_slowdown([2e-4, 3e-4, None, 4e-4], 2e-4) == pytest.approx(1.5)
     assert spread.host_slowdown([], 2e-4) is None and spread.host_slowdown([2e-4], None) is None
 

@@ -161,7 +161,7 @@ CASES: dict[str, Callable[[], Any]] = {
         _seeded((6, 5), grad=True), torch.tensor([0, 1, 2, 3, 4, 0])
     ).backward(),
     "fused_adamw": _fused_adamw,
-    "foreach": lambda: torch._foreach_addcdiv_(
+    "foreach": lambda: torch._foreach_addcdiv_(  # pyright: ignore[reportPrivateImportUsage]  # public, underscored
         [torch.ones(3), torch.ones(2, 2)],
         [torch.ones(3), torch.ones(2, 2)],
         [torch.ones(3), torch.ones(2, 2)],
@@ -172,7 +172,11 @@ CASES: dict[str, Callable[[], Any]] = {
     "isneginf": lambda: torch.isneginf(torch.ones(7)),
     "upsample": lambda: F.interpolate(torch.ones(1, 2, 4, 4), scale_factor=2, mode="nearest"),
     "topk": lambda: torch.topk(_seeded((6, 10)), 3),
-    "tensordot": lambda: torch.tensordot(_seeded((4, 5, 6)), _seeded((5, 6, 7)), ([1, 2], [0, 1])),
+    "tensordot": lambda: torch.tensordot(
+        _seeded((4, 5, 6)),
+        _seeded((5, 6, 7)),
+        ([1, 2], [0, 1]),  # pyright: ignore[reportArgumentType]  # torch takes two dim lists too
+    ),
 }
 
 
@@ -554,6 +558,7 @@ def test_broadcast_inputs_are_read_once() -> None:
     plain = op_cost(
         "aten::add", [[4096, 1024], [4096, 1024], []], ["float", "float", "Scalar"], ["", "", "1"]
     )
+    assert add is not None and plain is not None
     assert add.flops == plain.flops == 4096 * 1024
     assert plain.bytes - add.bytes == (4096 - 1) * 1024 * F32
     # Strides that do not fit the shapes are ignored rather than guessed at.
@@ -576,6 +581,7 @@ def test_copy_hand_counts(recorded: dict) -> None:
 def test_zero_dim_tensor_is_one_element_and_scalars_are_free() -> None:
     tensor = op_cost("aten::add", [[100], [], []], ["float", "float", "Scalar"], ["", "", "1"])
     scalar = op_cost("aten::add", [[100], [], []], ["float", "Scalar", "Scalar"], ["", "2", "1"])
+    assert tensor is not None and scalar is not None
     assert tensor.bytes == (100 + 1 + 100) * F32
     assert scalar.bytes == (100 + 100) * F32
 
@@ -607,6 +613,7 @@ def test_gpt2_gemms_are_2mnk(gpt2_ops: list[dict]) -> None:
         m, k, n = a[-2], a[-1], b[-1]
         assert b[-2] == k
         cost = op_cost(event["name"], dims, types, event["args"]["Concrete Inputs"])
+        assert cost is not None
         assert cost.flops == 2 * batch * m * n * k  # addmm: the bias add is not counted
         assert cost.category == "matmul" and cost.dtype == "bf16"
 
@@ -616,6 +623,7 @@ def test_gpt2_attention_is_causal(gpt2_ops: list[dict]) -> None:
         event = next(e for e in gpt2_ops if e["name"] == name)
         args = event["args"]
         cost = op_cost(name, args["Input Dims"], args["Input type"], args["Concrete Inputs"])
+        assert cost is not None
         assert cost.flops == 4 * 8 * 12 * 1024 * 1024 * 64 / 2
         assert cost.bytes == 4 * 8 * 12 * 1024 * 64 * BF16  # q, k, v, out; no logsumexp
 
@@ -689,11 +697,12 @@ def test_add_costs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(out.index) == list(ops.index)
     assert list(out.columns) == [*ops.columns, "flops", "bytes", "category", "dtype", "source"]
     assert out["flops"].dtype == float and out["bytes"].dtype == float
-    assert out.loc[10, "flops"] == out.loc[13, "flops"] == 2 * 64 * 32 * 16
+    flops = out["flops"]
+    assert flops[10] == flops[13] == 2 * 64 * 32 * 16
     assert out.loc[15, "flops"] == 2 * 8**3
     assert out.loc[14, "bytes"] == 2 * 10 * 2 and out.loc[14, "dtype"] == "fp16"
     for row in (11, 12):  # no model; no shapes
-        assert np.isnan(out.loc[row, "flops"]) and np.isnan(out.loc[row, "bytes"])
+        assert np.isnan(flops[row]) and np.isnan(out["bytes"][row])
         assert out.loc[row, "category"] == "" and out.loc[row, "dtype"] == ""
     assert list(out["category"]) == ["matmul", "", "", "matmul", "elementwise", "matmul"]
     assert "flops" not in ops  # the input is left alone
@@ -840,17 +849,16 @@ def test_lists_beyond_30_tensors_are_sized_from_their_kernels() -> None:
 
 
 def test_kernel_names_give_the_element_type() -> None:
-    assert (
-        costs.launch_hint(
-            "void at::native::CatArrayBatchedCopy<c10::Half, unsigned int, 4>", None
-        ).dtype
-        == "c10::Half"
+    cat = costs.launch_hint(
+        "void at::native::CatArrayBatchedCopy<c10::Half, unsigned int, 4>", None
     )
+    assert cat is not None and cat.dtype == "c10::Half"
     opaque = "CatArrayBatchedCopy_aligned16_contig<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 3>"
-    assert costs.launch_hint(opaque, None).dtype == "c10::Half"
+    opaque_hint = costs.launch_hint(opaque, None)
+    assert opaque_hint is not None and opaque_hint.dtype == "c10::Half"
     assert costs.launch_hint("ampere_sgemm_128x64_nn", None) is None
     index = costs.launch_hint("void at::native::index_elementwise_kernel<128, 4, lambda>(long)", 10)
-    assert index.per_block == 512 and index.blocks == 10
+    assert index is not None and index.per_block == 512 and index.blocks == 10
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from checked import load_report
 
 DATA = Path(__file__).parent / "data"
 CASES = DATA / "display_cases.json"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import jupyter_brrr  # noqa: E402
 from jupyter_brrr.analysis.analyze import amdahl  # noqa: E402
 from jupyter_brrr.report import display  # noqa: E402
 from jupyter_brrr.report.report import Report  # noqa: E402
@@ -107,7 +107,7 @@ def test_the_views_format_times_with_the_shared_rule(gpt2_report: Report) -> Non
 
 @pytest.fixture(scope="module")
 def gpt2_report() -> Report:
-    return jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    return load_report(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
 
 
 def test_the_report_json_carries_the_display_specs(gpt2_report: Report) -> None:
@@ -126,6 +126,7 @@ def test_the_report_json_carries_the_display_specs(gpt2_report: Report) -> None:
     assert xmin <= x.min() and x.max() <= xmax
     assert y.max() <= ymax and ymin <= ymax / 1e7
     peaks = gpt2_report.summary["peaks"]
+    assert peaks is not None
     bw = peaks["bandwidth"]
     assert spec["bandwidth"]["label"] == "memory 4.8 TB/s"
     labels = [c["label"] for c in spec["ceilings"]]

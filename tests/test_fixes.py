@@ -392,11 +392,11 @@ def _precisions() -> dict[str, str]:
 
     backends = torch.backends
     found = {
-        path: functools.reduce(getattr, path.split("."), backends).fp32_precision
+        path: functools.reduce(getattr, path.split("."), backends).fp32_precision  # pyright: ignore[reportAttributeAccessIssue]  # torch 2.9's API, untyped
         for path in _PRECISIONS
         if path
     }
-    return {**found, "": backends.fp32_precision, "matmul": torch.get_float32_matmul_precision()}
+    return {**found, "": backends.fp32_precision, "matmul": torch.get_float32_matmul_precision()}  # pyright: ignore[reportAttributeAccessIssue]  # torch 2.9's API, untyped
 
 
 @pytest.fixture
@@ -413,7 +413,7 @@ def mixed_user_flags():
     for path in _PRECISIONS[1:]:
         import functools
 
-        functools.reduce(getattr, path.split("."), torch.backends).fp32_precision = before[path]
+        functools.reduce(getattr, path.split("."), torch.backends).fp32_precision = before[path]  # pyright: ignore[reportAttributeAccessIssue]  # torch 2.9's API, untyped
 
 
 def _tf32_variant(fn: Callable[[], object]):
@@ -430,7 +430,7 @@ def test_the_tf32_fix_puts_the_users_own_flags_back_exactly_even_on_an_error(
     seen: list[str] = []
 
     def step() -> None:
-        seen.append(torch.backends.cuda.matmul.fp32_precision)  # pyright: ignore[reportAttributeAccessIssue]
+        seen.append(torch.backends.cuda.matmul.fp32_precision)  # pyright: ignore[reportAttributeAccessIssue, reportArgumentType]  # torch 2.9's API, untyped
         assert torch.backends.cudnn.conv.fp32_precision == "tf32"  # pyright: ignore[reportAttributeAccessIssue]
         assert torch.backends.cudnn.rnn.fp32_precision == "tf32"  # pyright: ignore[reportAttributeAccessIssue]
 

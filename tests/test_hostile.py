@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from checked import load_report
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_reader import read_reference
@@ -95,7 +96,7 @@ def test_save_refuses_the_trace_the_report_was_read_from(tmp_path: Path) -> None
     trace = tmp_path / "run.json"
     trace.write_bytes(gzip.decompress((DATA / "coscos_eager.json.gz").read_bytes()))
     before = trace.read_bytes()
-    report = jupyter_brrr.load(trace)
+    report = load_report(trace)
     with pytest.raises(ValueError, match=r"run\.report\.json"):
         report.save(trace)
     link = tmp_path / "link.json"
@@ -311,6 +312,7 @@ def _trace_texts(draw: st.DrawFn) -> bytes:
         parts = []
         for key, value in doc_members:
             if key == "traceEvents":
+                assert isinstance(value, list)
                 body = ",\n".join(
                     "  " + json.dumps(e, indent=2).replace("\n", "\n  ") for e in value
                 )
@@ -522,7 +524,7 @@ def test_terminal_escapes_in_names_are_shown_escaped(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\u202e" not in done.stdout
     assert "aten::mm\\x1b]0;owned" in done.stdout
-    report = jupyter_brrr.load(path)
+    report = load_report(path)
     assert "\x1b" not in repr(report)
     assert report.ops["name"].iloc[0] == name  # the data keeps the name as it is
 
@@ -551,7 +553,7 @@ def test_a_megabyte_name_is_cut_in_the_views_and_whole_in_the_data(tmp_path: Pat
     name = "aten::" + "x" * 1_000_000
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": [{**OP, "name": name}]}))
-    report = jupyter_brrr.load(path)
+    report = load_report(path)
     outputs = bundle.mimebundle(report)
     assert len(outputs["text/html"]) < 50_000 and "…" in outputs["text/html"]
     assert len(outputs["text/plain"]) < 5_000 and "…" in outputs["text/plain"]

@@ -56,7 +56,9 @@ def recorded(tmp_path_factory, kernel_env) -> Path:
 
 @pytest.fixture(scope="module")
 def job(recorded: Path) -> JobReport:
-    return jupyter_brrr.load(recorded)
+    loaded = jupyter_brrr.load(recorded)
+    assert isinstance(loaded, JobReport)
+    return loaded
 
 
 def test_each_rank_writes_one_trace_named_and_labelled(recorded: Path) -> None:
@@ -83,6 +85,7 @@ def test_a_folder_loads_as_a_job_and_one_file_as_a_report(recorded: Path, job: J
     by_glob = jupyter_brrr.load(str(recorded / "rank*.json.gz"))
     by_list = jupyter_brrr.load(sorted(recorded.glob("*.json.gz")))
     for other in (by_glob, by_list):
+        assert isinstance(other, JobReport)
         pd.testing.assert_frame_equal(other.ranks, job.ranks)
 
 
@@ -165,6 +168,7 @@ def test_clocks_of_different_hosts_are_aligned_on_the_collectives(recorded, job,
     with gzip.open(shifted, "wt") as f:
         json.dump(doc, f)
     moved = jupyter_brrr.load(tmp_path)
+    assert isinstance(moved, JobReport)
     offsets = moved.ranks.set_index("rank")["clock_offset_s"]
     noise = job.summary["straggler"]["noise_s"]
     assert offsets[1] - offsets.drop(1).mean() == pytest.approx(5e-3, abs=max(2 * noise, 1e-3))
@@ -186,6 +190,7 @@ def test_several_profiled_windows_load_the_last(recorded: Path, tmp_path: Path) 
         with gzip.open(tmp_path / path.name.replace("step5", "step10"), "wt") as f:
             json.dump(doc, f)
     job = jupyter_brrr.load(tmp_path)
+    assert isinstance(job, JobReport)
     assert set(job.ranks["file"]) == {f"rank{r}_of4.step10.json.gz" for r in range(WORLD)}
     assert any("several profiled windows" in note for note in job.notes)
 
@@ -330,6 +335,7 @@ def test_two_gloo_ranks_sharing_the_h200() -> None:
     # Recorded on the H200 (bench/h200_record.py): rank 1 runs twice the batch, gloo moves the
     # gradients through host memory. Its kernels take longer; the all-reduces dominate.
     job = jupyter_brrr.load(DATA / "ranks")
+    assert isinstance(job, JobReport)
     assert job.summary["devices"] == ["NVIDIA H200"] and job.summary["gpu"]
     ranks = job.ranks.set_index("rank")
     assert ranks.loc[1, "compute_s"] > 1.4 * ranks.loc[0, "compute_s"]
@@ -345,6 +351,7 @@ def test_two_gloo_ranks_sharing_the_h200() -> None:
 
 def test_one_nccl_rank_of_two() -> None:
     job = jupyter_brrr.load([DATA / "hta" / "nccl_a100_rank0_of2.json.gz"])
+    assert isinstance(job, JobReport)
     assert job.summary["ranks"] == [0] and job.summary["world_size"] == 2
     assert any("1 of 2 ranks loaded" in note for note in job.notes)
     assert any("bandwidths are lower bounds" in note for note in job.notes)
@@ -364,6 +371,7 @@ def test_a_job_saved_into_its_own_traces_folder_leaves_the_folder_loadable(tmp_p
     for path in (DATA / "ranks").iterdir():
         shutil.copy(path, tmp_path / path.name)
     job = jupyter_brrr.load(tmp_path)
+    assert isinstance(job, JobReport)
     job.save(tmp_path / "job.json")
     job.rank(0).save(tmp_path / "rank0.json")
     again = jupyter_brrr.load(tmp_path)
@@ -417,7 +425,9 @@ def twice_joins(tmp_path_factory, kernel_env) -> JobReport:
     """2 ranks, gloo, DDP: rank 1's batch is twice rank 0's; each layer's forward ends in an
     all-reduce that rank 0 reaches last (it first sleeps 1.5 layers' forward), a little late, as
     often as rank 1 reaches DDP's backward all-reduces last, much later."""
-    return jupyter_brrr.load(_record_twice(tmp_path_factory.mktemp("twice"), kernel_env, "joins"))
+    job = jupyter_brrr.load(_record_twice(tmp_path_factory.mktemp("twice"), kernel_env, "joins"))
+    assert isinstance(job, JobReport)
+    return job
 
 
 def test_a_rank_doing_twice_the_work_is_named_though_the_others_arrive_last_as_often(
@@ -442,6 +452,7 @@ def test_a_rank_doing_twice_the_work_is_named_though_the_others_arrive_last_as_o
 
 def test_a_rank_doing_twice_the_work_in_plain_ddp_is_named(tmp_path: Path, kernel_env) -> None:
     job = jupyter_brrr.load(_record_twice(tmp_path, kernel_env))
+    assert isinstance(job, JobReport)
     straggler = job.summary["straggler"]
     assert straggler["rank"] == HEAVY_RANK
     assert straggler["critical_cost_s"] > 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import jupyter_brrr
-from jupyter_brrr.report.job import JobError
+from jupyter_brrr.report.job import JobError, JobReport
 
 DATA = Path(__file__).parent / "data"
 # One rank's reading at a time per worker process: a worker holds one rank's trace and report.
@@ -30,7 +30,7 @@ def client():  # a dask.distributed.Client
         threads_per_worker=1,
         processes=True,
         memory_limit=WORKER_MEMORY,
-        dashboard_address=None,
+        dashboard_address=None,  # pyright: ignore[reportArgumentType]  # None: no dashboard, as distributed's docs say
     )
     with cluster, Client(cluster) as connected:
         yield connected
@@ -41,8 +41,10 @@ def test_a_job_read_on_a_dask_cluster_is_the_local_job(client) -> None:
 
     folder = DATA / "ranks"
     local = jupyter_brrr.load(folder, workers=1)
+    assert isinstance(local, JobReport)
     with get_task_stream(client) as stream:
         remote = jupyter_brrr.load(folder, executor=client)
+    assert isinstance(stream, get_task_stream)  # what its untyped __enter__ gives
     assert isinstance(remote, type(local))
     assert _without_time(remote.to_dict()) == _without_time(local.to_dict())
     assert sorted(remote.reports) == sorted(local.reports) == [0, 1]

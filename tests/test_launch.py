@@ -207,6 +207,7 @@ def test_a_killed_kernel_takes_its_job_with_it(tmp_path, kernel_env) -> None:
     # job that would run for minutes; the kernel is SIGKILLed, as the OOM killer or a crashed
     # host would. torchrun and every rank must end with it, within seconds.
     from jupyter_client.manager import start_new_kernel
+    from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
     temporary = tmp_path / "tmp"  # the kernel's temporary folder, to see what is left there
     temporary.mkdir()
@@ -222,6 +223,8 @@ def test_a_killed_kernel_takes_its_job_with_it(tmp_path, kernel_env) -> None:
             time.sleep(0.2)
         job = _pids_running("jupyter_brrr.capture._job", tmp_path)  # torchrun and the ranks
         assert len(job) == 3
+        assert isinstance(km.provisioner, LocalProvisioner)  # a local kernel: its process id
+        assert km.provisioner.pid is not None
         os.kill(km.provisioner.pid, signal.SIGKILL)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
+from IPython.utils.capture import CapturedIO, capture_output
 
 import jupyter_brrr
 from jupyter_brrr.schema.report import MIME_TYPE
@@ -17,7 +17,7 @@ def ip(ipython_shell):
     return ipython_shell
 
 
-def run(ip, code: str, line: str = "") -> tuple[object, object]:
+def run(ip, code: str, line: str = "") -> tuple[object, CapturedIO]:
     with capture_output() as out:
         value = ip.run_cell_magic("brrr", line, code)
     return value, out
@@ -171,7 +171,7 @@ def test_out_of_memory_error_explains_and_kernel_stays_usable(ip) -> None:
     code = "big = torch.ones(16)\nraise torch.cuda.OutOfMemoryError('CUDA out of memory. Tried to allocate 80 GiB')"
     with capture_output(), pytest.raises(torch.cuda.OutOfMemoryError) as info:
         ip.run_cell_magic("brrr", "", code)
-    assert any("ran out of memory" in note for note in info.value.__notes__)
+    assert any("ran out of memory" in note for note in info.value.__notes__)  # pyright: ignore[reportAttributeAccessIssue]  # set on 3.10 too
     value, _ = run(ip, "6 * 7", "--quiet")
     assert value == 42
 
@@ -183,7 +183,8 @@ def test_hundred_runs_leave_no_profiler_active(ip) -> None:
     # A fresh profiler can still start: none is left holding Kineto.
     with torch.profiler.profile() as prof:
         torch.ones(2) + 1
-    assert len(prof.events()) > 0
+    events = prof.events()
+    assert events is not None and len(events) > 0
 
 
 def test_cpu_flag(ip) -> None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from checked import known_peaks, load_report
 
 from jupyter_brrr.costs import peaks as pk
 from jupyter_brrr.costs.peaks import DTYPES, KNOWN_GPUS, Peaks
@@ -117,29 +118,29 @@ def test_lookup_unknown_is_none(name):
 
 def test_lookup_most_specific_first():
     # Each pair: a name that contains the other's tell-tale substring.
-    assert pk.lookup("NVIDIA L4").device == "NVIDIA L4"
-    assert pk.lookup("NVIDIA L40S").device == "NVIDIA L40S"
-    assert pk.lookup("NVIDIA GH200 480GB").device != "NVIDIA H200"
-    assert pk.lookup("NVIDIA A10").device == "NVIDIA A10"
-    assert pk.lookup("NVIDIA A100-SXM4-40GB").device.startswith("NVIDIA A100")
+    assert known_peaks("NVIDIA L4").device == "NVIDIA L4"
+    assert known_peaks("NVIDIA L40S").device == "NVIDIA L40S"
+    assert known_peaks("NVIDIA GH200 480GB").device != "NVIDIA H200"
+    assert known_peaks("NVIDIA A10").device == "NVIDIA A10"
+    assert known_peaks("NVIDIA A100-SXM4-40GB").device.startswith("NVIDIA A100")
 
 
 def test_lookup_memory_hint_when_the_name_does_not_tell():
     gib = 2**30
-    assert pk.lookup("NVIDIA A100-PG509-200", memory_bytes=39.4 * gib).device == (
+    assert known_peaks("NVIDIA A100-PG509-200", memory_bytes=39.4 * gib).device == (
         "NVIDIA A100 40GB (SXM)"
     )
-    assert pk.lookup("NVIDIA A100-PG506-230", memory_bytes=79.2 * gib).device == (
+    assert known_peaks("NVIDIA A100-PG506-230", memory_bytes=79.2 * gib).device == (
         "NVIDIA A100 80GB (SXM)"
     )
-    assert pk.lookup("Tesla V100-SXM3", memory_bytes=31.7 * gib).device == "Tesla V100-SXM2-32GB"
+    assert known_peaks("Tesla V100-SXM3", memory_bytes=31.7 * gib).device == "Tesla V100-SXM2-32GB"
 
 
 def test_lookup_mi250_compute_units():
     name = "AMD Instinct MI250X / MI250"
-    assert pk.lookup(name, multiprocessors=110).device == "AMD Instinct MI250X (one GCD)"
-    assert pk.lookup(name, multiprocessors=104).device == "AMD Instinct MI250 (one GCD)"
-    unsure = pk.lookup(name)
+    assert known_peaks(name, multiprocessors=110).device == "AMD Instinct MI250X (one GCD)"
+    assert known_peaks(name, multiprocessors=104).device == "AMD Instinct MI250 (one GCD)"
+    unsure = known_peaks(name)
     assert unsure.device == "AMD Instinct MI250X (one GCD)"
     assert "MI250 is 5% slower" in unsure.source
 
@@ -169,7 +170,7 @@ def test_lookup_from_real_trace_properties(trace, row):
 
 def test_lookup_v100_trace_name():
     # From tests/data/v100_resnet_ns.json.gz (large, so not parsed here).
-    found = pk.lookup("Tesla V100-SXM2-32GB", memory_bytes=34079637504, multiprocessors=80)
+    found = known_peaks("Tesla V100-SXM2-32GB", memory_bytes=34079637504, multiprocessors=80)
     assert found.device == "Tesla V100-SXM2-32GB"
 
 
@@ -206,30 +207,30 @@ def test_table_rows_are_sane():
 
 def test_table_is_dense_not_sparse():
     rel = 0.01
-    h100 = pk.lookup("NVIDIA H100 80GB HBM3")
+    h100 = known_peaks("NVIDIA H100 80GB HBM3")
     assert h100.flops["bf16"] == pytest.approx(989e12, rel=rel)  # not 1979e12 (sparse)
     assert h100.flops["fp8"] == pytest.approx(1979e12, rel=rel)  # not 3958e12
     assert h100.flops["tf32"] == pytest.approx(494.5e12, rel=rel)  # not 989e12
     assert h100.bandwidth == pytest.approx(3.35e12, rel=rel)
-    h200 = pk.lookup("NVIDIA H200")
+    h200 = known_peaks("NVIDIA H200")
     assert h200.flops["bf16"] == pytest.approx(989e12, rel=rel)
     assert h200.bandwidth == pytest.approx(4.8e12, rel=rel)
     assert h200.source == "NVIDIA H200 datasheet (SXM)"
-    a100 = pk.lookup("NVIDIA A100-SXM4-80GB")
+    a100 = known_peaks("NVIDIA A100-SXM4-80GB")
     assert a100.flops["bf16"] == pytest.approx(312e12, rel=rel)  # not 624e12
     assert a100.flops["tf32"] == pytest.approx(156e12, rel=rel)
     assert a100.flops["fp32"] == pytest.approx(19.5e12, rel=rel)  # plain FP32, not TF32
-    assert pk.lookup("NVIDIA L4").flops["bf16"] == pytest.approx(121e12, rel=rel)  # not 242
-    assert pk.lookup("NVIDIA L40S").flops["bf16"] == pytest.approx(362e12, rel=rel)  # not 733
+    assert known_peaks("NVIDIA L4").flops["bf16"] == pytest.approx(121e12, rel=rel)  # not 242
+    assert known_peaks("NVIDIA L40S").flops["bf16"] == pytest.approx(362e12, rel=rel)  # not 733
     # GeForce: bf16 with FP32 accumulate (what torch uses), not the FP16-accumulate rate.
-    assert pk.lookup("NVIDIA GeForce RTX 4090").flops["bf16"] == pytest.approx(165.2e12, rel=rel)
+    assert known_peaks("NVIDIA GeForce RTX 4090").flops["bf16"] == pytest.approx(165.2e12, rel=rel)
     # One MI250X die, as torch sees it: half the package.
-    assert pk.lookup("AMD Instinct MI250X").flops["bf16"] == pytest.approx(191.5e12, rel=rel)
-    assert pk.lookup("AMD Instinct MI300X").flops["bf16"] == pytest.approx(1307.4e12, rel=rel)
+    assert known_peaks("AMD Instinct MI250X").flops["bf16"] == pytest.approx(191.5e12, rel=rel)
+    assert known_peaks("AMD Instinct MI300X").flops["bf16"] == pytest.approx(1307.4e12, rel=rel)
 
 
 def test_h200_ridge_point_matches_design():
-    h200 = pk.lookup("NVIDIA H200")
+    h200 = known_peaks("NVIDIA H200")
     assert h200.ridge("bf16") == pytest.approx(989.5e12 / 4.8e12)
     # Measured on an H200 (docs/method.md, "Roofs"): bf16 ridge 790e12 / 4.24e12 = 186 FLOP/byte.
     assert measured_h200().ridge(pk.dtype_key("bfloat16")) == pytest.approx(185.6, abs=0.5)
@@ -246,12 +247,12 @@ def test_ridge_math():
 
 
 def test_flops_for_fallbacks():
-    v100 = pk.lookup("Tesla V100-SXM2-16GB")
+    v100 = known_peaks("Tesla V100-SXM2-16GB")
     assert v100.flops_for("tf32") == v100.flops["fp32"]  # no TF32 tensor cores
     assert v100.flops_for("bf16") == v100.flops["fp32"]  # no bf16 tensor cores: NOT fp16's rate
     assert v100.flops_for("fp16") == 125e12
     assert v100.flops_for("int8") == v100.flops["fp16"]
-    a100 = pk.lookup("NVIDIA A100-SXM4-40GB")
+    a100 = known_peaks("NVIDIA A100-SXM4-40GB")
     assert a100.flops_for("fp8") == a100.flops["fp16"]  # no fp8 on Ampere
     assert a100.flops_for(None) == a100.flops["fp32"]
     assert a100.flops_for("complex64") == a100.flops["fp32"]
@@ -264,7 +265,7 @@ def test_flops_for_fallbacks():
 def test_flops_for_accepts_torch_dtypes_and_names():
     import torch
 
-    h100 = pk.lookup("NVIDIA H100 PCIe")
+    h100 = known_peaks("NVIDIA H100 PCIe")
     assert h100.flops_for(torch.bfloat16) == h100.flops["bf16"]
     assert h100.flops_for("torch.float16") == h100.flops["fp16"]
     assert h100.flops_for("half") == h100.flops["fp16"]
@@ -350,7 +351,7 @@ def test_peaks_for_prefers_a_measured_cache_entry(cache):
 
     pk.cache_peaks(measured_h200())
     got, note = pk.peaks_for("NVIDIA H200")
-    assert got == measured_h200() and got.measured
+    assert got is not None and got == measured_h200() and got.measured
     assert "measured on this GPU" in note
     assert "measure_peaks(force=True)" in note
 
@@ -378,7 +379,7 @@ def test_cache_skips_damaged_files(cache):
 
 def test_cache_stores_measured_peaks_only(cache):
     with pytest.raises(ValueError, match="measured"):
-        pk.cache_peaks(pk.lookup("NVIDIA H200"))
+        pk.cache_peaks(known_peaks("NVIDIA H200"))
 
 
 # --- without CUDA ----------------------------------------------------------------------------
@@ -484,12 +485,10 @@ def test_a_measurement_that_cannot_be_cached_still_serves_and_names_no_folder(
 
 
 def test_report_json_html_text_and_files_hold_no_home_folder(home_cache, no_cuda, tmp_path):
-    import jupyter_brrr
-
     pk.cache_peaks(measured_h200())
     reports = [
-        jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz"),  # peaks from the cache
-        jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz", device="Some GPU"),  # unknown
+        load_report(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz"),  # peaks from the cache
+        load_report(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz", device="Some GPU"),  # unknown
     ]
     assert any("cache of measured peaks" in n for n in reports[0].notes)
     assert any("Unknown GPU 'Some GPU'" in n for n in reports[1].notes)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
+from IPython.utils.capture import CapturedIO, capture_output
 
 import jupyter_brrr
 from jupyter_brrr.report import history as history_store
@@ -31,13 +32,15 @@ def ip(ipython_shell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         ipython_shell.user_ns.pop(name, None)
 
 
-def cell(ip, code: str, line: str) -> tuple[object, object]:
+def cell(ip, code: str, line: str) -> tuple[Any, CapturedIO]:
+    """What the cell magic returned (whatever the cell's value is) and what it printed."""
     with capture_output() as out:
         value = ip.run_cell_magic("brrr", line, code)
     return value, out
 
 
-def line(ip, text: str) -> tuple[object, object]:
+def line(ip, text: str) -> tuple[Any, CapturedIO]:
+    """What the line magic returned (a History, a Comparison, None) and what it printed."""
     with capture_output() as out:
         value = ip.run_line_magic("brrr", text)
     return value, out

@@ -26,7 +26,7 @@ def execute(folder: Path, cells: list[str], env: dict[str, str]) -> nbformat.Not
     return nb
 
 
-def report(cell: nbformat.NotebookNode) -> dict:
+def report(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
     (output,) = [o for o in cell.outputs if MIME_TYPE in o.get("data", {})]
     return output
 

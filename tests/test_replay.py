@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from checked import load_report
 
 import jupyter_brrr
 from jupyter_brrr.analysis import step_graph
@@ -145,6 +147,7 @@ def test_kernels_a_launch_apart_are_not_a_gap_of_the_stream() -> None:
         t.kernel("mul_kernel", start + 14, 2, c)
     report = t.report()
     assert report.predict().span_s == pytest.approx(182 * US, abs=1e-12)
+    assert report.graph is not None
     assert report.graph.typical["stream_gap_s"] < 4 * US
     # Calls every 10 us ending at 5 + 10 i, kernels 4 us later: 9 to 9 * 10 + 11 = 101 us.
     assert report.predict(host=2).span_s == pytest.approx(92 * US, abs=1e-12)
@@ -291,9 +294,10 @@ def test_changes_combine_and_bad_ones_are_refused_in_words() -> None:
 
 
 def test_a_report_read_from_its_json_predicts_the_same() -> None:
-    report = jupyter_brrr.load(DATA / "advice" / "item_sync.slow.json.gz")
+    report = load_report(DATA / "advice" / "item_sync.slow.json.gz")
     again = Report.from_json(report.to_json())
-    for change in ({}, {"syncs": 0}, {"gpu": 2}, {"profiler": 0}):
+    changes: list[dict[str, Any]] = [{}, {"syncs": 0}, {"gpu": 2}, {"profiler": 0}]
+    for change in changes:
         # Times are kept in units of 10 ns: a few hundred of them round off a fraction of a us.
         assert again.predict(**change).span_s == pytest.approx(
             report.predict(**change).span_s, rel=1e-4
@@ -310,7 +314,7 @@ def test_a_report_without_a_graph_says_it_cannot_predict() -> None:
 
 
 def test_a_damaged_graph_in_a_report_is_refused_naming_the_field() -> None:
-    doc = json.loads(jupyter_brrr.load(DATA / "tiny_mlp_eager.json.gz").to_json())
+    doc = json.loads(load_report(DATA / "tiny_mlp_eager.json.gz").to_json())
     doc["graph"]["g_host"] = "1000000," + doc["graph"]["g_host"].partition(",")[2]
     with pytest.raises(jupyter_brrr.SchemaError, match=r"graph\.g_host"):
         Report.from_json(doc)
@@ -329,7 +333,7 @@ RECORDED = sorted(
 
 @pytest.mark.parametrize("name", RECORDED)
 def test_every_recorded_trace_replays_to_its_measured_span(name: str) -> None:
-    report = jupyter_brrr.load(DATA / name)
+    report = load_report(DATA / name)
     graph = report.graph
     assert graph is not None
     span = replay(graph).span_s
@@ -354,7 +358,7 @@ HOST_BOUND = [
 def test_the_step_without_the_profiler_matches_its_cuda_event_time(
     name: str, runs: int, event_ms: float
 ) -> None:
-    report = jupyter_brrr.load(DATA / name)
+    report = load_report(DATA / name)
     profiled = report.summary["span_s"] / runs * 1e3
     predicted = report.predict(profiler=0).span_s / runs * 1e3
     assert abs(predicted / event_ms - 1) < 0.1, (profiled, predicted, event_ms)
@@ -373,7 +377,8 @@ def test_measured_changes_of_the_advice_cases_are_predicted() -> None:
         return times[0] / times[1]
 
     def predicted(case: str, **change: object) -> float:
-        graph = jupyter_brrr.load(DATA / "advice" / f"{case}.slow.json.gz").graph
+        graph = load_report(DATA / "advice" / f"{case}.slow.json.gz").graph
+        assert graph is not None
         return predict(graph, profiler=0).span_s / predict(graph, profiler=0, **change).span_s
 
     assert predicted("item_sync", syncs=0) == pytest.approx(measured("item_sync"), rel=0.1)
@@ -383,10 +388,11 @@ def test_measured_changes_of_the_advice_cases_are_predicted() -> None:
 
 
 def test_the_graph_stays_bounded_in_a_reports_json() -> None:
-    report = jupyter_brrr.load(DATA / "v100_resnet_ns.json.gz")
+    report = load_report(DATA / "v100_resnet_ns.json.gz")
     doc = report.to_dict()
     assert doc["graph"] is not None
     text = json.dumps(doc["graph"])
+    assert report.graph is not None
     # About 15 small numbers per node.
     assert len(text) < 120 * report.graph.size
     report.graph.h_kind = np.zeros(step_graph.GRAPH_LIMIT + 1, dtype=np.int64)

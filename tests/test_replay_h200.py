@@ -19,7 +19,9 @@ CAUSAL = Path(__file__).resolve().parents[1] / "bench" / "data" / "h200" / "caus
 
 
 def load(name: str) -> jupyter_brrr.Report:
-    return jupyter_brrr.load(CAUSAL / f"{name}.json.gz")
+    report = jupyter_brrr.load(CAUSAL / f"{name}.json.gz")
+    assert isinstance(report, jupyter_brrr.Report)
+    return report
 
 
 def event_time(case: str, side: str) -> float:
@@ -40,6 +42,7 @@ def test_kernels_of_the_profiler_warm_up_belong_to_no_step(name: str) -> None:
     assert steady["kernels"].nunique() == 1, steady["kernels"].tolist()
     assert (steady["busy_s"] <= steady["span_s"] * 1.001).all()
     # The report's step is the median steady step, its span that step's window.
+    assert report.summary["steps"] is not None
     assert report.summary["span_s"] == pytest.approx(report.summary["steps"]["median_s"])
     case = name.removesuffix("_before")
     assert report.summary["span_s"] == pytest.approx(event_time(case, "before"), rel=0.02)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from checked import load_report
 
 import jupyter_brrr
 from jupyter_brrr import Report, SchemaError
@@ -30,6 +31,7 @@ DATA = Path(__file__).parent / "data"
 def test_summary_has_the_public_keys(gpt2: Report) -> None:
     for key in SUMMARY_KEYS:
         assert key in gpt2.summary
+    assert gpt2.summary["peaks"] is not None
     assert set(gpt2.summary["peaks"]) >= {"device", "source", "flops", "bandwidth"}
 
 
@@ -47,6 +49,7 @@ def test_a_captured_summary_has_the_capture_keys_on_both_sides() -> None:
     assert set(SUMMARY_KEYS) | set(CAPTURE_SUMMARY_KEYS) <= set(report.summary)
     # The browser's generated types declare each of them, and every field of the timing.
     assert set(CAPTURE_SUMMARY_KEYS) <= set(interface_fields("IRawSummary"))
+    assert report.summary["timing"] is not None
     assert set(interface_fields("IRawTiming")) == set(report.summary["timing"])
     assert "fallback_reason" in interface_fields("IRawABVariant")
 
@@ -81,13 +84,13 @@ def test_save_writes_report_and_trace(gpt2: Report, tmp_path: Path) -> None:
     # The trace beside it is the raw one, loadable by Perfetto and by us.
     with gzip.open(files[1]) as f:
         assert json.loads(f.read())["traceEvents"]
-    assert len(jupyter_brrr.load(files[1]).kernels) == len(gpt2.kernels)
+    assert len(load_report(files[1]).kernels) == len(gpt2.kernels)
 
 
 def test_large_reports_aggregate_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     from jupyter_brrr.report import report as report_module
 
-    resnet = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    resnet = load_report(DATA / "resnet50_train_amp_b64.json.gz")
     monkeypatch.setattr(report_module, "KERNEL_LIMIT", 100)
     doc = resnet.to_dict()
     assert doc["kernels"]["aggregated"] is True
@@ -98,7 +101,7 @@ def test_large_reports_aggregate_kernels(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_resnet_report_json_stays_small() -> None:
-    resnet = jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    resnet = load_report(DATA / "resnet50_train_amp_b64.json.gz")
     assert len(resnet.to_json()) < 2_000_000
 
 
@@ -171,7 +174,7 @@ def test_save_beside_the_trace_it_was_loaded_from(tmp_path: Path) -> None:
     trace = tmp_path / "run.trace.json.gz"
     shutil.copyfile(DATA / "tiny_mlp_eager.json.gz", trace)
     before = trace.read_bytes()
-    written = jupyter_brrr.load(trace).save(tmp_path / "run.json")
+    written = load_report(trace).save(tmp_path / "run.json")
     assert written == [tmp_path / "run.json", trace]
     assert trace.read_bytes() == before
 
@@ -185,6 +188,7 @@ def test_reports_written_before_the_communication_part_read_it_as_zero() -> None
     assert split.sum() == pytest.approx(doc["summary"]["span_s"])
     # And their A/B splits too.
     ab = Report.from_json((DATA / "reports" / "ab.json").read_text()).ab
+    assert ab is not None
     assert all(v["split"]["communication_s"] == 0.0 for v in ab["variants"] if v.get("split"))
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from checked import known_peaks, load_report
 
 import jupyter_brrr
 from jupyter_brrr.analysis import analyze as analysis
@@ -29,12 +30,12 @@ ZOO = ROOT / "bench" / "data" / "h200" / "zoo"
 ALL_TRACES = sorted(
     p for p in DATA.rglob("*.json.gz") if not p.name.endswith(".sweep.json.gz")
 ) + sorted(ZOO.glob("*.json.gz"))
-H200 = peaks.lookup("NVIDIA H200")
+H200 = known_peaks("NVIDIA H200")
 
 
 @pytest.fixture(scope="module")
 def loaded() -> dict[Path, jupyter_brrr.Report]:
-    return {path: jupyter_brrr.load(path) for path in ALL_TRACES}
+    return {path: load_report(path) for path in ALL_TRACES}
 
 
 def fp32_rows(report: jupyter_brrr.Report, category: str):
@@ -62,7 +63,7 @@ def test_every_known_gpu_has_tf32_exactly_when_it_has_the_units(row: peaks.Peaks
 
 
 def test_roof_key_names_the_figure_flops_for_uses() -> None:
-    v100 = peaks.lookup("Tesla V100-SXM2-16GB")
+    v100 = known_peaks("Tesla V100-SXM2-16GB")
     for dtype in ("tf32", "bf16", "fp16", "fp32", "int8", None):
         assert v100.flops[v100.roof_key(dtype)] == v100.flops_for(dtype)
     assert v100.roof_key("bf16") == "fp32"  # no bf16 tensor cores
@@ -112,7 +113,7 @@ def test_kernel_names_tell_tf32_from_plain_fp32() -> None:
 @pytest.mark.parametrize("meta", sorted(ZOO.glob("*.meta.json")), ids=lambda p: p.stem)
 def test_roofs_read_from_kernel_names_agree_with_the_recorded_settings(meta: Path) -> None:
     settings = json.loads(meta.read_text())["math_mode"]
-    report = jupyter_brrr.load(meta.with_name(meta.name.replace(".meta.json", ".json.gz")))
+    report = load_report(meta.with_name(meta.name.replace(".meta.json", ".json.gz")))
     for category, allowed in (
         ("matmul", settings["matmul_allow_tf32"]),
         ("conv", settings["cudnn_allow_tf32"]),
@@ -125,7 +126,7 @@ def test_roofs_read_from_kernel_names_agree_with_the_recorded_settings(meta: Pat
 
 def test_fp32_convolutions_with_pytorch_defaults_run_on_tf32() -> None:
     for name in ("resnet50_fp32_infer", "resnet18_train_fp32"):
-        report = jupyter_brrr.load(ZOO / f"{name}.json.gz")
+        report = load_report(ZOO / f"{name}.json.gz")
         convs = fp32_rows(report, "conv")
         big = convs[convs["bound"] == "compute"]
         assert len(big) >= 10 and set(big["roof"]) == {"tf32"}, name
@@ -140,7 +141,7 @@ def test_fp32_convolutions_with_pytorch_defaults_run_on_tf32() -> None:
 
 
 def test_bert_fp32_matmuls_ran_with_tf32_off() -> None:
-    report = jupyter_brrr.load(ZOO / "hf_bert_fp32.json.gz")
+    report = load_report(ZOO / "hf_bert_fp32.json.gz")
     matmuls = fp32_rows(report, "matmul")
     assert len(matmuls) and set(matmuls["roof"]) == {"fp32"}
     assert set(matmuls["roof_basis"]) == {"kernel"}
@@ -148,7 +149,7 @@ def test_bert_fp32_matmuls_ran_with_tf32_off() -> None:
 
 @pytest.mark.parametrize(("case", "roof"), [("slow", "fp32"), ("fixed", "tf32")])
 def test_the_tf32_advice_case_is_held_against_the_roof_that_ran(case: str, roof: str) -> None:
-    report = jupyter_brrr.load(DATA / "advice" / f"fp32_matmul_tf32_off.{case}.json.gz")
+    report = load_report(DATA / "advice" / f"fp32_matmul_tf32_off.{case}.json.gz")
     mm = report.ops[(report.ops["name"] == "aten::mm") & (report.ops["roof"] != "")].iloc[0]
     assert (mm["roof"], mm["roof_basis"], mm["bound"]) == (roof, "kernel", "compute")
     assert 0.5 < mm["roof_fraction"] <= roofs.ROOF_TOLERANCE  # the fixed one read 562% before
@@ -164,7 +165,7 @@ def test_the_tf32_advice_case_is_held_against_the_roof_that_ran(case: str, roof:
 
 
 def test_a_mixed_a100_trace_holds_each_matmul_against_its_own_units() -> None:
-    report = jupyter_brrr.load(
+    report = load_report(
         DATA / "hta" / "sampled_rank0_of128.json.gz", device="NVIDIA A100-SXM4-80GB"
     )
     matmuls = fp32_rows(report, "matmul")
@@ -190,7 +191,7 @@ def test_a_recorded_setting_decides_where_kernel_names_do_not_tell() -> None:
 
 def test_a_gpu_without_tf32_holds_fp32_against_fp32() -> None:
     trace = read_trace(DATA / "hta" / "sampled_rank0_of128.json.gz")
-    v100 = peaks.lookup("Tesla V100-SXM2-16GB")
+    v100 = known_peaks("Tesla V100-SXM2-16GB")
     result = analysis.analyze(trace, v100, math_mode={"matmul_tf32": True})
     matmuls = result.ops[(result.ops["dtype"] == "fp32") & (result.ops["category"] == "matmul")]
     assert set(matmuls["roof"]) <= {"fp32", ""}
@@ -238,7 +239,7 @@ def test_gather_with_an_expanded_index_reads_it_once_per_row() -> None:
     """The embedding of the zoo's GPT as torch.gather: an index [8192] expanded over the 768
     columns (Input Strides [1, 0]). Counted in full it read 1.3-1.8x the roof; each row's index
     is read once (the repeats come from cache), the gathered rows and the output in full."""
-    report = jupyter_brrr.load(ZOO / "gpt_fwd_bf16.json.gz")
+    report = load_report(ZOO / "gpt_fwd_bf16.json.gz")
     gather = report.ops[report.ops["name"] == "aten::gather"].iloc[0]
     assert gather["shapes"] == "[[50304, 768], [], [8192, 768], [], [8192, 768]]"
     rows, width = 8192, 768

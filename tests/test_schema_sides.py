@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,8 @@ def test_the_analysis_builds_the_whole_summary() -> None:
         assert set(report.summary) == keys, name
     assert jupyter_brrr.load(data / "mi250_rocm_minitoy.json.gz").summary["steps"] is not None
     x = torch.randn(64)
-    for options in ({}, {"warmup": 1, "repeat": 3}):
+    tried: list[dict[str, Any]] = [{}, {"warmup": 1, "repeat": 3}]
+    for options in tried:
         report = jupyter_brrr.profile(lambda: x.cos(), **options)
         assert set(report.summary) == keys, options
         assert report.summary["warm"] is bool(options)
@@ -93,6 +95,7 @@ def named_report():
     data = Path(__file__).resolve().parent / "data" / "advice"
     slow = jupyter_brrr.load(data / "fp32_matmul_tf32_off.slow.json.gz")
     fixed = jupyter_brrr.load(data / "fp32_matmul_tf32_off.fixed.json.gz")
+    assert isinstance(slow, jupyter_brrr.Report) and isinstance(fixed, jupyter_brrr.Report)
     with tempfile.TemporaryDirectory() as folder:
         history_store.keep_run(slow, "mm", code="a", goal=parse_goal("1ms"), folder=folder)
         history_store.keep_run(fixed, "mm", code="b", folder=folder)

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ GENERATOR = ROOT / "js" / "generate-schema-types.mjs"
 REGENERATE = "jlpm schema:types"
 
 
-def _generate(into: Path, schema_input: dict | None = None) -> str:
+def _generate(into: Path, schema_input: dict[str, Any] | None = None) -> str:
     """What the generator writes from ``schema_input`` (the Python schema as it is now)."""
     node = shutil.which("node")
     assert node, "node is needed to generate the TypeScript types (js/generate-schema-types.mjs)"

@@ -95,9 +95,11 @@ def test_a_level_shift_is_told_once_not_also_as_a_trend() -> None:
 
 def test_spread_of_few_runs_is_their_range() -> None:
     s = stats([1.0, 1.1, 1.05])
-    assert s.spread == pytest.approx(0.1 / 1.05)
+    assert s is not None and s.spread == pytest.approx(0.1 / 1.05)
     s = stats([1.0, 2.0, 3.0, 4.0, 5.0])
-    assert s.spread == pytest.approx(2.0 / 3.0)  # IQR over median from four runs on
+    assert s is not None and s.spread == pytest.approx(
+        2.0 / 3.0
+    )  # IQR over median from four runs on
     assert findings([1.0]) == []
     assert findings([]) == []
 

@@ -12,12 +12,14 @@ import gzip
 import itertools
 import json
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 import pytest
+from checked import load_report
 
-import jupyter_brrr
 from jupyter_brrr import Report
 from jupyter_brrr.schema.report import SPLIT_PARTS, STEP_COLUMNS
 from jupyter_brrr.views import html, text
@@ -29,7 +31,7 @@ V100 = DATA / "v100_resnet_ns.json.gz"
 
 @pytest.fixture(scope="module")
 def v100() -> Report:
-    return jupyter_brrr.load(V100)
+    return load_report(V100)
 
 
 def raw_steps(path: Path) -> list[dict]:
@@ -88,7 +90,7 @@ def test_a_multi_step_trace_reports_per_step_spans(v100: Report) -> None:
 
 
 def test_per_run_figures_are_those_of_the_median_steady_step(v100: Report) -> None:
-    s = v100.summary
+    s = cast(Mapping[str, Any], v100.summary)  # read by name: the split's parts too
     steady = v100.steps[v100.steps["kind"] == "steady"]
     median_row = v100.steps[v100.steps["step"] == s["steps"]["median_step"]].iloc[0]
     assert median_row["kind"] == "steady"
@@ -108,6 +110,7 @@ def test_per_run_figures_are_those_of_the_median_steady_step(v100: Report) -> No
 
 def test_the_spread_and_the_whole_trace_are_labelled(v100: Report) -> None:
     steps = v100.summary["steps"]
+    assert steps is not None
     table = v100.steps
     steady = table[table["kind"] == "steady"]
     assert (steps["count"], steps["steady"]) == (5, 4)
@@ -135,17 +138,18 @@ def test_the_spread_and_the_whole_trace_are_labelled(v100: Report) -> None:
 
 
 def test_a_step_cut_short_is_set_apart_as_partial() -> None:
-    report = jupyter_brrr.load(DATA / "mi250_rocm_minitoy.json.gz")
+    report = load_report(DATA / "mi250_rocm_minitoy.json.gz")
     steps = report.steps
     # The profiler stopped right after its last prof.step(): ProfilerStep#2 launched nothing.
     assert steps["kind"].tolist() == ["steady", "partial"]
     assert steps["kernels"].tolist() == [16, 0]
+    assert report.summary["steps"] is not None
     assert report.summary["steps"]["median_step"] == "ProfilerStep#1"
     assert report.summary["span_s"] == pytest.approx(steps["span_s"][0])
 
 
 def test_a_trace_without_steps_says_its_figures_cover_the_whole_trace() -> None:
-    report = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    report = load_report(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
     assert report.summary["steps"] is None and not len(report.steps)
     assert report.summary["runs"]["total"] is None
     assert report.summary["span_s"] == pytest.approx(report.summary["trace_span_s"])
@@ -174,7 +178,7 @@ def test_a_trace_without_shapes_says_why_its_split_is_all_other(v100: Report) ->
     # Without costs, no advice rests on an op's roofline: only the host side has evidence.
     assert all(a["bottleneck"] == "overhead" for a in v100.recommendations)
     assert not (v100.ops["reason"] != "").any()
-    gpt2 = jupyter_brrr.load(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
+    gpt2 = load_report(DATA / "gpt2_fwd_bf16_b8_s1024.json.gz")
     assert gpt2.summary["shapes_recorded"] is True
     assert not any("record_shapes" in note for note in gpt2.notes)
 
@@ -195,7 +199,8 @@ def test_a_load_finds_the_profiler_steps_once(monkeypatch: pytest.MonkeyPatch) -
         return found[-1]
 
     monkeypatch.setattr(steps, "host_steps", counted)
-    report = jupyter_brrr.load(V100)
+    report = load_report(V100)
+    assert report.summary["steps"] is not None
     assert len(found) == 1 and len(found[0]) == report.summary["steps"]["count"] == 5
     found.clear()
     rank = job.read_rank(DATA / "ranks" / "rank0_of2.step4.json.gz")
@@ -240,14 +245,14 @@ def test_a_load_analyses_once_and_reports_what_two_analyses_did(
         return real(*args, **kwargs)  # pyright: ignore[reportArgumentType]
 
     monkeypatch.setattr(analysis, "analyze", counted)
-    report = jupyter_brrr.load(path)
+    report = load_report(path)
     assert isinstance(report, Report)
     assert calls.count(False) == 1  # one full analysis
     assert calls.count(True) == (1 if steps_count else 0)
     assert (report.summary.get("steps") or {}).get("count", 0) == steps_count
 
     monkeypatch.setattr(analysis, "analyze", in_full)  # as before: the whole in full, then the step
-    twice = jupyter_brrr.load(path)
+    twice = load_report(path)
     assert isinstance(twice, Report)
     assert _content(report) == _content(twice)
 
@@ -272,7 +277,7 @@ def test_graph_replays_with_no_op_around_them_load_and_belong_to_their_launch() 
     # kernels of each replay carry only the cudaGraphLaunch call's correlation id. The GPU runs
     # behind the host, so a replay's kernels start in the next step's host range: each step
     # holds its own replay's kernels only through the launch call.
-    report = jupyter_brrr.load(REPLAYS)
+    report = load_report(REPLAYS)
     with gzip.open(REPLAYS) as f:
         events = json.load(f)["traceEvents"]
     launches = [e for e in events if e.get("name") == "cudaGraphLaunch"]
@@ -290,6 +295,7 @@ def test_graph_replays_with_no_op_around_them_load_and_belong_to_their_launch() 
     row = report.ops.iloc[0]
     assert row["calls"] == 1  # the median step's replay
     assert set(report.kernels["op"]) == {"cudaGraphLaunch"} and len(report.kernels) == 40
+    assert report.summary["steps"] is not None
     step = report.steps.set_index("step").loc[report.summary["steps"]["median_step"]]
     assert row["gpu_time_s"] == pytest.approx(step["busy_s"], rel=1e-6)
     assert "graph" in " ".join(report.notes)  # why these kernels have no FLOPs or bytes
@@ -298,7 +304,7 @@ def test_graph_replays_with_no_op_around_them_load_and_belong_to_their_launch() 
 def test_a_real_bare_replay_is_one_op_that_owns_its_kernels() -> None:
     # Recorded on the H200 (torch 2.11): g.replay() of a 400-kernel loop, no op around it; the
     # launch and its kernels carry no External id, as in the hand-built trace above.
-    report = jupyter_brrr.load(DATA / "advice" / "launch_bound_loop.fixed.json.gz")
+    report = load_report(DATA / "advice" / "launch_bound_loop.fixed.json.gz")
     assert report.ops["name"].tolist() == ["cudaGraphLaunch"]
     assert report.ops.iloc[0]["kernels"] == 400 == len(report.kernels)
     assert set(report.kernels["op"]) == {"cudaGraphLaunch"}
@@ -307,10 +313,11 @@ def test_a_real_bare_replay_is_one_op_that_owns_its_kernels() -> None:
 def test_a_live_h200_trace_of_replays_in_steps_loads_each_step_with_its_replay() -> None:
     # bench/gpu_check.py --only graph_replay on the H200 (torch 2.11): a captured 20-layer
     # Linear(64, 64) MLP replayed once per prof.step(), five steps, no op around the replays.
-    report = jupyter_brrr.load(DATA / "graph_replay" / "h200_replay_steps.json.gz")
+    report = load_report(DATA / "graph_replay" / "h200_replay_steps.json.gz")
     assert report.steps["kernels"].tolist() == [20] * 5  # one eager run launches 20
     assert report.ops["name"].tolist() == ["cudaGraphLaunch"]
     assert set(report.kernels["op"]) == {"cudaGraphLaunch"} and len(report.kernels) == 20
+    assert report.summary["steps"] is not None
     step = report.steps.set_index("step").loc[report.summary["steps"]["median_step"]]
     assert report.ops.iloc[0]["gpu_time_s"] == pytest.approx(step["busy_s"], rel=1e-6)
 
@@ -322,7 +329,7 @@ def test_gpu_events_that_no_op_or_call_launched_load_in_steps() -> None:
     with gzip.open(REPLAYS) as f:
         trace = json.load(f)
     trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("cat") != "cuda_runtime"]
-    report = jupyter_brrr.load(_written(trace))
+    report = load_report(_written(trace))
     assert report.ops.empty
     assert report.steps["kernels"].tolist()[1:] == [40, 40, 40]
     assert set(report.kernels["op"]) == {""}
@@ -332,7 +339,7 @@ def test_gpu_events_that_no_op_or_call_launched_load_in_steps() -> None:
 def test_a_graph_launched_inside_an_op_keeps_that_op() -> None:
     # torch.compile(mode="reduce-overhead") on the H200: the cudaGraphLaunch runs inside
     # "Torch-Compiled Region"; its kernels are that op's, and no op of the launch is added.
-    report = jupyter_brrr.load(DATA / "zoo" / "tiny_mlp_reduce_overhead.json.gz")
+    report = load_report(DATA / "zoo" / "tiny_mlp_reduce_overhead.json.gz")
     assert "cudaGraphLaunch" not in set(report.ops["name"])
     graph_kernels = report.kernels[report.kernels["name"].str.startswith("triton_poi_fused")]
     assert set(graph_kernels["op"]) == {"Torch-Compiled Region: 4/0"}

@@ -162,7 +162,7 @@ def test_cancel_stops_between_points() -> None:
 def test_an_error_at_the_first_size_is_raised_and_a_later_one_recorded() -> None:
     with pytest.raises(ZeroDivisionError) as raised:
         jupyter_brrr.sweep(lambda n: 1 / 0, [1, 2], warmup=0, repeat=1)
-    assert "failed at the first size, size=1" in raised.value.__notes__[-1]
+    assert "failed at the first size, size=1" in raised.value.__notes__[-1]  # pyright: ignore[reportAttributeAccessIssue]  # set on 3.10 too
 
     def step(n: int) -> torch.Tensor:
         if n > 2:

@@ -68,6 +68,7 @@ def test_trace_tables_link_like_the_json_says() -> None:
     ops = trace.ops
     assert len(trace.kernels) and (trace.kernels["op"] >= 0).all()
     for kernel in trace.kernels.itertuples():
+        assert isinstance(kernel.op, int)  # the launching op's row
         op = ops.iloc[kernel.op]
         t = (launch_ts[kernel.correlation] - origin) * 1e-6
         assert op.start_s <= t + 1e-9 <= op.end_s + 2e-9

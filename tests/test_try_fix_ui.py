@@ -152,7 +152,9 @@ def test_an_automatic_fix_has_no_snippet_and_the_cells_own_line_replaces_the_pat
     recommendation = _case("item_sync").recommendations[0]
     item = next(op for op in recommendation["ops"] if op["name"] == "aten::item")
     item["line"] = "cell:3"
-    recommendation["code_change"] = code_change.code_change(recommendation)
+    change = code_change.code_change(recommendation)
+    assert change is not None
+    recommendation["code_change"] = change
     assert recommendation["code_change"]["line"] == "cell:3"
     source = "total = 0.0\nfor b in batches:\n    total += step(b).item()\n"
     code_change.with_lines([recommendation], source)

@@ -11,13 +11,16 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 import pytest
 from browser.pages import offline_page, page_data
+from checked import load_report
 
 import jupyter_brrr
 from jupyter_brrr.report.report import Report
@@ -40,12 +43,12 @@ RAW = ("<img src=x", "<script>alert", "<svg onload", "onerror=alert(1)>")
 
 @pytest.fixture(scope="module")
 def resnet() -> Report:
-    return jupyter_brrr.load(DATA / "resnet50_train_amp_b64.json.gz")
+    return load_report(DATA / "resnet50_train_amp_b64.json.gz")
 
 
 @pytest.fixture(scope="module")
 def cpu_trace() -> Report:
-    return jupyter_brrr.load(DATA / "cpu_only.json.gz")
+    return load_report(DATA / "cpu_only.json.gz")
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +91,11 @@ def xss_report(source: Report) -> Report:
     report.cpu_ops = cpu_ops
     report.name = XSS[1]
     report.notes = [*report.notes, XSS[0]]
-    report.summary = {**report.summary, "device": XSS[2]}
-    if report.summary.get("peaks"):
-        report.summary["peaks"] = {**report.summary["peaks"], "source": XSS[3]}
+    report.summary = report.summary.copy()
+    report.summary["device"] = XSS[2]
+    peaks = report.summary.get("peaks")
+    if peaks:
+        report.summary["peaks"] = {**peaks, "source": XSS[3]}
     report.recommendations = [
         {"bottleneck": XSS[0], "title": XSS[1], "detail": XSS[2], "share": 0.5}
     ]
@@ -114,7 +119,8 @@ def xss_report(source: Report) -> Report:
     return report
 
 
-def png_size(data: bytes) -> tuple[int, int]:
+def png_size(data: bytes | None) -> tuple[int, int]:
+    assert data is not None, "no picture"
     assert data[:8] == PNG_SIGNATURE, "not a PNG"
     assert data[12:16] == b"IHDR"
     size = pictures.png_size(data)
@@ -205,7 +211,7 @@ def test_every_text_of_a_picture_lies_inside_it(which: str, request: pytest.Fixt
 
 
 def test_the_split_picture_says_the_split_and_its_legend(gpt2: Report) -> None:
-    s = gpt2.summary
+    s = cast(Mapping[str, Any], gpt2.summary)  # read by name: the split's parts
     span = float(s["span_s"])
     said = [t.text for t in pictures.split_canvas(gpt2).texts]
     assert said[0].startswith(f"GPU span {fmt.seconds(span)} ")
@@ -241,7 +247,7 @@ def test_a_single_picture_is_encoded_once(cpu_trace: Report) -> None:
     ],
 )
 def test_pictures_for_every_trace(trace: str) -> None:
-    report = jupyter_brrr.load(DATA / f"{trace}.json.gz")
+    report = load_report(DATA / f"{trace}.json.gz")
     pics = pictures.pictures(report)
     assert png_size(pics.main)[0] == 640
     assert pics.split is None or png_size(pics.split) == (640, 100)
@@ -249,7 +255,7 @@ def test_pictures_for_every_trace(trace: str) -> None:
 
 def test_pictures_of_a_report_without_peaks(gpt2: Report) -> None:
     report = Report.from_json(gpt2.to_json())
-    report.summary = {**report.summary, "peaks": None}
+    report.summary["peaks"] = None
     assert png_size(pictures.pictures(report).main) == (640, 360)
 
 
@@ -408,6 +414,7 @@ def test_a_fallback_reads_unchanged(ab: Report) -> None:
     compiled = next(v for v in doc["ab"]["variants"] if v["name"] != "eager")
     compiled.update(verdict="fallback", speedup=None, fallback_reason="line 3: no RNN")
     report = Report.from_json(json.dumps(doc))
+    assert report.ab is not None
     row = next(r for r in html.ab_rows(report.ab) if r["variant"] == compiled["name"])
     assert row["verdict"] == "unchanged: fell back to eager" and row["speedup"] == "\u2014"
 
@@ -465,7 +472,7 @@ def test_bundle_without_matplotlib(gpt2: Report, monkeypatch: pytest.MonkeyPatch
 
 def test_empty_report(cpu_trace: Report) -> None:
     empty = Report(
-        summary=dict(cpu_trace.summary),
+        summary=cpu_trace.summary.copy(),
         ops=cpu_trace.ops.iloc[:0],
         kernels=cpu_trace.kernels.iloc[:0],
     )
@@ -562,7 +569,9 @@ def test_a_large_aggregated_report_is_drawn_in_every_format(
     assert formats(back) == ("mimebundle", "text", "html", "standalone", "png")
     drawn = {f: render(back, f) for f in formats(back)}
     assert drawn["text"] == repr(back) and drawn["html"] == back._repr_html_()
-    assert drawn["mimebundle"][MIME_TYPE] == page_data(drawn["standalone"]) == back.to_dict()
+    mimebundle, page = drawn["mimebundle"], drawn["standalone"]
+    assert isinstance(mimebundle, dict) and isinstance(page, str)
+    assert mimebundle[MIME_TYPE] == page_data(page) == back.to_dict()
     assert png_size(drawn["png"])[0] > 0  # pyright: ignore[reportArgumentType]  # a GPU report has a picture
 
 

@@ -92,8 +92,8 @@ def has_model(name: str) -> bool:
 
 def op_cost(
     name: str,
-    dims: Sequence[Any],
-    types: Sequence[str],
+    dims: Sequence[Any] | None,
+    types: Sequence[str] | None,
     concrete: Sequence[str] | None = None,
     *,
     fallback: bool = True,
@@ -103,12 +103,12 @@ def op_cost(
     """FLOPs and minimum bytes of one op call, from its recorded argument shapes and types.
 
     ``dims``, ``types`` and ``concrete`` are the trace's ``Input Dims``, ``Input type`` and
-    ``Concrete Inputs`` (lists or tuples). An op with a formula here gets it; any other aten op
-    is costed from its output shapes on the meta device (``_meta``; ``fallback=False`` skips
-    that). ``launch`` (:func:`launch_hint`) is what the op's kernels tell, for ops whose shapes
-    the trace leaves out. ``strides`` (the trace's ``Input Strides``) tells which inputs are
-    broadcast views: their repeats are read once. None when no model fits: never 0, an op
-    without a model is not free.
+    ``Concrete Inputs`` (lists or tuples; None where the trace recorded no shapes). An op
+    with a formula here gets it; any other aten op is costed from its output shapes on the meta
+    device (``_meta``; ``fallback=False`` skips that). ``launch`` (:func:`launch_hint`) is what
+    the op's kernels tell, for ops whose shapes the trace leaves out. ``strides`` (the trace's
+    ``Input Strides``) tells which inputs are broadcast views: their repeats are read once.
+    None when no model fits: never 0, an op without a model is not free.
     """
     if not isinstance(dims, SEQUENCES) or not isinstance(types, SEQUENCES):
         return None

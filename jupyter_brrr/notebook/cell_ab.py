@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..actions import ab
 from ..actions.cell_function import CellTarget
@@ -30,9 +30,14 @@ from .cell_output import hidden_output
 from .notebook_cell import NotebookCell
 
 if TYPE_CHECKING:
-    from IPython.display import DisplayHandle
-
     from ..report.report import Report
+
+
+class OutputHandle(Protocol):
+    """What the report's output is updated in place through: IPython's ``DisplayHandle``, or
+    anything else with its ``update`` (a test's recorder)."""
+
+    def update(self, obj: Any) -> None: ...
 
 
 def _silent(_text: str) -> None:
@@ -57,7 +62,7 @@ class CellAB:
         name: str,
         hidden: Iterable[str] = (),
         cpu: bool = False,
-        handle: DisplayHandle | None = None,
+        handle: OutputHandle | None = None,
     ) -> None:
         self.cell = cell
         self.report = report

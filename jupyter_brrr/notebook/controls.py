@@ -31,13 +31,12 @@ from ..actions import ab
 from ..actions.fixes import FIX_OF_CAUSE, verdict
 from ..actions.snapshot import StateNotCopied
 from ..actions.variants import COMPILE_MODES
-from .cell_ab import CellAB
+from .cell_ab import CellAB, OutputHandle
 from .notebook_cell import NotebookCell
 from .shell import hidden_names
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
-    from IPython.display import DisplayHandle
 
     from ..report.report import Report
 
@@ -406,7 +405,7 @@ def cell_controls(
     *,
     name: str,
     report: Report,
-    handle: DisplayHandle | None,
+    handle: OutputHandle | None,
     cpu: bool = False,
 ) -> ABControls:
     """The controls for the cell ``text`` profiled as ``report``. The cell becomes a function

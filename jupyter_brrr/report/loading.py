@@ -16,7 +16,7 @@ from .trace_report import analyse_trace
 
 
 def load(
-    path: str | PathLike | Sequence[str | PathLike],
+    path: str | PathLike[str] | Sequence[str | PathLike[str]],
     *,
     device: str | None = None,
     peaks: Peaks | None = None,
@@ -39,6 +39,6 @@ def load(
     return analyse_trace(read_trace(path), path, device=device, peaks=peaks)
 
 
-def _is_job(path: str | PathLike) -> bool:
+def _is_job(path: str | PathLike[str]) -> bool:
     """A folder, or a glob pattern that is not itself a file's name."""
     return Path(path).is_dir() or (glob.has_magic(str(path)) and not Path(path).exists())

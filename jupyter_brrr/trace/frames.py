@@ -10,7 +10,8 @@ several milliseconds per column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Sized
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -78,11 +79,12 @@ def group_sums(codes: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray
     return sums
 
 
-def frame(columns: dict[str, np.ndarray | Sequence]) -> pd.DataFrame:
+def frame(columns: Mapping[str, np.ndarray | Sequence | float | str]) -> pd.DataFrame:
     """A DataFrame of these columns as they are: no dtype inference, no copies.
 
     Text stays in object columns; scalars (``"calls": 1``) are broadcast."""
-    n = next((len(v) for v in columns.values() if np.ndim(v)), 0)
+    # A column of one dimension or more has a length (a scalar is of none).
+    n = next((len(cast(Sized, v)) for v in columns.values() if np.ndim(v)), 0)
     arrays = {
         name: np.asarray(values) if np.ndim(values) else np.full(n, values)
         for name, values in columns.items()

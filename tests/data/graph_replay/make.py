@@ -106,6 +106,7 @@ def main() -> None:
             )
             first = k["ts"] if first is None else first
             last_end = k["ts"] + k["dur"]
+        assert first is not None  # every step launched kernels
         out.append(
             {
                 "ph": "X",

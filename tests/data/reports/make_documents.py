@@ -36,6 +36,7 @@ def _write(name: str, doc: dict) -> None:
 def main() -> None:
     slow = jupyter_brrr.load(ADVICE / "fp32_matmul_tf32_off.slow.json.gz")
     fixed = jupyter_brrr.load(ADVICE / "fp32_matmul_tf32_off.fixed.json.gz")
+    assert isinstance(slow, jupyter_brrr.Report) and isinstance(fixed, jupyter_brrr.Report)
     _write("comparison.json", jupyter_brrr.diff(slow, fixed).to_dict())
     _write("plan.json", plan(fixed, "10us"))
     _write("plan_throughput.json", plan(fixed, "1000000 items/s", items=64))

@@ -27,6 +27,7 @@ FACTORS = (2.0, 10.0, 100.0, 1.5, 5.0, 30.0)
 
 def documents() -> tuple[dict, list[dict]]:
     report = jupyter_brrr.load(TRACE)
+    assert isinstance(report, jupyter_brrr.Report)
     doc = report.to_dict()
     doc["created"] = "2026-12-02T00:00:00+00:00"
     table = report.what_if(factors=FACTORS)
