@@ -1214,6 +1214,168 @@ static PyObject *merged_texts(PyObject *Py_UNUSED(module), PyObject *capsule) {
     return all;
 }
 
+/* --- the op hierarchy ---------------------------------------------------------------------- */
+
+/* nest(thread, end, flags, slack) -> (parent, ancestor_0, ancestor_1, ancestor_2, depth, top).
+
+   The host events sorted by (thread, start, longest first): thread holds their thread codes
+   (int64), end their end times (float64), flags a byte each (uint8; bit b set where the event is
+   one of the wanted kinds b: an op, a module scope, a source scope). The parent of an event is
+   the nearest earlier event of its thread that ends no earlier than it does, less `slack`: the
+   candidates are the event before it and that one's ancestors in turn (those nested in a
+   candidate that fails end before it too), so each event is passed over once in all, where
+   events.py's numpy version jumped pointers over every row in rounds. ancestor_b is the nearest
+   ancestor (not the event itself) with bit b set; depth the count of its ancestors with bit 0
+   set, top the outermost of them (-1 where none). All int64, -1 for none; the result is that of
+   the numpy version, which tests/test_scan_hierarchy.py keeps as the reference. */
+enum { NEST_FLAGS = 3, NEST_OUTPUTS = NEST_FLAGS + 3 };
+
+static void nest_rows(Py_ssize_t n, const int64_t *thread, const double *end,
+                      const uint8_t *flags, double slack, int64_t **out) {
+    int64_t *parent = out[0], *depth = out[NEST_FLAGS + 1], *top = out[NEST_FLAGS + 2];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t candidate = i > 0 && thread[i - 1] == thread[i] ? (int64_t)i - 1 : -1;
+        while (candidate >= 0 && end[candidate] + slack < end[i]) candidate = parent[candidate];
+        parent[i] = candidate;
+        for (int b = 0; b < NEST_FLAGS; b++) {
+            int64_t *ancestor = out[1 + b];
+            ancestor[i] = candidate < 0 ? -1
+                          : (flags[candidate] >> b) & 1 ? candidate
+                                                         : ancestor[candidate];
+        }
+        int64_t op = out[1][i];
+        depth[i] = op < 0 ? 0 : depth[op] + 1;
+        top[i] = op < 0 ? -1 : top[op] >= 0 ? top[op] : op;
+    }
+}
+
+static PyObject *nest(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *thread_buffer, *end_buffer, *flags_buffer;
+    double slack;
+    if (!PyArg_ParseTuple(args, "OOOd", &thread_buffer, &end_buffer, &flags_buffer, &slack))
+        return NULL;
+    Text thread, end, flags;
+    if (text_open(thread_buffer, &thread, "nest") < 0) return NULL;
+    if (text_open(end_buffer, &end, "nest") < 0) {
+        text_close(&thread);
+        return NULL;
+    }
+    if (text_open(flags_buffer, &flags, "nest") < 0) {
+        text_close(&thread);
+        text_close(&end);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = flags.length;
+    if (thread.length != n * 8 || end.length != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "nest: thread and end need 8 bytes per flag");
+        goto done;
+    }
+    result = PyTuple_New(NEST_OUTPUTS);
+    int64_t *out[NEST_OUTPUTS];
+    for (int k = 0; result && k < NEST_OUTPUTS; k++) {
+        PyObject *column = PyByteArray_FromStringAndSize(NULL, n * 8);
+        if (!column) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SetItem(result, k, column); /* steals the reference */
+        out[k] = (int64_t *)PyByteArray_AsString(column);
+    }
+    if (!result) goto done;
+    /* The outputs are new and the inputs pinned: nothing else can touch them. */
+    Py_BEGIN_ALLOW_THREADS
+    nest_rows(n, (const int64_t *)thread.bytes, (const double *)end.bytes,
+              (const uint8_t *)flags.bytes, slack, out);
+    Py_END_ALLOW_THREADS
+done:
+    text_close(&thread);
+    text_close(&end);
+    text_close(&flags);
+    return result;
+}
+
+/* --- distinct values ----------------------------------------------------------------------- */
+
+/* factorize(values) -> (codes, distinct): for a list of hashable objects, the int64 code of each
+   (a bytearray; -1 for None) and the list of distinct values in order of first appearance, as
+   pandas.factorize gives them. Equal values are found by a dict, but each distinct object is
+   looked up there only once: the reader's columns repeat a few objects (one per distinct text)
+   over millions of rows, so most rows cost one probe of a table of pointers. */
+typedef struct {
+    PyObject *key; /* borrowed: the list holds it for the call */
+    int64_t code;
+} Seen;
+
+static PyObject *factorize(PyObject *Py_UNUSED(module), PyObject *values) {
+    if (!PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "factorize: a list");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_Size(values);
+    PyObject *codes = PyByteArray_FromStringAndSize(NULL, n * 8);
+    PyObject *distinct = PyList_New(0), *by_value = PyDict_New(), *result = NULL;
+    size_t capacity = 1024, used = 0;
+    Seen *seen = calloc(capacity, sizeof(Seen));
+    if (!codes || !distinct || !by_value || !seen) {
+        if (!seen) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *code = (int64_t *)PyByteArray_AsString(codes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = PyList_GetItem(values, i); /* borrowed */
+        if (value == Py_None) {
+            code[i] = -1;
+            continue;
+        }
+        size_t mask = capacity - 1, at = ((uintptr_t)value >> 4) * 0x9E3779B97F4A7C15ull & mask;
+        while (seen[at].key && seen[at].key != value) at = (at + 1) & mask;
+        if (seen[at].key) {
+            code[i] = seen[at].code;
+            continue;
+        }
+        PyObject *known = PyDict_GetItemWithError(by_value, value); /* borrowed */
+        int64_t found;
+        if (known) {
+            found = (int64_t)PyLong_AsLongLong(known);
+        } else {
+            if (PyErr_Occurred()) goto done;
+            found = (int64_t)PyList_Size(distinct);
+            PyObject *number = PyLong_FromLongLong((long long)found);
+            int failed = !number || PyDict_SetItem(by_value, value, number) < 0 ||
+                         PyList_Append(distinct, value) < 0;
+            Py_XDECREF(number);
+            if (failed) goto done;
+        }
+        seen[at].key = value;
+        seen[at].code = code[i] = found;
+        if (++used * 2 > capacity) { /* at most half full: probes stay short */
+            size_t grown = capacity * 2;
+            Seen *moved = calloc(grown, sizeof(Seen));
+            if (!moved) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            for (size_t k = 0; k < capacity; k++) {
+                if (!seen[k].key) continue;
+                size_t to = ((uintptr_t)seen[k].key >> 4) * 0x9E3779B97F4A7C15ull & (grown - 1);
+                while (moved[to].key) to = (to + 1) & (grown - 1);
+                moved[to] = seen[k];
+            }
+            free(seen);
+            seen = moved;
+            capacity = grown;
+        }
+    }
+    result = PyTuple_Pack(2, codes, distinct);
+done:
+    free(seen);
+    Py_XDECREF(codes);
+    Py_XDECREF(distinct);
+    Py_XDECREF(by_value);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(buffer, start, stop) -> (count, codes, numbers, uniques) or None: the events of the "
@@ -1228,6 +1390,12 @@ static PyMethodDef methods[] = {
     {"take", take, METH_O,
      "take(merger) -> (columns, timed, first_ts): the columns merged since the last take."},
     {"texts", merged_texts, METH_O, "texts(merger) -> the distinct texts of each coded field."},
+    {"nest", nest, METH_VARARGS,
+     "nest(thread, end, flags, slack) -> (parent, ancestor_0, ancestor_1, ancestor_2, depth, "
+     "top): the nesting of sorted host events (see the source)."},
+    {"factorize", factorize, METH_O,
+     "factorize(values) -> (codes, distinct): int64 codes of a list's values (-1 for None) and "
+     "its distinct values in order of first appearance."},
     {NULL, NULL, 0, NULL},
 };
 

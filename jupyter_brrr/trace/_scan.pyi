@@ -29,3 +29,14 @@ def take(merger: object, /) -> tuple[tuple[tuple[bytearray, ...], ...], int, flo
 
 def texts(merger: object, /) -> tuple[list[bytes], ...]:
     """The distinct texts of each coded field, by merged code."""
+
+def nest(
+    thread: bytes | bytearray, end: bytes | bytearray, flags: bytes | bytearray, slack: float, /
+) -> tuple[bytearray, bytearray, bytearray, bytearray, bytearray, bytearray]:
+    """Of host events sorted by (thread, start, longest first), int64 thread codes and float64
+    ends, a flags byte each: (parent, nearest ancestor with flag bit 0, 1, 2, depth, top) as
+    int64 columns, -1 for none."""
+
+def factorize(values: list[Any], /) -> tuple[bytearray, list[Any]]:
+    """The int64 code of each value (-1 for None) and the distinct values in order of first
+    appearance, as ``pandas.factorize``."""

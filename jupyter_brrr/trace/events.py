@@ -1277,32 +1277,15 @@ def _integer_ids(ids: pd.Series, fallback: pd.Series, default: int) -> np.ndarra
 def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ops with their parent, depth, outermost op and module scope; and the host annotations.
 
-    Host events on one thread nest. Sorted by (thread, start, longest first), the parent of an
-    event is the nearest earlier event that ends no earlier than it does: a 'previous greater
-    element' search, done for all events at once by pointer jumping.
+    Host events on one thread nest: sorted by (thread, start, longest first), each one's
+    enclosing events come before it (see ``_nesting``).
     """
     thread = _thread_codes(host["pid"], host["tid"])
     order = _nesting_order(thread, host["start_s"], host["dur_s"])
     # Only the columns the hierarchy needs are sorted; the tables take their rows through
     # ``order`` from the columns as they are.
-    thread_codes = thread[order]
-    end = host["end_s"][order]
     category = host["cat"][order]
-    n = len(end)
-    parent = np.arange(n) - 1
-    same_thread = np.zeros(n, dtype=bool)
-    same_thread[1:] = thread_codes[1:] == thread_codes[:-1]
-    parent[~same_thread] = -1
-    # Tolerate rounding: a child may end a hair after its parent in float microseconds.
-    slack = 1e-9
-    # Only the rows whose parent does not enclose them jump; a row whose parent does is done,
-    # so each round looks at the rows still jumping rather than at all of them.
-    rows = np.flatnonzero(parent >= 0)
-    while len(rows):
-        rows = rows[end[parent[rows]] + slack < end[rows]]
-        parent[rows] = parent[parent[rows]]
-        rows = rows[parent[rows] >= 0]
-
+    n = len(category)
     is_op = category == "cpu_op"
     names = host["name"]  # not sorted: read through ``order``
     # Scopes: Python stacks' frames and module calls (with_stack), and the ranges jupyter_brrr
@@ -1320,20 +1303,21 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
         is_module[is_module] = _name_verdicts(
             names[order[is_module]], lambda name: name.startswith(MODULE_PREFIX)
         )
-    op_parent = _nearest_ancestor(parent, is_op)
-    depth, top = _depth_and_top(op_parent)
-
-    # Renumber: ops keep their own row numbers, links point into the ops frame.
-    op_rows = np.flatnonzero(is_op)
-    new_index = np.full(n, -1)
-    new_index[op_rows] = np.arange(len(op_rows))
-    module = _scope_names(parent, is_module, op_rows, names[order], _module_path)
     # The source line: the nearest range jupyter_brrr opened around a torch call of the user's
     # code, or the innermost frame of the user's own code in a trace with Python stacks.
     is_source = is_named_scope.copy()
     if is_source.any():
         is_source[is_source] = _name_verdicts(names[order[is_source]], _is_source)
-    source = _scope_names(parent, is_source, op_rows, names[order], _source_label)
+    _, op_parent, module_row, source_row, depth, top = _nesting(
+        thread[order], host["end_s"][order], (is_op, is_module, is_source)
+    )
+
+    # Renumber: ops keep their own row numbers, links point into the ops frame.
+    op_rows = np.flatnonzero(is_op)
+    new_index = np.full(n, -1)
+    new_index[op_rows] = np.arange(len(op_rows))
+    module = _scope_names(module_row[op_rows], names[order], _module_path)
+    source = _scope_names(source_row[op_rows], names[order], _source_label)
     op_parent = _remap(new_index, op_parent[op_rows])
     rows = order[op_rows]  # the ops' rows in ``host``
     shapes, dims = _shared_values(host["dims"][rows])
@@ -1365,20 +1349,15 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
 
 
 def _scope_names(
-    parent: np.ndarray,
-    is_scope: np.ndarray,
-    op_rows: np.ndarray,
-    sorted_names: np.ndarray,
-    label: Callable[[str], str],
+    scope_row: np.ndarray, sorted_names: np.ndarray, label: Callable[[str], str]
 ) -> np.ndarray:
-    """For each op, ``label`` of the name of its nearest enclosing scope row ("" where none),
-    each distinct name labelled once."""
-    found = np.empty(len(op_rows), dtype=object)
+    """For each op, ``label`` of the name of its nearest enclosing scope row (``scope_row``, -1
+    where none: then ""), each distinct name labelled once."""
+    found = np.empty(len(scope_row), dtype=object)
     found.fill("")  # one shared "": np.full would make a new string for each row
-    if not is_scope.any():
-        return found
-    scope_row = _nearest_ancestor(parent, is_scope)[op_rows]
     has_scope = scope_row >= 0
+    if not has_scope.any():
+        return found
     codes, distinct = pd.factorize(sorted_names[scope_row[has_scope]])
     found[has_scope] = np.array([label(name) for name in distinct], dtype=object)[codes]
     return found
@@ -1456,6 +1435,54 @@ def _nesting_order(thread: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np
     return order
 
 
+# Tolerate rounding: a child may end a hair after its parent in float microseconds.
+_NESTING_SLACK = 1e-9
+
+
+def _nesting(
+    thread_codes: np.ndarray, end: np.ndarray, wanted: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, ...]:
+    """Of host events sorted by ``_nesting_order``: each one's parent, its nearest ancestor of
+    each of the three ``wanted`` kinds (an op, a module scope, a source scope), and its depth
+    and outermost ancestor among the first kind's (all int64, -1 for none).
+
+    In C (``_scan.nest``), one pass over the rows, where the compiled reader is built; else
+    ``_nesting_numpy``, which gives the same (tests/test_scan_hierarchy.py)."""
+    if _scan is None:
+        return _nesting_numpy(thread_codes, end, wanted)
+    flags = wanted[0].astype(np.uint8) | (wanted[1].astype(np.uint8) << 1)
+    flags |= wanted[2].astype(np.uint8) << 2
+    columns = _scan.nest(
+        np.ascontiguousarray(thread_codes, np.int64).tobytes(),
+        np.ascontiguousarray(end, np.float64).tobytes(),
+        flags.tobytes(),
+        _NESTING_SLACK,
+    )
+    return tuple(np.frombuffer(column, np.int64) for column in columns)
+
+
+def _nesting_numpy(
+    thread_codes: np.ndarray, end: np.ndarray, wanted: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, ...]:
+    """``_nesting`` in numpy. Sorted by (thread, start, longest first), the parent of an event
+    is the nearest earlier event that ends no earlier than it does: a 'previous greater
+    element' search, done for all events at once by pointer jumping."""
+    n = len(end)
+    parent = np.arange(n) - 1
+    same_thread = np.zeros(n, dtype=bool)
+    same_thread[1:] = thread_codes[1:] == thread_codes[:-1]
+    parent[~same_thread] = -1
+    # Only the rows whose parent does not enclose them jump; a row whose parent does is done,
+    # so each round looks at the rows still jumping rather than at all of them.
+    rows = np.flatnonzero(parent >= 0)
+    while len(rows):
+        rows = rows[end[parent[rows]] + _NESTING_SLACK < end[rows]]
+        parent[rows] = parent[parent[rows]]
+        rows = rows[parent[rows] >= 0]
+    ancestors = [_nearest_ancestor(parent, kind) for kind in wanted]
+    return (parent, *ancestors, *_depth_and_top(ancestors[0]))
+
+
 def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     """One integer per distinct (pid, tid) pair; ids may be numbers or strings."""
     return group_codes(pid, tid)[0]
@@ -1464,7 +1491,7 @@ def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
 def _shared_values(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Decode raw JSON values once per distinct value: (their text, the values). Rows with the
     same text share one decoded object; missing values (b"" or None) give "" and None."""
-    codes, uniques = pd.factorize(raw)
+    codes, uniques = _factorize(raw)
     text = np.empty(len(uniques) + 1, dtype=object)
     values = np.empty(len(uniques) + 1, dtype=object)
     text[-1], values[-1] = "", None  # code -1: missing
@@ -1472,6 +1499,15 @@ def _shared_values(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         text[i] = value.decode()
         values[i] = msgspec.json.decode(value) if value else None
     return text[codes], values[codes]
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, Any]:
+    """``pd.factorize`` of an object column, in C where the reader is built: the reader's
+    columns repeat one object per distinct text, which the C version looks up once."""
+    if _scan is None:
+        return pd.factorize(values)
+    codes, distinct = _scan.factorize(values.tolist())
+    return np.frombuffer(codes, np.int64), distinct
 
 
 def _remap(new_index: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -1,0 +1,106 @@
+"""The op hierarchy's C functions (``_scan.nest``, ``_scan.factorize``) against the numpy and
+pandas versions they stand in for, on the host events of the real traces of tests/data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jupyter_brrr.trace import events
+
+_scan = pytest.importorskip("jupyter_brrr.trace._scan", reason="the compiled reader is not built")
+
+DATA = Path(__file__).parent / "data"
+TRACE_FOLDERS = ("", "advice", "advice_cases", "graph_replay", "hta", "ranks", "zoo")
+TRACES = sorted(
+    path
+    for folder in TRACE_FOLDERS
+    for path in (DATA / folder).glob("*.json.gz")
+    if not path.name.endswith(".sweep.json.gz")
+)
+
+
+def _host_events(monkeypatch: pytest.MonkeyPatch, path: Path) -> dict[str, np.ndarray]:
+    """The host events the reader hands to the op hierarchy."""
+    seen: list[dict[str, np.ndarray]] = []
+    hierarchy = events._host_hierarchy
+
+    def recording(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataFrame]:
+        seen.append(host)
+        return hierarchy(host)
+
+    monkeypatch.setattr(events, "_host_hierarchy", recording)
+    events.read_trace(path)
+    return seen[0]
+
+
+def _wanted(
+    host: dict[str, np.ndarray], order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three kinds of rows to find ancestors of, as the hierarchy asks: ops, and two kinds of
+    scope told apart by name, so that the three differ."""
+    category = host["cat"][order]
+    names = host["name"][order]
+    is_scope = category != "cpu_op"
+    long_name = np.array([len(str(name)) > 20 for name in names], bool)
+    return category == "cpu_op", is_scope & long_name, is_scope & ~long_name
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_c_nesting_gives_the_numpy_nesting(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    host = _host_events(monkeypatch, path)
+    thread = events._thread_codes(host["pid"], host["tid"])
+    order = events._nesting_order(thread, host["start_s"], host["dur_s"])
+    wanted = _wanted(host, order)
+    ours = events._nesting(thread[order], host["end_s"][order], wanted)
+    theirs = events._nesting_numpy(thread[order], host["end_s"][order], wanted)
+    assert len(ours) == len(theirs) == 6
+    for column, (mine, reference) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_array_equal(mine, reference, err_msg=f"output {column}")
+    # What a parent is, checked apart from either version: an earlier row of the same thread
+    # that ends no earlier than its child.
+    parent, child = ours[0][ours[0] >= 0], np.flatnonzero(ours[0] >= 0)
+    end = host["end_s"][order]
+    assert (parent < child).all()
+    assert (thread[order][parent] == thread[order][child]).all()
+    assert (end[parent] + events._NESTING_SLACK >= end[child]).all()
+
+
+def test_the_c_nesting_tolerates_a_child_ending_a_hair_late() -> None:
+    """A child that ends within the slack after its parent stays its child; beyond, it does
+    not; a new thread starts at the top level."""
+    thread = np.array([0, 0, 0, 1], np.int64)
+    end = np.array([10.0, 10.0 + 5e-10, 10.0 + 1e-6, 5.0])
+    wanted = (np.ones(4, bool), np.zeros(4, bool), np.array([True, False, False, False]))
+    ours = events._nesting(thread, end, wanted)
+    theirs = events._nesting_numpy(thread, end, wanted)
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(mine, reference)
+    np.testing.assert_array_equal(ours[0], [-1, 0, -1, -1])
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_c_factorize_gives_pandas_factorize(
+    monkeypatch: pytest.MonkeyPatch, path: Path
+) -> None:
+    host = _host_events(monkeypatch, path)
+    for name in ("dims", "types", "concrete", "strides", "name"):
+        column = host[name]
+        codes, distinct = _scan.factorize(column.tolist())
+        expected_codes, expected_distinct = pd.factorize(column)
+        np.testing.assert_array_equal(np.frombuffer(codes, np.int64), expected_codes, err_msg=name)
+        assert distinct == list(expected_distinct), name
+
+
+def test_the_c_factorize_finds_equal_values_in_distinct_objects() -> None:
+    values = [b"[1, 2]", None, bytes(bytearray(b"[1, 2]")), b"", b"[3]", None, b""]
+    codes, distinct = _scan.factorize(values)
+    assert np.frombuffer(codes, np.int64).tolist() == [0, -1, 0, 1, 2, -1, 1]
+    assert distinct == [b"[1, 2]", b"", b"[3]"]
+    with pytest.raises(TypeError):
+        _scan.factorize([[1]])
+    with pytest.raises(TypeError):
+        _scan.factorize((b"a",))
