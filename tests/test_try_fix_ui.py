@@ -165,6 +165,58 @@ def test_an_automatic_fix_has_no_snippet_and_the_cells_own_line_replaces_the_pat
     ]
 
 
+STACK_CELL = (
+    "total = 0.0\n"
+    "x = torch.randn(64, 64)\n"
+    "for step in range(20):\n"
+    "    loss = (x * 2 + 1).sum()\n"
+    "    total += loss.item()\n"
+    "q, k, v = torch.randn(3, 2, 4, 32, 16).unbind(0)\n"
+    "scores = q @ k.transpose(-2, -1) / 4.0\n"
+    "out = torch.softmax(scores, dim=-1) @ v\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "line", "quoted"),
+    [
+        ("item_sync", "cell:5", "total += loss.item()"),
+        ("hand_attention", "cell:8", "out = torch.softmax(scores, dim=-1) @ v"),
+    ],
+)
+def test_the_snippet_quotes_the_line_that_stack_recorded_in_the_cell(
+    ip, case: str, line: str, quoted: str
+) -> None:
+    """``%%brrr --stack`` through real IPython on a CPU cell that does what the H200 cases did
+    (a loop that reads a loss with ``.item()``, hand-written attention): the cell's lines as the
+    profiler's Python stacks recorded them, each op's ``"line"``. A CPU profile has no GPU time,
+    so no advice rule fires on it (the synchronisation and attention rules read GPU gaps and
+    kernels), and the H200 cases were recorded without ``--stack``: the recommendation is the
+    H200's, its ops given the lines this cell's run recorded for the same ops, as an H200 run
+    with ``--stack`` of this cell gives them. Then the snippet is made and the cell's own line put
+    in, as the report and the magic do (``code_change.attach``, ``code_change.with_lines``)."""
+    ip.run_cell(f"%%brrr --stack --quiet\n{STACK_CELL}")
+    recorded = ip.user_ns["_brrr"]
+    assert isinstance(recorded, Report) and recorded.recommendations == []
+    lines = dict(zip(recorded.ops["name"], recorded.ops["line"], strict=True))
+    recommendation = _case(case).recommendations[0]
+    assert recommendation["code_change"]["line"] is None  # no stacks on the H200
+    for op in recommendation["ops"]:
+        op["line"] = lines[op["name"]]
+    code_change.attach([recommendation])
+    code_change.with_lines([recommendation], STACK_CELL)
+    snippet = recommendation["code_change"]
+    assert snippet["line"] == line
+    assert snippet["before"] == quoted
+    assert fmt.code_change_lines(recommendation)[:2] == [f"The change ({line}):", f"- {quoted}"]
+    # A line number that does not name a line of the cell leaves the pattern in place.
+    pattern = code_change.code_change(recommendation)
+    assert pattern is not None and pattern["before"] != quoted
+    beyond = {"code_change": {**pattern, "line": "cell:99"}}
+    code_change.with_lines([beyond], STACK_CELL)
+    assert beyond["code_change"]["before"] == pattern["before"]
+
+
 # --- the verdict's words, the same on both sides ------------------------------------------------------
 
 

@@ -98,6 +98,16 @@ _COLLECTIVE = re.compile(
     re.IGNORECASE,
 )
 _ELEMENTWISE = ("elementwise", "copy")
+# Pads: Inductor folds a pad into the pointwise op next to it (the consumer reads the unpadded
+# input through an index, a reflection's included), so a pad joins the run beside it whatever
+# the sizes (its output is larger than its input; an STFT's window product reads its frames).
+_PAD_OPS = frozenset(
+    {
+        *("aten::pad", "aten::constant_pad_nd", "aten::_pad_circular"),
+        *("aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"),
+        *("aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"),
+    }
+)
 # The ops of the "copy" category (no FLOPs, no pointwise tag) that Inductor fuses with the
 # elementwise ops around them; the others there are library calls with kernels of their own
 # (cuFFT's aten::_fft_r2c, sorts, scans, indexing), no candidates for fusion.
@@ -105,7 +115,8 @@ _FUSIBLE_COPIES = frozenset(
     {
         *("aten::copy_", "aten::clone", "aten::_to_copy", "aten::contiguous", "aten::fill_"),
         *("aten::zero_", "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::cat"),
-        *("aten::constant_pad_nd", "aten::repeat", "aten::where", "aten::masked_fill"),
+        *("aten::repeat", "aten::where", "aten::masked_fill"),
+        *_PAD_OPS,
     }
 )
 _GEMM = ("aten::bmm", "aten::matmul", "aten::baddbmm")
@@ -570,10 +581,13 @@ def _fusion(context: _Context) -> list[dict]:
         numel[row] = info["numel"]
     sizes = numel[rows]  # -1 where the kernel is not an elementwise op's
     eligible = sizes >= 0
-    # A run goes on while the kernels are eligible, on one stream, on tensors of one size.
-    goes_on = (
-        eligible[1:] & eligible[:-1] & (streams[1:] == streams[:-1]) & (sizes[1:] == sizes[:-1])
-    )
+    is_pad = np.zeros(context.n_rows + 1, dtype=bool)
+    is_pad[[row for row in rows_info if context.rows[row]["name"] in _PAD_OPS]] = True
+    padding = is_pad[rows]
+    # A run goes on while the kernels are eligible, on one stream, on tensors of one size (or
+    # one of the two is a pad, fused into its neighbour).
+    one_size = (sizes[1:] == sizes[:-1]) | padding[1:] | padding[:-1]
+    goes_on = eligible[1:] & eligible[:-1] & (streams[1:] == streams[:-1]) & one_size
     run = np.r_[0, np.cumsum(~goes_on)]
     run_length = np.bincount(run)
     chains: dict[tuple[int, ...], list[float]] = {}
@@ -616,7 +630,8 @@ def _fusion(context: _Context) -> list[dict]:
             "torch.compile the function (Inductor fuses elementwise chains into one kernel), or "
             "write the chain as one op where PyTorch has it (F.gelu, torch.addcmul...).",
             saving,
-            list(dict.fromkeys(signature)),
+            # The largest run's ops first, then the other runs' (the saving counts them all).
+            list(dict.fromkeys([*signature, *(r for other in chains for r in other)])),
         )
     ]
 

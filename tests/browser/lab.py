@@ -97,8 +97,18 @@ def free_port() -> int:
 class LabServer:
     """``jupyter lab`` serving ``root``; its own files (config, settings, logs) go to ``work``."""
 
-    def __init__(self, root: Path, work: Path, kernel_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        work: Path,
+        kernel_env: dict[str, str] | None = None,
+        *,
+        app: str = "jupyterlab",
+    ) -> None:
         self.root = Path(root)
+        # The module that serves: "jupyterlab" (``jupyter lab``) or "notebook" (``jupyter
+        # notebook``, Notebook 7, whose pages are /tree and /notebooks/...).
+        self.app = app
         self.work = Path(work)
         self.kernel_env = dict(kernel_env or {})
         self.port = free_port()
@@ -117,6 +127,8 @@ class LabServer:
             # Jupyter Notebook 7 (/tree, /notebooks/...) on the same server, also where the
             # package is importable without its config file (pip install --target).
             extra = 'c.ServerApp.jpserver_extensions = {"notebook": True}\n'
+            # Notebook 7's page sets window.jupyterapp only where told (as JupyterLab's does).
+            extra += "c.JupyterNotebookApp.expose_app_in_browser = True\n"
         config.write_text(_CONFIG + extra)
         settings = self.work / "lab-settings"
         notif = settings / "@jupyterlab" / "apputils-extension"
@@ -140,7 +152,7 @@ class LabServer:
         self._log = self.log_path.open("w")
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyterlab",
+                sys.executable, "-m", self.app,
                 f"--config={config}",
                 "--allow-root",
                 "--no-browser",
@@ -165,7 +177,7 @@ class LabServer:
                 except OSError:
                     pass
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"jupyter lab exited:\n{self.log_text()}")
+                    raise RuntimeError(f"{self.app} exited:\n{self.log_text()}")
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         f"jupyter lab did not start in {timeout} s:\n{self.log_text()}"
