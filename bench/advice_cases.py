@@ -513,6 +513,29 @@ def _one_matmul(device: str) -> Step:
 
 
 @check(
+    name="tiny_fp32_mlp",
+    about="the tour's launch-bound MLP: 20 Linear(64, 64) on an [8, 64] float32 input, TF32 off "
+    "(torch's default): cuBLAS's small-N kernels, which TF32 makes slower",
+    kind="trace",
+    cause="launch overhead",
+    op="aten::addmm",
+    fix="CUDA Graph",
+    forbid=(("fp32 without tensor cores", ""),),
+    why=("aten::addmm", "TF32 would not shorten it"),
+)
+def _tiny_fp32_mlp(device: str) -> Step:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(20)]).to(device)
+    x = torch.randn(8, 64, device=device)
+
+    def step() -> object:
+        with torch.no_grad():
+            return model(x)
+
+    return step
+
+
+@check(
     name="int8_int_mm",
     about="torch._int_mm of 8192^3 int8, both operands row-major",
     kind="trace",

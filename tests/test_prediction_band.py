@@ -48,9 +48,10 @@ def test_no_band_is_narrower_than_the_drift_between_two_captures() -> None:
 
 def test_the_diffs_replay_row_carries_its_band_and_the_views_show_it() -> None:
     """Four MLP blocks, eager to a CUDA graph, held out: the before capture's steady steps span
-    0.81-0.91 ms, the graphed ones 0.04 ms give or take a quarter. The replay predicted 16.3x,
-    the CUDA events measured 12.7x (12.2-13.2x over the rounds): 28% off, yet inside what the
-    captures' own noise allows, where the plain error alone calls it a miss."""
+    0.81-0.91 ms, the graphed ones 0.04 ms give or take a quarter. The replay predicted 14.3x
+    (16.3x before the profiler's call share was refitted), the CUDA events measured 12.7x
+    (12.2-13.2x over the rounds): 13% off, outside issue 23's 10%, yet inside what the captures'
+    own noise allows, where the plain error alone calls it a miss."""
     folder = H200 / "causal_heldout2"
     before = jupyter_brrr.load(folder / "block_graph_before.json.gz")
     after = jupyter_brrr.load(folder / "block_graph_after.json.gz")
@@ -61,7 +62,7 @@ def test_the_diffs_replay_row_carries_its_band_and_the_views_show_it() -> None:
     assert row["predicted_low"] < row["predicted_speedup"] < row["predicted_high"]
     times = json.loads((folder / "cases.json").read_text())["block_graph"]
     measured = statistics.median(times["before_s"]) / statistics.median(times["after_s"])
-    assert abs(row["predicted_speedup"] / measured - 1) > 0.25
+    assert abs(row["predicted_speedup"] / measured - 1) > 0.1
     assert row["predicted_low"] <= measured <= row["predicted_high"]
     doc = comparison.to_dict()
     assert "predicted_low" in doc["amdahl"]["columns"]

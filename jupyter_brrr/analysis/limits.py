@@ -323,22 +323,31 @@ def _reason(
     name, category = str(op["name"]), str(op["category"])
     roof, dtype = str(op["roof"]), str(op["dtype"])
     fraction = _float(op["roof_fraction"])
-    seconds = _float(op["gpu_time_s"])
     at = f"at {_percent(fraction)} of its {roof} roof"
-    kernel = str(launch.get("main_kernel") or "")
-    dims = op.get("dims")
-    dims = dims if isinstance(dims, list) else _parse(str(op.get("shapes") or ""))
 
     # 1. The units: float32 GEMMs on plain FP32 where TF32 tensor cores exist (not where the
-    # figure is above the roof: its roof_flag says why, and no share of it is quoted).
-    if (
-        fraction <= ROOF_TOLERANCE
-        and category in ("matmul", "conv")
+    # figure is above the roof: its roof_flag says why, and no share of it is quoted; nor where
+    # each kernel is its own fixed cost: a faster peak cannot shorten it, and on the H200 TF32
+    # made cuBLAS swap the small-N kernel of an [8, 64] x [64, 64] matmul for a slower
+    # tensor-core tile kernel, 0.72x: bench/tf32_probe.py).
+    plain_fp32 = (
+        category in ("matmul", "conv")
         and dtype == "fp32"
         and roof == "fp32"
         and peaks.roof_key("tf32") == "tf32"
         and peaks.flops_for("tf32") >= 2 * peaks.flops_for("fp32")
-    ):
+    )
+    if plain_fp32 and _latency_bound(op, launch, peaks, roof):
+        found = _class_reason(op, launch, peaks, device, name, category, roof, dtype, at)
+        if found is None:
+            return None
+        return (
+            found[0],
+            f"{found[1]} TF32 would not shorten it: each kernel is its own fixed cost, and for "
+            "a float32 GEMM this small cuBLAS may pick a slower tensor-core kernel (0.72x "
+            "measured on an H200 for [8, 64] x [64, 64]).",
+        )
+    if plain_fp32 and fraction <= ROOF_TOLERANCE:
         gain = peaks.flops_for("tf32") / peaks.flops_for("fp32")
         setting = (
             "torch.set_float32_matmul_precision('high')"
@@ -351,6 +360,27 @@ def _reason(
             f"units ({at}); this GPU's TF32 tensor cores have {gain:.1f}x that peak "
             f"({setting}).",
         )
+
+    return _class_reason(op, launch, peaks, device, name, category, roof, dtype, at)
+
+
+def _class_reason(
+    op: Mapping[str, object],
+    launch: dict[str, object],
+    peaks: Peaks,
+    device: Device,
+    name: str,
+    category: str,
+    roof: str,
+    dtype: str,
+    at: str,
+) -> tuple[str, str] | None:
+    """Steps 2-6 of ``_reason``: every class but the units."""
+    fraction = _float(op["roof_fraction"])
+    seconds = _float(op["gpu_time_s"])
+    kernel = str(launch.get("main_kernel") or "")
+    dims = op.get("dims")
+    dims = dims if isinstance(dims, list) else _parse(str(op.get("shapes") or ""))
 
     # 2. Layout transpositions around a convolution (cuDNN names them).
     transpose_s = _float(launch.get("transpose_s"))
@@ -462,6 +492,24 @@ def _reason(
         grid = f" (a grid of {blocks:,.0f} blocks of {threads:,.0f} threads)" if blocks > 0 else ""
         return "below roof", f"{units}{grid}."
     return "below roof", f"{at}: the trace does not show why{launched}."
+
+
+def _latency_bound(
+    op: Mapping[str, object], launch: Mapping[str, object], peaks: Peaks, roof: str
+) -> bool:
+    """Each kernel of the op is short and its ideal work at the roof a small part of it: the
+    kernel's time is its fixed cost, which no faster peak (TF32, another dtype) shortens."""
+    kernel_s = _float(launch.get("kernel_s"))
+    calls = max(_float(op["calls"]), 1.0)
+    ideal = max(
+        _float(op["flops"]) / peaks.flops_for(roof or None),
+        _float(op["bytes"]) / peaks.bandwidth,
+    )
+    return (
+        not math.isnan(kernel_s)
+        and kernel_s < 4 * _SHORT_KERNEL_S
+        and ideal / calls < _SHORT_KERNEL_S / 2
+    )
 
 
 def _gemv_reason(name: str, category: str, dtype: str, dims: object, at: str) -> str | None:

@@ -270,9 +270,11 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
         )
     if changes.profiler != 1:
         notes.append(
-            "the profiler's cost is an estimate per recorded op and runtime call "
-            f"({sg.PROFILER_PER_OP_S * 1e6:g} and {sg.PROFILER_PER_CALL_S * 1e6:g} µs, "
-            "measured on an H200 host): a faster or slower host CPU pays less or more"
+            "the profiler's cost is an estimate per recorded op (measured in the trace where "
+            f"it can be, else {sg.PROFILER_PER_OP_S * 1e6:g} µs) and per runtime call (a "
+            f"call's time above {sg.CALL_FLOOR_S * 1e6:g} µs, at most "
+            f"{sg.PROFILER_CALL_CAP_S * 1e6:g} µs; fitted on an H200 host): a host CPU unlike "
+            "it pays less or more"
         )
     if graph.mode == "period":
         notes.append("the step replayed twice in a row: its window in a steady loop")

@@ -20,11 +20,12 @@ The nodes and edges, and how each number is made:
   nothing), ``glue`` (time outside ops between two launching ops: Python between torch calls),
   ``other`` (time outside ops elsewhere: the user's Python, sleeps), ``loader`` (inside a
   ``DataLoader`` range) and ``profiler``: the profiler's own cost, a node of its own. That cost is
-  estimated per recorded event, a constant per op (``PROFILER_PER_OP_S``) and per runtime call
-  (``PROFILER_PER_CALL_S``), fitted on H200 traces whose steps were also timed with CUDA events
-  without the profiler (``bench/causal_check.py`` measures it again); the gap's other parts
-  shrink in proportion to make room. A call's own duration holds its share
-  (``PROFILER_PER_CALL_S``, at most all but ``CALL_FLOOR_S`` of it).
+  estimated per recorded event, per op (measured in the trace, else ``PROFILER_PER_OP_S``) and
+  per runtime call folded into an op (``PROFILER_PER_CALL_S``), fitted on H200 traces whose
+  steps were also timed with CUDA events without the profiler (``bench/causal_check.py``
+  measures it again); the gap's other parts shrink in proportion to make room. A call that is a
+  node holds its own share in its duration: its time above ``CALL_FLOOR_S``, at most
+  ``PROFILER_CALL_CAP_S``.
 - **A full launch queue**: a host that runs ahead of the GPU fills the launch queue, and then
   each launch call returns only once a kernel ahead of it has finished. Where the GPU ran more
   than the whole step behind a launch call, the call's time beyond the lower decile of its
@@ -76,21 +77,34 @@ from .steps import STEP_PREFIX
 __all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage", "host_drift"]
 
 # The profiler's host cost per recorded op (its begin and end records with input shapes) and
-# per traced runtime call (CUPTI's callbacks around it). Fitted on the H200 traces of
-# tests/data/advice (torch 2.11, record_shapes=True), whose steps were also timed with CUDA events
-# without the profiler: see tests/test_replay.py and bench/causal_check.py, which measures them
-# again.
-PROFILER_PER_OP_S = 1.6e-6
+# per runtime call folded into its op (CUPTI's callbacks around it). Fitted on the H200 traces
+# of tests/data/advice (torch 2.11, record_shapes=True), whose steps were also timed with CUDA
+# events without the profiler: see tests/test_replay.py and bench/causal_check.py, which
+# measures them again.
+PROFILER_PER_OP_S = 1.2e-6  # refitted with PROFILER_CALL_CAP_S (1.6 with a 2 µs call share)
 PROFILER_PER_CALL_S = 2.0e-6
+# A traced call that is a node (a launch, a synchronisation) holds its own share: its time above
+# CALL_FLOOR_S, at most this. Fitted on the three H200 recordings of bench/data/h200/causal*
+# (2026-12-02): a profiled cudaLaunchKernel took 4-13 µs there, by the host's speed, where the
+# same steps timed by CUDA events without the profiler put a launch at 2-3 µs; a share capped at
+# 2 µs left a host-bound step's unprofiled replay 12-27% (median) above its CUDA events.
+PROFILER_CALL_CAP_S = 6.0e-6
 # A pageable copy's call returns this share of the copy's time before it ends, at most (the
 # last chunk's transfer after it was staged).
 PAGEABLE_TAIL = 0.02
-# What a runtime call costs at least without the profiler.
-CALL_FLOOR_S = 0.5e-6
+# What a runtime call costs at least without the profiler (a launch on the H200 host: 2-3 µs).
+CALL_FLOOR_S = 2.5e-6
 # A thread idle this long that resumes after another thread ended something was waiting on it.
 HANDOFF_IDLE_S = 20e-6
 # Ops with a parent that profiler_per_op needs to measure the profiler's cost per op.
 PER_OP_SAMPLES = 50
+# An op's records cost this many times the lower quartile of its start to its first child's
+# start: that interval holds the part of the entry record after its timestamp and a dispatch;
+# the exit record and the entry's part before its timestamp are not seen. Fitted with
+# PROFILER_CALL_CAP_S and CALL_FLOOR_S on bench/data/h200/causal* (2 would count each record
+# once on each side; 2.4 brought the host-bound steps' unprofiled replay to a median 4-13% of
+# their CUDA events, from 12-27%).
+PER_OP_QUARTILES = 2.4
 # ``typical``'s keys of the host's speed probes, one per op name (see host_drift), and how often
 # an op must be recorded with a child to be one.
 PROBE_PREFIX = "probe "
@@ -946,13 +960,13 @@ def _calibrated_lags(
 def call_profiler(kind: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """The profiler's share of each call's own duration (none for the anchors)."""
     is_call = (kind != BEGIN) & (kind != END)
-    return np.where(is_call, np.clip(dur - CALL_FLOOR_S, 0.0, PROFILER_PER_CALL_S), 0.0)
+    return np.where(is_call, np.clip(dur - CALL_FLOOR_S, 0.0, PROFILER_CALL_CAP_S), 0.0)
 
 
 def profiler_per_op(ops: pd.DataFrame, capture_ops: pd.DataFrame | None = None) -> float:
-    """The profiler's cost per recorded op in this trace: twice the lower quartile of the time
-    from an op's start to its first child's start (the profiler's entry records on either side
-    of a dispatch that is itself well under a microsecond; entry and exit cost about the same).
+    """The profiler's cost per recorded op in this trace: ``PER_OP_QUARTILES`` times the lower
+    quartile of the time from an op's start to its first child's start (the profiler's entry
+    records on either side of a dispatch that is itself well under a microsecond).
     Where the step records fewer than ``PER_OP_SAMPLES`` such ops, the same from
     ``capture_ops`` (the whole capture: the same profiler on the same host, seconds apart; a
     constant would miss the host's speed, which moves that cost by up to 2x on the H200 host);
@@ -969,7 +983,7 @@ def profiler_per_op(ops: pd.DataFrame, capture_ops: pd.DataFrame | None = None) 
     np.minimum.at(first, parent[child], start[child])
     has = np.isfinite(first)
     delta = first[has] - start[has]
-    return float(np.clip(2 * np.percentile(delta, 25), 0.3e-6, 10e-6))
+    return float(np.clip(PER_OP_QUARTILES * np.percentile(delta, 25), 0.3e-6, 10e-6))
 
 
 def _aten_parents(ops: pd.DataFrame) -> pd.DataFrame:
