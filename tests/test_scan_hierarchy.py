@@ -8,19 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from checked import TRACES
 
 from jupyter_brrr.trace import events
 
 _scan = pytest.importorskip("jupyter_brrr.trace._scan", reason="the compiled reader is not built")
-
-DATA = Path(__file__).parent / "data"
-TRACE_FOLDERS = ("", "advice", "advice_cases", "graph_replay", "hta", "ranks", "zoo")
-TRACES = sorted(
-    path
-    for folder in TRACE_FOLDERS
-    for path in (DATA / folder).glob("*.json.gz")
-    if not path.name.endswith(".sweep.json.gz")
-)
 
 
 def _host_events(monkeypatch: pytest.MonkeyPatch, path: Path) -> dict[str, np.ndarray]:

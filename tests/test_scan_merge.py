@@ -14,20 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from checked import TRACES
 
 from jupyter_brrr.trace import events
 
 _scan = pytest.importorskip("jupyter_brrr.trace._scan", reason="the compiled reader is not built")
-
-DATA = Path(__file__).parent / "data"
-# The repository's traces (the folder's own, and those of its trace folders: not its reports).
-TRACE_FOLDERS = ("", "advice", "advice_cases", "graph_replay", "hta", "ranks", "zoo")
-TRACES = sorted(
-    path
-    for folder in TRACE_FOLDERS
-    for path in (DATA / folder).glob("*.json.gz")
-    if not path.name.endswith(".sweep.json.gz")
-)
 
 
 def _python_merge(chunks: list[tuple]) -> tuple[np.ndarray, np.ndarray, list[list[bytes]]]:
