@@ -81,10 +81,37 @@ def test_the_c_factorize_gives_pandas_factorize(
     host = _host_events(monkeypatch, path)
     for name in ("dims", "types", "concrete", "strides", "name"):
         column = host[name]
+        if isinstance(column, events._Coded):  # the merger's codes: as the texts they stand for
+            column = column.objects()
         codes, distinct = _scan.factorize(column.tolist())
         expected_codes, expected_distinct = pd.factorize(column)
         np.testing.assert_array_equal(np.frombuffer(codes, np.int64), expected_codes, err_msg=name)
         assert distinct == list(expected_distinct), name
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_mergers_codes_give_the_shared_values_of_their_texts(
+    monkeypatch: pytest.MonkeyPatch, path: Path
+) -> None:
+    """The shapes' texts and values decoded from the merger's codes (each distinct text once)
+    equal those decoded from the column of texts they stand for, on all rows and on a part of
+    them (where some distinct texts are not used), rows of equal text sharing one object."""
+    host = _host_events(monkeypatch, path)
+    for name in ("dims", "types", "concrete", "strides"):
+        coded = host[name]
+        if not len(coded):  # a trace without host events: an empty column, no codes
+            continue
+        assert isinstance(coded, events._Coded), name  # every chunk of these files is scanned
+        assert coded.objects().dtype == object and len(coded) == len(coded.codes)
+        for rows in (np.arange(len(coded)), np.arange(0, len(coded), 3)):
+            texts, values = events._shared_values(coded[rows])
+            expected_texts, expected_values = events._shared_values(coded.objects()[rows])
+            assert texts.tolist() == expected_texts.tolist(), name
+            assert values.tolist() == expected_values.tolist(), name
+            for column in (texts, values):
+                first = {}
+                for code, value in zip(coded.codes[rows].tolist(), column.tolist(), strict=True):
+                    assert first.setdefault(code, value) is value, name
 
 
 def test_the_c_factorize_finds_equal_values_in_distinct_objects() -> None:

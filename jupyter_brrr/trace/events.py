@@ -222,7 +222,7 @@ class _Columns:
 
     def __init__(self) -> None:
         # kind -> field -> one array per chunk, concatenated once at the end.
-        self.parts: dict[str, dict[str, list[np.ndarray]]] = {
+        self.parts: dict[str, dict[str, list[np.ndarray | _Coded]]] = {
             kind: {name: [] for name in names} for kind, names in _FIELDS.items()
         }
         self.memory: list[tuple[float, Any, float]] = []
@@ -342,6 +342,10 @@ class _Columns:
                     lookup = np.empty(len(values[name]), ids.dtype)
                     lookup[used] = ids
                     parts[name].append(lookup[codes_here])
+                elif name in _RAW_FIELDS:
+                    # Kept as the merger's codes: the op hierarchy decodes each distinct text
+                    # its rows use once (_shared_values), without a column of objects between.
+                    parts[name].append(_Coded(codes_here, values[name]))
                 else:
                     parts[name].append(values[name][codes_here])
 
@@ -373,18 +377,49 @@ class _Columns:
                     column[scope] = _SCOPE
                 parts[name].append(column)
 
-    def arrays(self, kind: str) -> dict[str, np.ndarray]:
-        """The fields of one kind of event, each as one array over all chunks."""
+    def arrays(self, kind: str, *, coded: bool = False) -> dict[str, Any]:
+        """The fields of one kind of event, each as one array over all chunks; with ``coded``,
+        a raw field that the merger gave as codes stays a ``_Coded``."""
         self.finish()
         return {
-            name: _joined(chunks) if chunks else np.empty(0, _empty_dtype(name))
+            name: _joined(chunks, coded) if chunks else np.empty(0, _empty_dtype(name))
             for name, chunks in self.parts[kind].items()
         }
 
 
-def _joined(chunks: list[np.ndarray]) -> np.ndarray:
+class _Coded:
+    """A column of raw JSON texts as the merger gives it: ``texts[codes]`` is the column, with
+    the missing value (b"") last, where a code of -1 points. Rows are taken as from an array."""
+
+    __slots__ = ("codes", "texts")
+
+    def __init__(self, codes: np.ndarray, texts: np.ndarray) -> None:
+        self.codes, self.texts = codes, texts
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, rows: np.ndarray) -> _Coded:
+        return _Coded(self.codes[rows], self.texts)
+
+    def objects(self) -> np.ndarray:
+        return self.texts[self.codes]
+
+
+def _joined(chunks: list, coded: bool = False) -> Any:
     """The parts of a column as one array; a single part as it is (a copy of a big file's
-    column would cost its size in memory again)."""
+    column would cost its size in memory again). Parts of codes stay codes where ``coded`` and
+    every part is: each take of the merger's columns gives all the distinct texts so far, the
+    earlier ones first, so the last take's texts serve every part."""
+    if any(isinstance(chunk, _Coded) for chunk in chunks):
+        if coded and all(isinstance(chunk, _Coded) for chunk in chunks):
+            if len(chunks) == 1:
+                return chunks[0]
+            return _Coded(
+                np.concatenate([chunk.codes for chunk in chunks]),
+                max((chunk.texts for chunk in chunks), key=len),
+            )
+        chunks = [chunk.objects() if isinstance(chunk, _Coded) else chunk for chunk in chunks]
     return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
 
 
@@ -1169,7 +1204,7 @@ def _read(blocks: Iterator[bytes], path: str | None) -> Trace:
 def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     # Plain arrays until each table is final: pandas' per-operation cost would otherwise be a
     # good part of the load time.
-    events = {kind: _timed(columns.arrays(kind)) for kind in _FIELDS}
+    events = {kind: _timed(columns.arrays(kind, coded=kind == "host")) for kind in _FIELDS}
     if not any(len(e["ts"]) for e in events.values()) and not columns.timed:
         raise TraceError(
             "the trace holds no timed events ('traceEvents' is empty or missing). Export it with "
@@ -1488,9 +1523,21 @@ def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return group_codes(pid, tid)[0]
 
 
-def _shared_values(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _shared_values(raw: np.ndarray | _Coded) -> tuple[np.ndarray, np.ndarray]:
     """Decode raw JSON values once per distinct value: (their text, the values). Rows with the
     same text share one decoded object; missing values (b"" or None) give "" and None."""
+    if isinstance(raw, _Coded):
+        # Already factorized by the merger: each distinct text the rows use, decoded once.
+        used = np.zeros(len(raw.texts), dtype=bool)
+        used[raw.codes] = True
+        text = np.empty(len(raw.texts), dtype=object)
+        values = np.empty(len(raw.texts), dtype=object)
+        distinct: list[bytes] = raw.texts.tolist()
+        for i in np.flatnonzero(used).tolist():
+            value = distinct[i]
+            text[i] = value.decode()
+            values[i] = msgspec.json.decode(value) if value else None
+        return text[raw.codes], values[raw.codes]
     codes, uniques = _factorize(raw)
     text = np.empty(len(uniques) + 1, dtype=object)
     values = np.empty(len(uniques) + 1, dtype=object)
