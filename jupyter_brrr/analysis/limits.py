@@ -320,34 +320,39 @@ def _percent(x: float) -> str:
 def _reason(
     op: Mapping[str, object], launch: dict[str, object], peaks: Peaks, device: Device
 ) -> tuple[str, str] | None:
-    name, category = str(op["name"]), str(op["category"])
-    roof, dtype = str(op["roof"]), str(op["dtype"])
-    fraction = _float(op["roof_fraction"])
-    at = f"at {_percent(fraction)} of its {roof} roof"
-
-    # 1. The units: float32 GEMMs on plain FP32 where TF32 tensor cores exist (not where the
-    # figure is above the roof: its roof_flag says why, and no share of it is quoted; nor where
-    # each kernel is its own fixed cost: a faster peak cannot shorten it, and on the H200 TF32
-    # made cuBLAS swap the small-N kernel of an [8, 64] x [64, 64] matmul for a slower
-    # tensor-core tile kernel, 0.72x: bench/tf32_probe.py).
-    plain_fp32 = (
-        category in ("matmul", "conv")
-        and dtype == "fp32"
-        and roof == "fp32"
-        and peaks.roof_key("tf32") == "tf32"
-        and peaks.flops_for("tf32") >= 2 * peaks.flops_for("fp32")
-    )
-    if plain_fp32 and _latency_bound(op, launch, peaks, roof):
-        found = _class_reason(op, launch, peaks, device, name, category, roof, dtype, at)
-        if found is None:
-            return None
+    found = _class_of(op, launch, peaks, device)
+    if found is not None and _plain_fp32(op, peaks) and _latency_bound(op, launch, peaks):
         return (
             found[0],
             f"{found[1]} TF32 would not shorten it: each kernel is its own fixed cost, and for "
             "a float32 GEMM this small cuBLAS may pick a slower tensor-core kernel (0.72x "
             "measured on an H200 for [8, 64] x [64, 64]).",
         )
-    if plain_fp32 and fraction <= ROOF_TOLERANCE:
+    return found
+
+
+def _class_of(
+    op: Mapping[str, object], launch: dict[str, object], peaks: Peaks, device: Device
+) -> tuple[str, str] | None:
+    name, category = str(op["name"]), str(op["category"])
+    roof, dtype = str(op["roof"]), str(op["dtype"])
+    fraction = _float(op["roof_fraction"])
+    seconds = _float(op["gpu_time_s"])
+    at = f"at {_percent(fraction)} of its {roof} roof"
+    kernel = str(launch.get("main_kernel") or "")
+    dims = op.get("dims")
+    dims = dims if isinstance(dims, list) else _parse(str(op.get("shapes") or ""))
+
+    # 1. The units: float32 GEMMs on plain FP32 where TF32 tensor cores exist (not where the
+    # figure is above the roof: its roof_flag says why, and no share of it is quoted; nor where
+    # each kernel is its own fixed cost: a faster peak cannot shorten it, and on the H200 TF32
+    # made cuBLAS swap the small-N kernel of an [8, 64] x [64, 64] matmul for a slower
+    # tensor-core tile kernel, 0.72x: bench/tf32_probe.py).
+    if (
+        fraction <= ROOF_TOLERANCE
+        and _plain_fp32(op, peaks)
+        and not _latency_bound(op, launch, peaks)
+    ):
         gain = peaks.flops_for("tf32") / peaks.flops_for("fp32")
         setting = (
             "torch.set_float32_matmul_precision('high')"
@@ -360,27 +365,6 @@ def _reason(
             f"units ({at}); this GPU's TF32 tensor cores have {gain:.1f}x that peak "
             f"({setting}).",
         )
-
-    return _class_reason(op, launch, peaks, device, name, category, roof, dtype, at)
-
-
-def _class_reason(
-    op: Mapping[str, object],
-    launch: dict[str, object],
-    peaks: Peaks,
-    device: Device,
-    name: str,
-    category: str,
-    roof: str,
-    dtype: str,
-    at: str,
-) -> tuple[str, str] | None:
-    """Steps 2-6 of ``_reason``: every class but the units."""
-    fraction = _float(op["roof_fraction"])
-    seconds = _float(op["gpu_time_s"])
-    kernel = str(launch.get("main_kernel") or "")
-    dims = op.get("dims")
-    dims = dims if isinstance(dims, list) else _parse(str(op.get("shapes") or ""))
 
     # 2. Layout transpositions around a convolution (cuDNN names them).
     transpose_s = _float(launch.get("transpose_s"))
@@ -427,14 +411,7 @@ def _class_reason(
     # 5. How the launch fills the GPU.
     blocks, threads = _float(launch.get("blocks")), _float(launch.get("threads"))
     kernel_s = _float(launch.get("kernel_s"))
-    calls = max(_float(op["calls"]), 1.0)
-    ideal = (
-        max(
-            _float(op["flops"]) / peaks.flops_for(roof or None),
-            _float(op["bytes"]) / peaks.bandwidth,
-        )
-        / calls
-    )
+    ideal = _ideal_per_call(op, peaks)
     sms = device.sms
     if sms and blocks > 0 and threads > 0:
         resident = device.resident_blocks(
@@ -464,7 +441,7 @@ def _class_reason(
                 f"{_percent(waves - math.floor(waves))} full, a wave efficiency of "
                 f"{_percent(efficiency)} ({at}).",
             )
-    if not math.isnan(kernel_s) and ideal < _SHORT_KERNEL_S / 2 and kernel_s < 4 * _SHORT_KERNEL_S:
+    if _latency_bound(op, launch, peaks):
         launched = (
             f", a grid of {blocks:,.0f} blocks of {threads:,.0f} threads"
             if blocks > 0 and threads > 0
@@ -494,21 +471,35 @@ def _class_reason(
     return "below roof", f"{at}: the trace does not show why{launched}."
 
 
-def _latency_bound(
-    op: Mapping[str, object], launch: Mapping[str, object], peaks: Peaks, roof: str
-) -> bool:
+def _plain_fp32(op: Mapping[str, object], peaks: Peaks) -> bool:
+    """A float32 matmul or convolution held against the plain FP32 roof on a GPU whose TF32
+    tensor cores have at least twice that peak."""
+    return (
+        str(op["category"]) in ("matmul", "conv")
+        and str(op["dtype"]) == "fp32"
+        and str(op["roof"]) == "fp32"
+        and peaks.roof_key("tf32") == "tf32"
+        and peaks.flops_for("tf32") >= 2 * peaks.flops_for("fp32")
+    )
+
+
+def _ideal_per_call(op: Mapping[str, object], peaks: Peaks) -> float:
+    """The op's time per call at its roof."""
+    ideal = max(
+        _float(op["flops"]) / peaks.flops_for(str(op["roof"]) or None),
+        _float(op["bytes"]) / peaks.bandwidth,
+    )
+    return ideal / max(_float(op["calls"]), 1.0)
+
+
+def _latency_bound(op: Mapping[str, object], launch: Mapping[str, object], peaks: Peaks) -> bool:
     """Each kernel of the op is short and its ideal work at the roof a small part of it: the
     kernel's time is its fixed cost, which no faster peak (TF32, another dtype) shortens."""
     kernel_s = _float(launch.get("kernel_s"))
-    calls = max(_float(op["calls"]), 1.0)
-    ideal = max(
-        _float(op["flops"]) / peaks.flops_for(roof or None),
-        _float(op["bytes"]) / peaks.bandwidth,
-    )
     return (
         not math.isnan(kernel_s)
         and kernel_s < 4 * _SHORT_KERNEL_S
-        and ideal / calls < _SHORT_KERNEL_S / 2
+        and _ideal_per_call(op, peaks) < _SHORT_KERNEL_S / 2
     )
 
 
