@@ -20,7 +20,7 @@ batch is compared per item.
 Printed as it goes: one row per case (model, change, host-bound?, measured, predicted, error,
 explicit), then the median absolute error and the checks of issue 23 (median within 10%, none
 off by more than 25%, no prediction above 1.2x where the measured gain is under 1.05x), then the
-profiled span, ``predict(profiler=0)`` and the CUDA-event time of each before-step. Each case is
+profiled span, ``predict(profiler=0)`` and the CUDA-event time of each step. Each case is
 in its own try/except: one that fails prints its error and the rest go on. About 6 minutes on an
 H200.
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import math
 import statistics
@@ -451,61 +450,55 @@ def _timed_runs(step: Step, runs: int, reps: int, warmup_s: float) -> list[float
     return times
 
 
-def interleaved_times(
-    before: Step,
-    after: Step,
+def sandwiched_rounds(
+    steps: dict[str, Step],
+    folder: Path,
+    name: str,
     runs: int,
     warmup_s: float,
     rounds: int = 3,
-    between: Callable[[], object] | None = None,
-    loops: dict[str, list[float]] | None = None,
-) -> tuple[list[float], list[float]]:
-    """Both steps timed in alternating rounds (before, after, before, ...), each round after its
-    own warm-up: this host's speed drifts by up to 1.7x within one call, and a ratio of two
-    medians taken minutes apart measures the drift as much as the change. ``between`` (the two
-    captures) runs after every round, so that the traces are taken amid the timed runs, at the
-    host speeds they were timed at, not minutes later. ``loops`` gets the host's speed
-    (``capture.clocks.host_loop_s``, a fixed Python loop) after each side's round."""
-    reps_before, reps_after = _reps(before), _reps(after)
-    per_round = max(1, runs // rounds)
-    times_before: list[float] = []
-    times_after: list[float] = []
-    for _ in range(rounds):
-        times_before += _timed_runs(before, per_round, reps_before, warmup_s / rounds)
-        if loops is not None:  # the host's speed as each side's round ended
-            loops.setdefault("before", []).append(host_loop_s())
-        times_after += _timed_runs(after, per_round, reps_after, warmup_s / rounds)
-        if loops is not None:
-            loops.setdefault("after", []).append(host_loop_s())
-        if between is not None:
-            between()
-    return times_before, times_after
+) -> dict:
+    """Both steps timed and captured in alternating rounds (before, after, before, ...), each
+    capture between two halves of its own side's timed runs. This host's speed drifts by up to
+    1.8x within seconds (a fixed Python loop runs at two speeds), and a host-bound step's
+    speed-up moves with it: a capture is held against the runs taken within a fraction of a
+    second of it, and both sides of one round against each other. Returns the times in round
+    order (``before_s``, ``after_s``: ``runs // rounds`` per round), the captures' paths per
+    side and round, and the host's speed (``capture.clocks.host_loop_s``) just before each
+    capture and after each side's round."""
+    reps = {side: _reps(step) for side, step in steps.items()}
+    per_round = max(2, runs // rounds)
+    out: dict = {f"{side}_s": [] for side in steps}
+    out["paths"] = {side: [] for side in steps}
+    out["host_loop_s"] = {side: [] for side in steps}
+    out["capture_host_loop_s"] = {side: [] for side in steps}
+    for index in range(rounds):
+        for side, step in steps.items():
+            out[f"{side}_s"] += _timed_runs(step, per_round // 2, reps[side], warmup_s / rounds)
+            out["capture_host_loop_s"][side].append(host_loop_s())
+            out["paths"][side].append(profiled_trace(step, folder, f"{name}_{side}_{index}"))
+            # A short warm-up again: the profiler's teardown leaves the host's caches cold.
+            out[f"{side}_s"] += _timed_runs(step, per_round - per_round // 2, reps[side], 0.05)
+            out["host_loop_s"][side].append(host_loop_s())
+    return out
 
 
-def capture_both(
-    before: Step, after: Step, folder: Path, name: str, into: dict[str, list[Path]]
-) -> None:
-    """Profile both steps of a case once more, each capture a trace file of its own; the host's
-    speed just before each (``into["<side>_loop"]``)."""
-    for side, step in (("before", before), ("after", after)):
-        count = len(into.setdefault(side, []))
-        into.setdefault(f"{side}_loop", []).append(host_loop_s())  # pyright: ignore[reportArgumentType]  # a list of floats beside the paths
-        into[side].append(profiled_trace(step, folder, f"{name}_{side}_{count}"))
+def median_round(paths: list[Path]) -> int:
+    """The round whose before-capture has the median span per step: the host's speed moves
+    between rounds, and the capture in the middle is the one the timed runs' median most likely
+    shared. Both sides are taken from that round."""
+    spans = [jupyter_brrr.load(p).summary["span_s"] or 0.0 for p in paths]
+    order = sorted(range(len(spans)), key=spans.__getitem__)
+    return order[len(order) // 2]
 
 
-def median_capture(paths: list[Path], path: Path):
-    """Of a side's captures (one per timing round), the one whose span per step is the median,
-    kept as ``path`` and loaded, with its round: the host's speed moves between rounds, and the
-    capture in the middle is the one the timed runs' median most likely shared; the others are
-    removed."""
-    reports = [jupyter_brrr.load(p) for p in paths]
-    order = sorted(range(len(reports)), key=lambda i: reports[i].summary["span_s"] or 0.0)
-    chosen = order[len(order) // 2]
-    paths[chosen].replace(path)
-    for index, other in enumerate(paths):
-        if index != chosen:
-            other.unlink(missing_ok=True)
-    return jupyter_brrr.load(path), chosen
+def round_path(folder: Path, name: str, side: str, index: int, chosen: int | None) -> Path:
+    """Where a recording keeps a side's capture of a round: the chosen round's as
+    ``NAME_SIDE.json.gz`` (what --replay loads by default), the others with their round's
+    number."""
+    if index == chosen:
+        return folder / f"{name}_{side}.json.gz"
+    return folder / f"{name}_{side}_{index}.json.gz"
 
 
 def profiled(step: Step, folder: Path, name: str):
@@ -558,6 +551,32 @@ def measured_range(times_before: list[float], times_after: list[float]) -> tuple
     return min(ratios), max(ratios)
 
 
+def capture_round_speedup(kept: dict) -> float:
+    """The speed-up measured in the rounds the two captures were taken in (each side's runs
+    around its capture, ``sandwiched_rounds``): the ground truth at the host speed the captures
+    saw. NaN where the recording predates the field."""
+    chosen = kept.get("capture_round") or {}
+    if chosen.get("before") is None or chosen.get("after") is None:
+        return math.nan
+    before = round_medians(kept["before_s"])[chosen["before"]]
+    return before / round_medians(kept["after_s"])[chosen["after"]]
+
+
+def every_round(folder: Path, name: str, kept: dict) -> list[tuple[float, float]]:
+    """Each round's prediction (its own two captures) and measured speed-up (its own runs),
+    where the recording kept every round's captures."""
+    rounds, chosen = kept.get("rounds_kept") or 0, (kept.get("capture_round") or {}).get("before")
+    pairs = []
+    for index in range(rounds):
+        before, after = (
+            jupyter_brrr.load(round_path(folder, name, side, index, chosen))
+            for side in ("before", "after")
+        )
+        measured = round_medians(kept["before_s"])[index] / round_medians(kept["after_s"])[index]
+        pairs.append((diff_prediction(before, after)[0], measured))
+    return pairs
+
+
 def explicit_prediction(case: Case, before, after) -> tuple[float, dict]:
     if before.graph is None or not before.graph.gpu_count:
         return math.nan, {}
@@ -578,22 +597,35 @@ def _pct(value: float) -> str:
     return f"{value:+7.1%}" if value == value else f"{'n/a':>7s}"
 
 
-def own_round(kept: dict, before) -> tuple[float, float, float]:
-    """The before-capture held against its own timing round (the round it was taken right
-    after, where the recording says which): that round's CUDA-event median, the host's speed
-    ratio (the loop before the capture over the loop after that round's runs), and
-    ``predict(profiler=0)`` with the host's work scaled by that ratio. NaN where the recording
-    predates these fields (bench/data/h200/causal*, 2026-12-02)."""
+def own_round(kept: dict, report, side: str = "before") -> tuple[float, float, float]:
+    """A side's capture held against its own timing round (the round it was taken in, where
+    the recording says which): that round's CUDA-event median, the host's speed ratio (the loop
+    before the capture over the loop after that round's runs), and ``predict(profiler=0)`` with
+    the host's work scaled by that ratio. NaN where the recording predates these fields
+    (bench/data/h200/causal*, 2026-12-02)."""
     nan = (math.nan, math.nan, math.nan)
-    chosen = (kept.get("capture_round") or {}).get("before")
-    loops = (kept.get("host_loop_s") or {}).get("before")
-    capture_loops = (kept.get("capture_host_loop_s") or {}).get("before")
-    if chosen is None or not loops or not capture_loops or before.graph is None:
+    chosen = (kept.get("capture_round") or {}).get(side)
+    loops = (kept.get("host_loop_s") or {}).get(side)
+    capture_loops = (kept.get("capture_host_loop_s") or {}).get(side)
+    if chosen is None or not loops or not capture_loops or report.graph is None:
         return nan
-    event = round_medians(kept["before_s"])[chosen]
+    event = round_medians(kept[f"{side}_s"])[chosen]
     ratio = capture_loops[chosen] / loops[chosen]  # > 1: the host ran slower at the capture
-    scaled = before.predict(profiler=0, host=ratio).span_s if before.graph.gpu_count else math.nan
+    scaled = report.predict(profiler=0, host=ratio).span_s if report.graph.gpu_count else math.nan
     return event, ratio, scaled
+
+
+def profiler_row(name: str, report, times: list[float], own: tuple) -> tuple:
+    """A step's profiled span, ``predict(profiler=0)``, CUDA-event median, whether it is
+    host-bound (GPU idle over 30% of the span), and its own round (``own_round``)."""
+    span = report.summary["span_s"] or math.nan
+    host_bound = (report.summary["idle_s"] or 0.0) / span > 0.3 if span == span else False
+    unprofiled = (
+        report.predict(profiler=0).span_s
+        if report.graph is not None and report.graph.gpu_count
+        else math.nan
+    )
+    return (name, span, unprofiled, statistics.median(times), host_bound, own)
 
 
 def print_band_summary(rows: list[tuple]) -> None:
@@ -610,12 +642,43 @@ def print_band_summary(rows: list[tuple]) -> None:
         print("  neither: " + ", ".join(missed))
 
 
+def print_capture_summary(rows: list[tuple]) -> None:
+    """The same checks against the speed-up measured around the captures themselves (their own
+    rounds' runs: ``capture_round_speedup``), and over every round's own pair of captures
+    where the recording kept them."""
+    own = [r for r in rows if r[9] == r[9]]
+    if not own:
+        return
+    errors = [r[2] / r[9] - 1 for r in own]
+    worst = max(range(len(own)), key=lambda i: abs(errors[i]))
+    false = [r[0].name for r in own if r[9] < 1.05 and r[2] > 1.2]
+    print(
+        f"against the rounds the captures were taken in: median absolute error "
+        f"{statistics.median(abs(e) for e in errors):.1%} over {len(own)} cases; largest "
+        f"{errors[worst]:+.1%} ({own[worst][0].name}); no prediction above 1.2x under 1.05x "
+        f"measured: {'yes' if not false else 'NO: ' + ', '.join(false)}"
+    )
+    pairs = [(r[0].name, p, m) for r in own for p, m in r[10] if p == p]
+    if pairs:
+        each = [abs(p / m - 1) for _, p, m in pairs]
+        per_case = [
+            statistics.median(abs(p / m - 1) for p, m in r[10] if p == p) for r in own if r[10]
+        ]
+        print(
+            f"every round's own captures against its own runs: median absolute error "
+            f"{statistics.median(each):.1%} over {len(pairs)} rounds of {len(per_case)} cases "
+            f"(median of each case's median {statistics.median(per_case):.1%}; largest "
+            f"{max(each):.1%})"
+        )
+
+
 def print_profiler_rows(profiler_rows: list[tuple]) -> None:
-    """Each before-step's profiled span, ``predict(profiler=0)`` and CUDA-event time; where the
+    """Each step's profiled span, ``predict(profiler=0)`` and CUDA-event time (the before-step,
+    then its after-step); where the
     recording says which round the capture followed, that round's CUDA-event time and the
     prediction at that round's host speed (``own_round``)."""
     print(
-        f"\n{'before-step':24s} {'host':>5s} {'profiled':>10s} {'profiler=0':>11s} "
+        f"\n{'step':24s} {'host':>5s} {'profiled':>10s} {'profiler=0':>11s} "
         f"{'CUDA events':>12s} {'error':>7s} {'its round':>10s} {'host x':>7s} "
         f"{'at its host':>12s} {'error':>7s}"
     )
@@ -625,48 +688,47 @@ def print_profiler_rows(profiler_rows: list[tuple]) -> None:
             f"{_ms(unprofiled, 11)} {_ms(event, 12)} {_pct(unprofiled / event - 1)} "
             f"{_ms(own, 10)} {ratio:7.2f} {_ms(scaled, 12)} {_pct(scaled / own - 1)}"
         )
-    host = [abs(r[2] / r[3] - 1) for r in profiler_rows if r[4] and r[2] == r[2]]
-    if host:
-        print(
-            f"host-bound steps: median |profiler=0 / CUDA events - 1| = "
-            f"{statistics.median(host):.1%} ({len(host)} steps)"
-        )
-    own = [abs(r[5][2] / r[5][0] - 1) for r in profiler_rows if r[4] and r[5][2] == r[5][2]]
-    if own:
-        print(
-            f"host-bound steps against their own round at its host speed: median "
-            f"|error| = {statistics.median(own):.1%} ({len(own)} steps)"
-        )
+    for which, rows in (
+        ("before-steps", [r for r in profiler_rows if not r[0].startswith(" ")]),
+        ("steps of both sides", profiler_rows),
+    ):
+        host = [abs(r[2] / r[3] - 1) for r in rows if r[4] and r[2] == r[2]]
+        own = [abs(r[5][2] / r[5][0] - 1) for r in rows if r[4] and r[5][2] == r[5][2]]
+        if host:
+            print(
+                f"host-bound {which}: median |profiler=0 / CUDA events - 1| = "
+                f"{statistics.median(host):.1%} ({len(host)} steps)"
+                + (
+                    f"; against their own round at its host speed {statistics.median(own):.1%}"
+                    if own
+                    else ""
+                )
+            )
 
 
 def measure_case(case: Case, args: argparse.Namespace, folder: Path) -> tuple:
-    """One case measured on the GPU: both steps timed in alternating rounds, each round followed
-    by a capture of both; the median captures kept in ``folder`` and loaded. Returns the two
-    reports and what ``cases.json`` keeps of the case."""
-    before_step, after_step = case.before(), case.after()
-    captured: dict[str, list[Path]] = {}
-    capture = functools.partial(capture_both, before_step, after_step, folder, case.name, captured)
-    loops: dict[str, list[float]] = {}
-    times_before, times_after = interleaved_times(
-        before_step,
-        after_step,
-        args.runs,
-        args.warmup,
-        between=capture,
-        loops=loops,
-    )
-    before, round_b = median_capture(captured["before"], folder / f"{case.name}_before.json.gz")
-    after, round_a = median_capture(captured["after"], folder / f"{case.name}_after.json.gz")
-    del before_step, after_step
+    """One case measured on the GPU: both steps timed and captured in alternating rounds
+    (``sandwiched_rounds``); every capture kept in ``folder``, the median round's loaded.
+    Returns the two reports and what ``cases.json`` keeps of the case."""
+    steps = {"before": case.before(), "after": case.after()}
+    measured = sandwiched_rounds(steps, folder, case.name, args.runs, args.warmup)
+    chosen = median_round(measured["paths"]["before"])
+    for side, paths in measured["paths"].items():
+        for index, path in enumerate(paths):
+            path.replace(round_path(folder, case.name, side, index, chosen))
+    before = jupyter_brrr.load(round_path(folder, case.name, "before", chosen, chosen))
+    after = jupyter_brrr.load(round_path(folder, case.name, "after", chosen, chosen))
+    del steps
     # The capture's round and the host's speed (a fixed Python loop) after each
     # round's timed runs and before each capture: what --replay needs to hold a
     # capture against its own round, at its own host speed.
     kept = {
-        "before_s": times_before,
-        "after_s": times_after,
-        "capture_round": {"before": round_b, "after": round_a},
-        "host_loop_s": loops,
-        "capture_host_loop_s": {side: captured[f"{side}_loop"] for side in ("before", "after")},
+        "before_s": measured["before_s"],
+        "after_s": measured["after_s"],
+        "capture_round": {"before": chosen, "after": chosen},
+        "rounds_kept": len(measured["paths"]["before"]),
+        "host_loop_s": measured["host_loop_s"],
+        "capture_host_loop_s": measured["capture_host_loop_s"],
     }
     return before, after, kept
 
@@ -709,7 +771,7 @@ def main() -> int:
     header = (
         f"{'case':24s} {'model':28s} {'change':36s} {'host':>5s} {'measured':>9s} "
         f"{'predicted':>9s} {'error':>7s} {'explicit':>9s} {'likely (band)':>15s} "
-        f"{'rounds measured':>15s} {'in':>4s}"
+        f"{'rounds measured':>15s} {'in':>4s} {'at capture':>10s} {'error':>7s}"
     )
     print(header)
     rows, profiler_rows = [], []
@@ -758,17 +820,36 @@ def main() -> int:
                 span = summary["span_s"] or math.nan
                 host_bound = (summary["idle_s"] or 0.0) / span > 0.3 if span == span else False
                 error = predicted / measured - 1
+                at_capture = capture_round_speedup(kept[case.name]) * case.items_ratio
+                rounds = [
+                    (p * case.items_ratio, m * case.items_ratio)
+                    for p, m in every_round(folder, case.name, kept[case.name])
+                ]
                 if predicted == predicted:
                     rows.append(
-                        (case, measured, predicted, error, host_bound, low, high, lo_m, hi_m)
+                        (
+                            case,
+                            measured,
+                            predicted,
+                            error,
+                            host_bound,
+                            low,
+                            high,
+                            lo_m,
+                            hi_m,
+                            at_capture,
+                            rounds,
+                        )
                     )
-                unprofiled = (
-                    before.predict(profiler=0).span_s
-                    if before.graph is not None and before.graph.gpu_count
-                    else math.nan
-                )
-                own = own_round(kept.get(case.name, {}), before)
-                profiler_rows.append((case.name, span, unprofiled, before_s, host_bound, own))
+                for side, report in (("before", before), ("after", after)):
+                    profiler_rows.append(
+                        profiler_row(
+                            case.name if side == "before" else "  after",
+                            report,
+                            kept[case.name][f"{side}_s"],
+                            own_round(kept[case.name], report, side),
+                        )
+                    )
                 words = ", ".join(
                     f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                     for k, v in change.items()
@@ -778,7 +859,8 @@ def main() -> int:
                     f"{case.name:24s} {case.model:28s} {case.change:36s} "
                     f"{'yes' if host_bound else 'no':>5s} {measured:8.3f}x {_x(predicted)} "
                     f"{_pct(error)} {_x(explicit)} {low:7.2f}-{high:<7.2f} {lo_m:7.2f}-{hi_m:<7.2f} "
-                    f"{inside:>4s}   ({words}; {before_s * 1e3:.3f} -> {after_s * 1e3:.3f} ms)"
+                    f"{inside:>4s} {at_capture:9.3f}x {_pct(predicted / at_capture - 1)}"
+                    f"   ({words}; {before_s * 1e3:.3f} -> {after_s * 1e3:.3f} ms)"
                 )
             except Exception as error:  # one case failing leaves the others to run
                 print(f"{case.name:24s} FAILED: {type(error).__name__}: {error}")
@@ -812,6 +894,7 @@ def main() -> int:
             + ("yes" if not false else "NO: " + ", ".join(false))
         )
         print_band_summary(rows)
+        print_capture_summary(rows)
     if profiler_rows:
         print_profiler_rows(profiler_rows)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import jupyter_brrr
-from jupyter_brrr.actions.fixes import FIX_OF_CAUSE, VERDICTS, predicted_saving, try_fix
+from jupyter_brrr.actions.fixes import FIX_OF_CAUSE, VERDICTS, judge, predicted_saving, try_fix
 from jupyter_brrr.actions.variants import parse_variants
 from jupyter_brrr.views.text import summary_lines
 
@@ -112,6 +112,25 @@ def test_a_fix_of_a_recommendation_gets_a_verdict_with_its_prediction() -> None:
     # Saved with the report and read back.
     again = jupyter_brrr.Report.from_json(report.to_json())
     assert again.recommendations[0]["try"]["verdict"] == entry["verdict"]
+
+
+def test_a_small_gain_whose_rounds_all_exceed_one_is_not_refuted() -> None:
+    # The tour's cell 22 on the H200 (ninth session): a CUDA graph predicted to save 0.0112 ms
+    # of a 0.434 ms step (2.6%) measured 1.02x, its middle rounds 1.01-1.02x. The A/B calls a
+    # gain under 2% noise; the verdict must not call it "no gain".
+    predicted = {"predicted_s": 0.0112e-3, "predicted_low_s": 0.0060e-3}
+    small = judge(0.434e-3, 1.02, 1.01, 1.02, predicted)
+    assert small["verdict"] == "confirmed", small
+    assert small["measured_s"] == pytest.approx(0.434e-3 * (1 - 1 / 1.02))
+    short = judge(0.434e-3, 1.004, 1.002, 1.006, {**predicted, "predicted_low_s": 0.0100e-3})
+    assert short["verdict"] == "smaller than predicted", short
+    assert "predicted 0.0112 ms" in short["reason"]
+    # A range that holds 1x, or lies below it, is refuted, and the reason says which.
+    none = judge(0.434e-3, 1.01, 0.99, 1.03, predicted)
+    assert none["verdict"] == "refuted" and none["reason"].startswith("no gain: 1.01x")
+    slower = judge(0.434e-3, 0.9, 0.88, 0.93, predicted)
+    assert slower["verdict"] == "refuted" and slower["reason"].startswith("slower: 0.90x")
+    assert slower["measured_s"] < 0
 
 
 def test_a_fix_that_cannot_run_here_or_needs_a_code_change_is_not_applicable() -> None:
