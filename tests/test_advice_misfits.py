@@ -362,3 +362,8 @@ def test_the_stft_reflection_pad_joins_the_window_product_it_is_fused_into() -> 
     names = [op["name"] for op in fusion["ops"]]
     assert names[:2] == ["aten::reflection_pad1d", "aten::mul"], names
     assert "aten::abs" in names and "aten::_fft_r2c" not in names
+    # The pad's output is larger than its input by the border: the evidence says so.
+    assert "on tensors of one size but for a pad's border" in fusion["evidence"], fusion
+    chain = jupyter_brrr.load(ROOT_DATA / "elementwise_chain.trace.json.gz")
+    plain = next(r for r in chain.recommendations if r["cause"] == "fusion")
+    assert "on tensors of one size take" in plain["evidence"], plain["evidence"]

@@ -616,6 +616,9 @@ def _fusion(context: _Context) -> list[dict]:
     names = " -> ".join(str(context.rows[r]["name"]) for r in signature)
     first = context.rows[signature[0]]
     total = sum(sum(t) for t in chains.values())
+    # A pad changes the tensor's size inside a run: say so rather than "of one size".
+    padded = any(is_pad[r] for other in chains for r in other)
+    sized = "on tensors of one size but for a pad's border" if padded else "on tensors of one size"
     return [
         context.item(
             "fusion",
@@ -623,7 +626,7 @@ def _fusion(context: _Context) -> list[dict]:
             if count == 1
             else f"Fuse {count:,} runs of elementwise ops (largest: {names})",
             f"{count:,} run{'s' if count > 1 else ''} of memory-bound elementwise kernels back to "
-            f"back on tensors of one size take {_ms(total)}; the largest: {names} on "
+            f"back {sized} take {_ms(total)}; the largest: {names} on "
             f"{first['shapes']}{' in ' + str(first['module']) if first.get('module') else ''}, "
             f"each kernel reading and writing the whole tensor. One fused kernel reads the "
             "inputs once and writes the result once.",
