@@ -50,6 +50,7 @@ from browser.lab import (
     kernel_status,
     open_notebook,
     report_bundle,
+    run_all_cells,
     write_notebook,
 )
 from browser.pages import rows_of
@@ -271,14 +272,7 @@ def _open_with_reports(context, server, path: str, n_reports: int, *, kernel: bo
 def _cpu_page(context, server):
     """cpu.ipynb with a kernel: Run > Run All Cells, then the report of the %%brrr cell."""
     page = open_notebook(context, server.url, "cpu.ipynb", kernel=True, timeout=T_PAGE)
-    page.wait_for_function(
-        """() => { const w = window.jupyterapp.shell.currentWidget;
-                   const k = w.sessionContext.session && w.sessionContext.session.kernel;
-                   return !!k && k.status === 'idle'; }""",
-        timeout=T_PAGE,
-    )
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+    run_all_cells(page, T_PAGE)
     # The report, or a traceback (then fail at once, with it).
     page.wait_for_function(
         f"""() => !!document.querySelector('{REPORT_DONE}')

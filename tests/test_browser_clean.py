@@ -24,7 +24,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser.lab import REPO, LabServer, app_errors, browser_marks, open_notebook
+from browser.lab import (
+    REPO,
+    LabServer,
+    app_errors,
+    browser_marks,
+    open_notebook,
+    wait_kernel_idle,
+)
 
 pytestmark = browser_marks()
 
@@ -164,12 +171,7 @@ def test_a_notebook_opened_with_a_kernel_is_saved_unchanged(
     n_documents = documents_in(path)
     page = open_notebook(context, server.url, path.name, kernel=True, timeout=T_PAGE)
     try:
-        page.wait_for_function(
-            """() => { const w = window.jupyterapp.shell.currentWidget;
-                       const k = w.sessionContext.session && w.sessionContext.session.kernel;
-                       return !!k && k.status === 'idle'; }""",
-            timeout=T_PAGE,
-        )
+        wait_kernel_idle(page, T_PAGE)
         if n_documents:
             page.wait_for_function(
                 """n => [...document.querySelectorAll('.jp-brrr')]

@@ -29,6 +29,7 @@ from browser.lab import (
     app_errors,
     browser_marks,
     open_notebook,
+    run_all_cells,
     write_notebook,
 )
 
@@ -86,14 +87,7 @@ def _run_all_click_try_and_save(page, server: LabServer, path: str, shot: str) -
     """In a page showing the notebook (JupyterLab's or Notebook 7's, whose app both expose as
     ``window.jupyterapp``): run all cells from the menu, click the Overview's Try this fix, see
     the verdict appear in place and in the A/B tab, save, and find it in the saved notebook."""
-    page.wait_for_function(
-        """() => { const w = window.jupyterapp.shell.currentWidget;
-                   const k = w.sessionContext.session && w.sessionContext.session.kernel;
-                   return !!k && k.status === 'idle'; }""",
-        timeout=T_PAGE,
-    )
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+    run_all_cells(page, T_PAGE)
     cell = page.locator(".jp-CodeCell").nth(1)
     report = cell.locator(".jp-brrr")
     # The report and its live controls (the widget's own Try this fix button).

@@ -18,6 +18,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -368,6 +369,24 @@ def kernel_status(page: Any) -> str | None:
                              && w.sessionContext.session.kernel;
                    return k ? k.status : null; }"""
     )
+
+
+def wait_kernel_idle(page: Any, timeout: float) -> None:
+    """Wait until the current notebook's kernel has started and is idle."""
+    page.wait_for_function(
+        """() => { const w = window.jupyterapp.shell.currentWidget;
+                   const k = w.sessionContext.session && w.sessionContext.session.kernel;
+                   return !!k && k.status === 'idle'; }""",
+        timeout=timeout,
+    )
+
+
+def run_all_cells(page: Any, timeout: float) -> None:
+    """Once the kernel is idle, Run > Run All Cells from the menu, as a user does (JupyterLab's
+    and Notebook 7's menus alike)."""
+    wait_kernel_idle(page, timeout)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
 
 
 def app_errors(errors: list[str]) -> list[str]:
