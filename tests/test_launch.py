@@ -110,6 +110,18 @@ def test_a_failing_script_says_why(in_tmp) -> None:
         run_job(SCRIPT, "fail", "0", "0", nproc=2, out="traces")
 
 
+def test_a_crash_at_exit_after_every_trace_keeps_the_job_and_says_so(in_tmp) -> None:
+    # A rank that aborts in the interpreter's teardown, after its script returned and its
+    # trace was written, has lost nothing: the job loads, with a note on the exit code.
+    script = Path(__file__).parent / "jobs" / "abort_at_exit.py"
+    job = run_job(script, "6", "exit", nproc=1, steps=(1, 1, 2), out="traces")
+    assert [p.name for p in (in_tmp / "traces").glob("*.json.gz")] == ["rank0_of1.step4.json.gz"]
+    assert any("after every rank's script had returned" in n for n in job.notes), job.notes
+    # An abort inside the profiled steps is a failed job, as before.
+    with pytest.raises(JobRunError, match="The job failed"):
+        run_job(script, "6", "now", nproc=1, steps=(1, 1, 2), out="traces_now")
+
+
 def test_run_job_refuses_bad_requests_before_starting(in_tmp) -> None:
     with pytest.raises(JobRunError, match="no such script"):
         run_job("missing.py")

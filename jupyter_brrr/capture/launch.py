@@ -196,12 +196,22 @@ def run_job(
             _stop(process)
             raise
         finally:
+            finished = _finished_ranks(progress_dir)
             _remove(progress_dir)
-    if process.returncode != 0:
-        raise JobRunError(
-            f"The job failed (torchrun exit code {process.returncode})." + _tail(log_path)
-        )
     traces = sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
+    teardown = None
+    if process.returncode != 0:
+        if len(finished) < nproc or len(traces) < nproc:
+            raise JobRunError(
+                f"The job failed (torchrun exit code {process.returncode})." + _tail(log_path)
+            )
+        # Every rank's script returned and its trace was written before the failure: a crash
+        # in the interpreter's teardown (gloo's threads have aborted there), after the work.
+        teardown = (
+            f"The job ended with torchrun exit code {process.returncode} after every rank's "
+            f"script had returned and written its trace (a crash at interpreter exit, outside "
+            f"the profiled steps); the traces are complete. Its output is in {log_path}."
+        )
     if not traces:
         raise JobRunError(
             f"The script ran but no rank wrote a trace. A step is one optimizer.step(): it took "
@@ -218,7 +228,19 @@ def run_job(
         f"Recorded by run_job: {shlex.join(['torchrun', *command[3:]])}; steps: {wait} skipped, "
         f"{warmup} warm-up, {active} recorded; traces in {folder}.",
     )
+    if teardown:
+        job.notes.insert(1, teardown)
     return job
+
+
+def _finished_ranks(folder: Path) -> set[str]:
+    """The ranks whose script returned and whose profiler ended (their progress says "done")."""
+    done = set()
+    for path in folder.glob("rank*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(path.read_text()).get("state") == "done":
+                done.add(path.stem)
+    return done
 
 
 def _progress(folder: Path, nproc: int, total: int) -> tuple[float, str]:
