@@ -53,6 +53,7 @@ from ..costs.peaks import Peaks
 from ..costs.roofs import ROOF_TOLERANCE
 from ..schema.report import CAUSES
 from ..trace import intervals
+from ..trace.frames import factorize_objects
 from .limits import GEMV_WHY
 
 __all__ = ["CAUSES", "Evidence", "recommend"]
@@ -1141,7 +1142,9 @@ def _host_segments(
     # Collectives on the host (gloo) wait for other ranks: communication, neither a stall
     # nor launch overhead (the communication advice is about them).
     names = calls["name"][top]
-    collective = np.array([bool(_COLLECTIVE.search(str(n))) for n in names], bool)
+    codes, distinct = factorize_objects(names)  # the pattern once per distinct name
+    verdicts = [bool(_COLLECTIVE.search(str(n))) for n in distinct]
+    collective = np.array([*verdicts, False], bool)[codes]  # code -1, a missing name: none
     long_cpu = (calls["total_gpu_s"][top] <= 0) & (end - start >= STALL_MIN_S) & ~collective
     plain = ~long_cpu & ~collective
     launch_start, launch_end = intervals.merge(start[plain], end[plain])

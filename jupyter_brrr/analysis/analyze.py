@@ -23,6 +23,7 @@ How a number is made:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -717,22 +718,33 @@ def _kernel_name_tests(names: np.ndarray) -> dict[str, np.ndarray]:
     a copy to or from the host, a kernel whose blocks count elements, the class of _NAME_CLASSES
     (-1: none)."""
     codes, distinct = factorize_objects(names)
-    texts = [name[:_NAME_HEAD] if isinstance(name, str) else "" for name in distinct]
+    verdicts = [
+        _name_verdicts(name[:_NAME_HEAD] if isinstance(name, str) else "") for name in distinct
+    ]
 
-    def per_event(values: list, missing: object) -> np.ndarray:
-        return np.array([*values, missing])[codes]  # code -1, a missing name: the last
+    def per_event(field: int, missing: object) -> np.ndarray:
+        # code -1, a missing name: the last
+        return np.array([*(v[field] for v in verdicts), missing])[codes]
 
     return {
-        "communication": per_event(
-            [bool(t) and (_is_communication(t) or comms.is_comm_kernel(t)) for t in texts],
-            False,
-        ),
-        "host_copy": per_event([bool(t) and _is_host_copy(t) for t in texts], False),
-        "launch_counted": per_event(
-            [bool(costs.LAUNCH_COUNTED_KERNELS.search(t)) for t in texts], False
-        ),
-        "name_class": per_event([_name_class(t) for t in texts], -1),
+        "communication": per_event(0, False),
+        "host_copy": per_event(1, False),
+        "launch_counted": per_event(2, False),
+        "name_class": per_event(3, -1),
     }
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_verdicts(text: str) -> tuple[bool, bool, bool, int]:
+    """What ``_kernel_name_tests`` tells of one name's head: its regular expressions run once
+    per distinct name in a process (a load analyses the whole trace, then its median step,
+    whose names are the whole's again)."""
+    return (
+        bool(text) and (_is_communication(text) or comms.is_comm_kernel(text)),
+        bool(text) and _is_host_copy(text),
+        bool(costs.LAUNCH_COUNTED_KERNELS.search(text)),
+        _name_class(text),
+    )
 
 
 def _classify_by_name(

@@ -238,7 +238,19 @@ def launch_times(trace: Trace) -> np.ndarray:
     warm-up steps (recorded, but their launches discarded) in its first active steps, and by
     their own start they would land in whichever step's host range they ran in (on an H200,
     ResNet-50 at batch 256: a whole step's kernels more in the second active step). Where the
-    trace has no runtime calls, an event's own start."""
+    trace has no runtime calls, an event's own start. Found once per trace (a load's step
+    windows and its median step both ask): the array is read-only."""
+    tables = (trace.ops, trace.kernels, trace.copies, trace.runtime)
+    return trace.derived("launch_times", tables, lambda: _launch_times(trace))
+
+
+def _launch_times(trace: Trace) -> np.ndarray:
+    launch = _launch_times_of(trace)
+    launch.setflags(write=False)
+    return launch
+
+
+def _launch_times_of(trace: Trace) -> np.ndarray:
     gpu = trace.gpu_columns()
     op_start = np.append(trace.ops["start_s"].to_numpy(dtype=float), np.nan)
     launch = op_start[gpu["op"]]  # op -1: the appended NaN

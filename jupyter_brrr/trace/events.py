@@ -1149,13 +1149,36 @@ class Trace:
 
     def gpu_columns(self) -> dict[str, np.ndarray]:
         """Kernels and copies together, everything that occupies the GPU, as arrays (``kind``:
-        "kernel", "memcpy" or "memset")."""
+        "kernel", "memcpy" or "memset"). Made once per pair of tables (a load asks for them
+        several times): a new dict each call, of read-only arrays shared between the calls."""
+        return dict(self.derived("gpu_columns", (self.kernels, self.copies), self._gpu_columns))
+
+    def _gpu_columns(self) -> dict[str, np.ndarray]:
         columns = ("name", "start_s", "end_s", "dur_s", "stream", "device", "op")
         both = {c: np.concatenate([self.kernels[c], self.copies[c]]) for c in columns}
         kind = np.empty(len(self.kernels), dtype=object)
         kind.fill("kernel")  # one shared string: np.full would make a new one for each row
         both["kind"] = np.concatenate([kind, self.copies["kind"].to_numpy()])
+        for values in both.values():
+            values.setflags(write=False)  # shared by every caller: none may write into them
         return both
+
+    def derived(self, name: str, tables: tuple[pd.DataFrame, ...], make: Callable[[], Any]) -> Any:
+        """``make()``, computed once while ``tables`` (the frames it reads) are the trace's own
+        objects: a table replaced (``trace.kernels = ...``) makes it again. Kept outside the
+        dataclass's fields, so equality and ``repr`` ignore it. The frames are not changed in
+        place after a trace is built; a derived value must not be either (arrays: read-only)."""
+        cache = self.__dict__.setdefault("_derived", {})
+        found = cache.get(name)
+        if (
+            found is not None
+            and len(found[0]) == len(tables)
+            and all(map(operator.is_, found[0], tables))
+        ):
+            return found[1]
+        value = make()
+        cache[name] = (tables, value)
+        return value
 
 
 def read_trace(path: str | PathLike) -> Trace:
