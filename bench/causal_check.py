@@ -733,6 +733,38 @@ def measure_case(case: Case, args: argparse.Namespace, folder: Path) -> tuple:
     return before, after, kept
 
 
+def print_summary(rows: list[tuple]) -> None:
+    """The checks of issue 23 over the cases' rows: the median and largest error, the cases'
+    spread over models and host-bound steps, false gains; then the same by bands and against
+    the rounds the captures were taken in."""
+    errors = [abs(r[3]) for r in rows]
+    median = statistics.median(errors)
+    print(
+        f"\nmedian absolute error {median:.1%} over {len(rows)} cases "
+        f"({sum(r[4] for r in rows)} host-bound): "
+        f"{'within' if median <= 0.10 else 'NOT within'} 10%"
+    )
+    worst = max(rows, key=lambda r: abs(r[3]))
+    print(
+        f"largest error {worst[3]:+.1%} ({worst[0].name}): "
+        f"{'within' if abs(worst[3]) <= 0.25 else 'NOT within'} 25%"
+    )
+    host = sum(r[4] for r in rows)
+    models = len({r[0].model for r in rows})
+    print(
+        f"{len(rows)} changes on {models} models, {host} host-bound: "
+        + ("at least" if len(rows) >= 12 and models >= 6 and 2 * host >= len(rows) else "NOT")
+        + " 12 changes on 6 models, half of them host-bound"
+    )
+    false = [r[0].name for r in rows if r[1] < 1.05 and r[2] > 1.2]
+    print(
+        "no prediction above 1.2x where the measured gain is under 1.05x: "
+        + ("yes" if not false else "NO: " + ", ".join(false))
+    )
+    print_band_summary(rows)
+    print_capture_summary(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated case names")
@@ -869,32 +901,7 @@ def main() -> int:
                 if DEVICE == "cuda":
                     torch.cuda.empty_cache()
     if rows:
-        errors = [abs(r[3]) for r in rows]
-        median = statistics.median(errors)
-        print(
-            f"\nmedian absolute error {median:.1%} over {len(rows)} cases "
-            f"({sum(r[4] for r in rows)} host-bound): "
-            f"{'within' if median <= 0.10 else 'NOT within'} 10%"
-        )
-        worst = max(rows, key=lambda r: abs(r[3]))
-        print(
-            f"largest error {worst[3]:+.1%} ({worst[0].name}): "
-            f"{'within' if abs(worst[3]) <= 0.25 else 'NOT within'} 25%"
-        )
-        host = sum(r[4] for r in rows)
-        models = len({r[0].model for r in rows})
-        print(
-            f"{len(rows)} changes on {models} models, {host} host-bound: "
-            + ("at least" if len(rows) >= 12 and models >= 6 and 2 * host >= len(rows) else "NOT")
-            + " 12 changes on 6 models, half of them host-bound"
-        )
-        false = [r[0].name for r in rows if r[1] < 1.05 and r[2] > 1.2]
-        print(
-            "no prediction above 1.2x where the measured gain is under 1.05x: "
-            + ("yes" if not false else "NO: " + ", ".join(false))
-        )
-        print_band_summary(rows)
-        print_capture_summary(rows)
+        print_summary(rows)
     if profiler_rows:
         print_profiler_rows(profiler_rows)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
