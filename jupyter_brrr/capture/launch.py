@@ -233,22 +233,23 @@ def run_job(
     return job
 
 
-def _finished_ranks(folder: Path) -> set[str]:
-    """The ranks whose script returned and whose profiler ended (their progress says "done")."""
-    done = set()
-    for path in folder.glob("rank*.json"):
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(path.read_text()).get("state") == "done":
-                done.add(path.stem)
-    return done
-
-
-def _progress(folder: Path, nproc: int, total: int) -> tuple[float, str]:
-    """How far the ranks got: the slowest rank's steps of ``total``."""
+def _rank_progress(folder: Path) -> dict[str, dict]:
+    """Each rank's last progress (``record.report_progress``), by its file's name."""
     seen = {}
     for path in folder.glob("rank*.json"):
         with contextlib.suppress(OSError, ValueError):
             seen[path.stem] = json.loads(path.read_text())
+    return seen
+
+
+def _finished_ranks(folder: Path) -> set[str]:
+    """The ranks whose script returned and whose profiler ended (their progress says "done")."""
+    return {rank for rank, state in _rank_progress(folder).items() if state.get("state") == "done"}
+
+
+def _progress(folder: Path, nproc: int, total: int) -> tuple[float, str]:
+    """How far the ranks got: the slowest rank's steps of ``total``."""
+    seen = _rank_progress(folder)
     if not seen:
         return 0.0, _starting(nproc)
     done = [min(int(s.get("step", 0)), total) for s in seen.values()]
