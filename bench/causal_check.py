@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -50,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import jupyter_brrr  # noqa: E402
+from jupyter_brrr.capture import cupti  # noqa: E402
 from jupyter_brrr.capture.clocks import host_loop_s  # noqa: E402
 
 Step = Callable[[], object]
@@ -782,6 +784,9 @@ def main() -> int:
         help="a folder --keep wrote: predict again from its traces and times, no GPU needed",
     )
     args = parser.parse_args()
+    # Captured as jupyter_brrr captures: CUPTI released when each ends, so the timed runs after
+    # a capture run at the process's own speed (jupyter_brrr/capture/cupti.py).
+    cupti.ask_teardown(torch)
     global DEVICE, SMOKE
     if args.cpu_smoke:
         DEVICE, SMOKE = "cpu", True
@@ -799,7 +804,11 @@ def main() -> int:
     else:
         where = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (smoke run)"
     models = len({c.model for c in cases})
-    print(f"torch {torch.__version__} on {where}; {len(cases)} cases on {models} models")
+    teardown = os.environ.get(cupti.TEARDOWN_VARIABLE, "unset")
+    print(
+        f"torch {torch.__version__} on {where}; {len(cases)} cases on {models} models; "
+        f"TEARDOWN_CUPTI={teardown}"
+    )
     header = (
         f"{'case':24s} {'model':28s} {'change':36s} {'host':>5s} {'measured':>9s} "
         f"{'predicted':>9s} {'error':>7s} {'explicit':>9s} {'likely (band)':>15s} "

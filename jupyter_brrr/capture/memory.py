@@ -40,6 +40,7 @@ from ..report.display import nbytes as _size  # sizes in words, as every view wr
 from ..report.report import json_safe
 from ..report.shown import Shown
 from ..schema.report import MEMORY_CATEGORIES, MEMORY_LARGEST_COLUMNS
+from . import cupti
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -171,6 +172,8 @@ def memory_breakdown(
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     before = float(torch.cuda.memory_allocated()) if gpu else None
+    if gpu:
+        cupti.ask_teardown(torch)  # nothing of the profiler left behind (capture/cupti.py)
     with one_capture_deeper(), profiler_turn():
         profiler = torch.profiler.profile(
             activities=activities, profile_memory=True, record_shapes=True, with_stack=True

@@ -32,6 +32,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from . import cupti
+
 __all__ = ["job_profiler", "rank_and_world", "step", "trace_handler"]
 
 # Set by run_job for its ranks: where each rank says how far it got.
@@ -137,6 +139,8 @@ def job_profiler(
     activities = [ProfilerActivity.CPU]
     if torch.cuda.is_available():
         activities.append(ProfilerActivity.CUDA)
+        # The rank's steps after the recorded ones keep their speed (capture/cupti.py).
+        cupti.ask_teardown(torch)
     kwargs.setdefault("activities", activities)
     profiler = profile(
         schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),

@@ -62,7 +62,7 @@ from ..costs import peaks
 from ..report.report import Report, steady_state_options
 from ..schema.report import Runs
 from ..trace.events import read_trace
-from . import clocks
+from . import clocks, cupti
 from .attribution import Attribution
 from .clocks import GpuSensors, fastest_host_loop_s, host_loop_s, settled
 
@@ -369,6 +369,7 @@ def _profiled_run(
     if gpu:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     all_threads = _all_threads_config(torch)
+    teardown_note = cupti.ask_teardown(torch) if gpu else None
     profiler = torch.profiler.profile(
         activities=activities,
         record_shapes=True,
@@ -444,6 +445,8 @@ def _profiled_run(
         )
         if attribution is not None:
             report.notes += attribution.notes
+        if teardown_note is not None:
+            report.notes.append(teardown_note)
     except Exception as analysis_error:  # a partial trace may be unreadable: keep the user's error
         if error is None:
             raise
