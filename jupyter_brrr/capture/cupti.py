@@ -26,8 +26,8 @@ SAFE_CUDA = (12, 6)
 TEARDOWN_NOTE = (
     "jupyter_brrr set TEARDOWN_CUPTI=1 in this process, so that torch's profiler releases "
     "CUPTI when a capture ends: otherwise CUDA launches stay slower after it (about 30% for "
-    "launch-bound code on an H200 host). Set TEARDOWN_CUPTI=0 before the first capture to keep torch's "
-    "default."
+    "launch-bound code on an H200 host). Set TEARDOWN_CUPTI=0 before the first capture to "
+    "keep torch's default."
 )
 
 
