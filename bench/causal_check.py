@@ -21,7 +21,7 @@ Printed as it goes: one row per case (model, change, host-bound?, measured, pred
 explicit), then the median absolute error and the checks of issue 23 (median within 10%, none
 off by more than 25%, no prediction above 1.2x where the measured gain is under 1.05x), then the
 profiled span, ``predict(profiler=0)`` and the CUDA-event time of each step. Each case is
-in its own try/except: one that fails prints its error and the rest go on. About 6 minutes on an
+in its own try/except: one that fails prints its error and the rest go on. About 2 minutes on an
 H200.
 
 ``--cpu-smoke`` runs every case that needs no CUDA graph nor torch.compile at tiny sizes on the CPU, timed by the
@@ -174,10 +174,14 @@ def elementwise_loop(variant: str) -> Callable[[], Step]:
     return build
 
 
-def item_loop(sync: bool) -> Callable[[], Step]:
+def item_loop(sync: bool, side: int = 4096) -> Callable[[], Step]:
+    """20 matmuls of (side, side) by (side, side / 2) bf16, each summed: with ``sync``, a
+    ``.item()`` after each (a loop that logs its loss); at side 256 the syncs and launches set the
+    step, at 4096 the matmuls."""
+
     def build() -> Step:
-        w = torch.randn(size(4096, 64), size(2048, 32), device=DEVICE, dtype=torch.bfloat16)
-        x = torch.randn(size(4096, 64), size(4096, 64), device=DEVICE, dtype=torch.bfloat16)
+        w = torch.randn(size(side, 64), size(side // 2, 32), device=DEVICE, dtype=torch.bfloat16)
+        x = torch.randn(size(side, 64), size(side, 64), device=DEVICE, dtype=torch.bfloat16)
 
         def with_item() -> object:
             total = 0.0
@@ -207,11 +211,16 @@ def host_copy(pinned: bool) -> Callable[[], Step]:
     return build
 
 
-def attention(fused: bool) -> Callable[[], Step]:
+def attention(fused: bool, batch: int = 8, length: int = 2048) -> Callable[[], Step]:
     def build() -> Step:
         q, k, v = (
             torch.randn(
-                size(8, 1), size(16, 2), size(2048, 64), 64, device=DEVICE, dtype=torch.bfloat16
+                size(batch, 1),
+                size(16, 2),
+                size(length, 64),
+                64,
+                device=DEVICE,
+                dtype=torch.bfloat16,
             )
             for _ in range(3)
         )
@@ -377,7 +386,24 @@ CASES = [
         encoder("bf16"),
         gpu_ratio,
     ),
-    # Host-bound: a dtype and layout change at a small batch, and small MLP blocks.
+    # Host-bound: the .item() loop and attention at small sizes, a dtype and layout change at a
+    # small batch, and small MLP blocks.
+    Case(
+        "item_removed_small",
+        ".item() loop (256 bf16 matmul)",
+        "remove .item() from the loop",
+        item_loop(True, side=256),
+        item_loop(False, side=256),
+        lambda b, a: {"syncs": 0},
+    ),
+    Case(
+        "sdpa_small",
+        "attention 1x16x128x64 bf16",
+        "hand-written -> SDPA",
+        attention(False, batch=1, length=128),
+        attention(True, batch=1, length=128),
+        gpu_ratio,
+    ),
     Case(
         "resnet18_b1_bf16_cl",
         "ResNet-18 b1",

@@ -37,9 +37,12 @@ def test_a_sync_every_iteration_is_synchronisation() -> None:
 
 
 def test_a_launch_bound_loop_is_the_launch_path() -> None:
+    """The GPU waits on the launch path, a third of it the profiler's records on that path
+    (the profiler doubles the host's time in torch's ops and calls); nothing else gates it."""
     causes = by_cause(idle("launch_bound_loop"))
     assert causes.index[0] == "launch path", causes
-    assert causes["launch path"] / causes.sum() > 0.8, causes
+    assert causes["launch path"] / causes.sum() > 0.6, causes
+    assert (causes["launch path"] + causes["profiler"]) / causes.sum() > 0.99, causes
 
 
 def test_the_host_work_before_the_first_gpu_work_is_idle_time() -> None:

@@ -270,11 +270,10 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
         )
     if changes.profiler != 1:
         notes.append(
-            "the profiler's cost is an estimate per recorded op (measured in the trace where "
-            f"it can be, else {sg.PROFILER_PER_OP_S * 1e6:g} µs) and per runtime call (a "
-            f"call's time above {sg.CALL_FLOOR_S * 1e6:g} µs, at most "
-            f"{sg.PROFILER_CALL_CAP_S * 1e6:g} µs; fitted on an H200 host): a host CPU unlike "
-            "it pays less or more"
+            f"the profiler's cost is taken as {sg.PROFILER_HOST_SHARE:.0%} of the host's time in "
+            "torch's ops and runtime calls (fitted on an H200 host with torch 2.11 and shapes "
+            "recorded; Python outside ops is not slowed): another host, torch version or "
+            "profiler setting pays less or more"
         )
     if graph.mode == "period":
         notes.append("the step replayed twice in a row: its window in a steady loop")

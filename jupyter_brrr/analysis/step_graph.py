@@ -19,13 +19,14 @@ The nodes and edges, and how each number is made:
   launched GPU work, themselves or below: dispatch and launch path), ``cpu`` (ops that launched
   nothing), ``glue`` (time outside ops between two launching ops: Python between torch calls),
   ``other`` (time outside ops elsewhere: the user's Python, sleeps), ``loader`` (inside a
-  ``DataLoader`` range) and ``profiler``: the profiler's own cost, a node of its own. That cost is
-  estimated per recorded event, per op (measured in the trace, else ``PROFILER_PER_OP_S``) and
-  per runtime call folded into an op (``PROFILER_PER_CALL_S``), fitted on H200 traces whose
-  steps were also timed with CUDA events without the profiler (``bench/causal_check.py``
-  measures it again); the gap's other parts shrink in proportion to make room. A call that is a
-  node holds its own share in its duration: its time above ``CALL_FLOOR_S``, at most
-  ``PROFILER_CALL_CAP_S``.
+  ``DataLoader`` range) and ``profiler``: the profiler's own cost, a node of its own. The
+  profiler doubles the time of torch's own host work, so that cost is ``PROFILER_HOST_SHARE`` of
+  the time in ops (``launch``, ``cpu``), and of the time outside ops (``glue``, ``other``) at most
+  ``RECORD_GAP_S`` for each op that starts in it (its records' unseen ends), plus each memory
+  sample's ``PROFILER_PER_SAMPLE_S``; the parts shrink by as much. A call that is a node holds
+  the same share of its own duration.
+  Fitted on H200 traces whose steps were also timed with CUDA events without the profiler
+  (``bench/profiler_fit.py``; ``bench/causal_check.py`` measures it again).
 - **A full launch queue**: a host that runs ahead of the GPU fills the launch queue, and then
   each launch call returns only once a kernel ahead of it has finished. Where the GPU ran more
   than the whole step behind a launch call, the call's time beyond the lower decile of its
@@ -76,42 +77,41 @@ from .steps import STEP_PREFIX
 
 __all__ = ["GRAPH_LIMIT", "StepGraph", "build", "coverage", "host_drift"]
 
-# The profiler's host cost per recorded op (its begin and end records with input shapes) and
-# per runtime call folded into its op (CUPTI's callbacks around it). Fitted on the H200 traces
-# of tests/data/advice (torch 2.11, record_shapes=True), whose steps were also timed with CUDA
-# events without the profiler: see tests/test_replay.py and bench/causal_check.py, which
-# measures them again.
-PROFILER_PER_OP_S = 1.2e-6  # refitted with PROFILER_CALL_CAP_S (1.6 with a 2 µs call share)
-PROFILER_PER_CALL_S = 2.0e-6
-# A traced call that is a node (a launch, a synchronisation) holds its own share: its time above
-# CALL_FLOOR_S, at most this. Fitted on the three H200 recordings of bench/data/h200/causal*
-# (2026-12-02): a profiled cudaLaunchKernel took 4-13 µs there, by the host's speed, where the
-# same steps timed by CUDA events without the profiler put a launch at 2-3 µs; a share capped at
-# 2 µs left a host-bound step's unprofiled replay 12-27% (median) above its CUDA events.
-PROFILER_CALL_CAP_S = 6.0e-6
+# The profiler's share of the host's time in torch's own work: its ops and its runtime calls.
+# With the profiler on (record_shapes=True, CUPTI's callbacks on every CUDA call) that work
+# takes about twice as long, and Python that calls no op runs as fast. Fitted on the 90
+# captures of bench/data/h200/causal_heldout8 (torch 2.11, an H200 host), whose steps were timed
+# by CUDA events without the profiler in the same seconds, and checked on the 102 each of
+# causal_heldout9 and causal_heldout10: ``bench/profiler_fit.py`` prints all three;
+# ``bench/profiler_share.py`` measures the slowdown of each kind of work directly. Before, the
+# cost was an estimate per op measured in the trace (its start to its first child's): that
+# moved with the op's name more than with the profiler (1.2 µs a record in a 20-layer MLP,
+# 2.7 in four MLP blocks of the same ops) and left host-bound steps 27% (median) above their
+# CUDA events.
+PROFILER_HOST_SHARE = 0.5
+# At most this per recorded op or runtime call: a long op or call (a 10 ms CPU copy, a blocking
+# allocation) pays for its records once, not in proportion to its length.
+PROFILER_EVENT_CAP_S = 20e-6
+# The parts of a host gap (GAP_PARTS) that are time in ops: the share of them is the profiler's.
+PROFILED_PARTS = (0, 1)
+# The parts that are time outside ops (Python between torch calls, the user's Python): they
+# hold the records' unseen ends around each op that starts in them (an exit after its
+# timestamp, an entry before its own), at most RECORD_GAP_S an op and the share of the time;
+# the rest is the user's and keeps its length.
+OUTSIDE_PARTS = (2, 3)
+RECORD_GAP_S = 5e-6
+# A memory sample (profile_memory=True) costs about this, on top.
+PROFILER_PER_SAMPLE_S = 0.6e-6
 # A pageable copy's call returns this share of the copy's time before it ends, at most (the
 # last chunk's transfer after it was staged).
 PAGEABLE_TAIL = 0.02
-# What a runtime call costs at least without the profiler (a launch on the H200 host: 2-3 µs).
-CALL_FLOOR_S = 2.5e-6
 # A thread idle this long that resumes after another thread ended something was waiting on it.
 HANDOFF_IDLE_S = 20e-6
-# Ops with a parent that profiler_per_op needs to measure the profiler's cost per op.
-PER_OP_SAMPLES = 50
-# An op's records cost this many times the lower quartile of its start to its first child's
-# start: that interval holds the part of the entry record after its timestamp and a dispatch;
-# the exit record and the entry's part before its timestamp are not seen. Fitted with
-# PROFILER_CALL_CAP_S and CALL_FLOOR_S on bench/data/h200/causal* (2 would count each record
-# once on each side; 2.4 brought the host-bound steps' unprofiled replay to a median 4-13% of
-# their CUDA events, from 12-27%).
-PER_OP_QUARTILES = 2.4
 # ``typical``'s keys of the host's speed probes, one per op name (see host_drift), and how often
 # an op must be recorded with a child to be one.
 PROBE_PREFIX = "probe "
 PROBE_SAMPLES = 10
 PROBE_OPS = 2
-# A memory sample (profile_memory=True) costs about this share of an op's record.
-PROFILER_MEMORY_SHARE = 0.5
 # Past this many nodes (host and GPU) a report's JSON keeps no graph (see Report.to_dict).
 GRAPH_LIMIT = 60_000
 
@@ -424,7 +424,6 @@ def build(
     *,
     host_range: tuple[float, float] | None = None,
     measured_s: float | None = None,
-    capture_ops: pd.DataFrame | None = None,
 ) -> StepGraph | None:
     """The dependency graph of the step ``trace`` holds (a whole trace of one run, or one
     profiler step's part: ``steps.step_trace``).
@@ -434,16 +433,14 @@ def build(
     time) marks a profiler step of a loop: the graph is then replayed as a period (``mode``
     "period"), with the main thread's anchors at the range's ends. ``measured_s`` is the span
     the graph should replay to (the step's window, or the trace's span); computed from the
-    trace where not given. ``capture_ops``: the whole capture's ops (all its profiler steps),
-    to measure the profiler's cost per op from where the step alone records too few
-    (``profiler_per_op``). None where the trace holds no host event (no op, no runtime call).
+    trace where not given. None where the trace holds no host event (no op, no runtime call).
     """
     if not len(trace.ops) and not len(trace.runtime):  # GPU events alone: nothing to model
         return None
     names = _Names()
     calls = _runtime_calls(trace)
     host = _host_nodes(trace, calls, host_range)
-    parts, per_op = _host_parts(trace, calls, host, capture_ops)
+    parts = _host_parts(trace, calls, host)
     gpu = _gpu_nodes(trace, kernels, calls, host)
     n_host = len(host.kind)
     h_blocking = np.zeros(n_host, dtype=bool)
@@ -528,9 +525,7 @@ def build(
             "launch_latency_s": latency,
             "stream_gap_s": stream_gap,
             "wake_s": typical_wake,
-            "profiler_per_op_s": per_op,
             **_probes(trace.ops),
-            "profiler_per_call_s": PROFILER_PER_CALL_S,
         },
     )
 
@@ -661,11 +656,9 @@ def _host_nodes(trace: Trace, calls: _Calls, host_range: tuple[float, float] | N
     )
 
 
-def _host_parts(
-    trace: Trace, calls: _Calls, host: _Host, capture_ops: pd.DataFrame | None
-) -> tuple[np.ndarray, float]:
-    """The host work in the gap before each node, by part (GAP_PARTS), the profiler's part
-    estimated from the events recorded in the gap; and the profiler's cost per op."""
+def _host_parts(trace: Trace, calls: _Calls, host: _Host) -> np.ndarray:
+    """The host work in the gap before each node, by part (GAP_PARTS): the profiler's part
+    taken out of torch's work (``PROFILER_HOST_SHARE``) and the memory samples."""
     ops = trace.ops
     op_start = ops["start_s"].to_numpy(dtype=float)
     op_end = ops["end_s"].to_numpy(dtype=float)
@@ -686,31 +679,35 @@ def _host_parts(
         host.start,
         len(calls.threads),
     )
-    # The profiler's cost in each gap: the ops that start in it, the folded calls and the
-    # memory samples.
-    per_op = profiler_per_op(ops, capture_ops)
+    in_ops, outside = list(PROFILED_PARTS), list(OUTSIDE_PARTS)
+    in_ops_s, outside_s = parts[:, in_ops].sum(axis=1), parts[:, outside].sum(axis=1)
+    # The profiler's cost in each gap: its share of the time in ops, the records' ends of the
+    # ops that start in the gap, and the memory samples.
+    ops_in = _count_in(calls.op_thread, op_start, host.thread, host.prev_end, host.start)
     folded = calls.kind < 0
-    counted = _count_in(calls.op_thread, op_start, host.thread, host.prev_end, host.start) * per_op
-    counted += (
-        _count_in(calls.thread[folded], calls.start[folded], host.thread, host.prev_end, host.start)
-        * PROFILER_PER_CALL_S
+    events_in = ops_in + _count_in(
+        calls.thread[folded], calls.start[folded], host.thread, host.prev_end, host.start
     )
+    # A long op (a CPU tensor's conversion) pays for its records once, not for its length.
+    from_ops = np.minimum(PROFILER_HOST_SHARE * in_ops_s, PROFILER_EVENT_CAP_S * events_in)
     memory_times = trace.memory["start_s"].to_numpy(float) if len(trace.memory) else np.zeros(0)
     if len(memory_times) and calls.threads:
         # A sample has no thread: counted on the main thread, where allocations mostly are.
-        counted += _count_in(
+        samples = _count_in(
             np.full(len(memory_times), calls.main),
             memory_times,
             host.thread,
             host.prev_end,
             host.start,
-        ) * (per_op * PROFILER_MEMORY_SHARE)
-    profiler = np.minimum(counted, host.gap)
+        )
+        from_ops = np.minimum(from_ops + samples * PROFILER_PER_SAMPLE_S, in_ops_s)
+    from_outside = np.minimum(PROFILER_HOST_SHARE * outside_s, RECORD_GAP_S * ops_in)
     with np.errstate(invalid="ignore", divide="ignore"):
-        keep = np.where(host.gap > 0, (host.gap - profiler) / host.gap, 0.0)
-    parts = np.column_stack([parts * keep[:, None], profiler])
+        parts[:, in_ops] *= np.where(in_ops_s > 0, 1.0 - from_ops / in_ops_s, 0.0)[:, None]
+        parts[:, outside] *= np.where(outside_s > 0, 1.0 - from_outside / outside_s, 1.0)[:, None]
+    parts = np.column_stack([parts, from_ops + from_outside])
     parts[~host.same_thread_before] = 0.0
-    return parts, per_op
+    return parts
 
 
 def _gpu_nodes(trace: Trace, kernels: pd.DataFrame | None, calls: _Calls, host: _Host) -> _Gpu:
@@ -929,9 +926,11 @@ def _calibrated_lags(
     gated = ~orphan & (slack_stream > _SLACK) & (slack_wait > _SLACK)
     latency = float(np.median(slack_launch[gated])) if gated.any() else _DEFAULT_LATENCY_S
     # The typical gap between kernels of a stream: of the nodes that waited for the one before
-    # them (started later than a typical launch latency after their launch), not of those the
-    # launches spaced out (a launch-bound loop's kernels start a launch apart).
-    queued = has_prev & ((slack_launch > latency + _SLACK) | orphan)
+    # them (started later than a typical launch latency after their launch, and nearer the end
+    # of the one before than that), not of those the launches spaced out (a launch-bound loop's
+    # kernels start a launch apart; one of them started late by a GPU's hiccup is no queue).
+    late = slack_launch - latency
+    queued = has_prev & (((late > _SLACK) & (slack_stream < late)) | orphan)
     stream_gap = (
         max(float(np.median(slack_stream[queued])), 0.0) if queued.any() else _DEFAULT_GAP_S
     )
@@ -960,47 +959,7 @@ def _calibrated_lags(
 def call_profiler(kind: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """The profiler's share of each call's own duration (none for the anchors)."""
     is_call = (kind != BEGIN) & (kind != END)
-    return np.where(is_call, np.clip(dur - CALL_FLOOR_S, 0.0, PROFILER_CALL_CAP_S), 0.0)
-
-
-def profiler_per_op(ops: pd.DataFrame, capture_ops: pd.DataFrame | None = None) -> float:
-    """The profiler's cost per recorded op in this trace: ``PER_OP_QUARTILES`` times the lower
-    quartile of the time from an op's start to its first child's start (the profiler's entry
-    records on either side of a dispatch that is itself well under a microsecond).
-    Where the step records fewer than ``PER_OP_SAMPLES`` such ops, the same from
-    ``capture_ops`` (the whole capture: the same profiler on the same host, seconds apart; a
-    constant would miss the host's speed, which moves that cost by up to 2x on the H200 host);
-    ``PROFILER_PER_OP_S`` where neither has enough."""
-    parent = ops["parent"].to_numpy()
-    child = np.flatnonzero(parent >= 0)
-    if len(child) < PER_OP_SAMPLES:  # too few to say: the whole capture's, else the constant
-        if capture_ops is not None and len(capture_ops) > len(ops):
-            # Its aten ops only: a compiled region's first child comes after its guards.
-            return profiler_per_op(_aten_parents(capture_ops))
-        return PROFILER_PER_OP_S
-    start = ops["start_s"].to_numpy(float)
-    first = np.full(len(ops), np.inf)
-    np.minimum.at(first, parent[child], start[child])
-    has = np.isfinite(first)
-    delta = first[has] - start[has]
-    return float(np.clip(PER_OP_QUARTILES * np.percentile(delta, 25), 0.3e-6, 10e-6))
-
-
-def _aten_parents(ops: pd.DataFrame) -> pd.DataFrame:
-    """``ops`` with the children of non-aten ops unlinked (their parent -1): only an aten op's
-    start to its first child's start is a dispatch and the profiler's records."""
-    parent = ops["parent"].to_numpy()
-    names = ops["name"].to_numpy(dtype=object)
-    aten = np.array([str(n).startswith("aten::") for n in names], dtype=bool)
-    linked = parent >= 0
-    keep = linked.copy()
-    keep[linked] = aten[parent[linked]]
-    return pd.DataFrame(
-        {
-            "parent": np.where(keep, parent, -1),
-            "start_s": ops["start_s"].to_numpy(float),
-        }
-    )
+    return np.where(is_call, np.minimum(PROFILER_HOST_SHARE * dur, PROFILER_EVENT_CAP_S), 0.0)
 
 
 def host_drift(before: StepGraph, after: StepGraph) -> float | None:

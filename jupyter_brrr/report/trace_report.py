@@ -126,7 +126,6 @@ def report_of_trace(
             result.kernels,
             host_range=(float(windows.host_start[step]), float(windows.host_end[step])),
             measured_s=result.summary["span_s"],
-            capture_ops=trace.ops,
         )
     else:
         result.graph = step_graph.build(trace, result.kernels)
