@@ -271,9 +271,10 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
     if changes.profiler != 1:
         notes.append(
             f"the profiler's cost is taken as {sg.PROFILER_HOST_SHARE:.0%} of the host's time in "
-            "torch's ops and runtime calls (fitted on an H200 host with torch 2.11 and shapes "
-            "recorded; Python outside ops is not slowed): another host, torch version or "
-            "profiler setting pays less or more"
+            f"torch's ops and runtime calls (at most {sg.PROFILER_EVENT_CAP_S * 1e6:g} µs each) "
+            f"and its records' ends between ops (at most {sg.RECORD_GAP_S * 1e6:g} µs an op); "
+            "fitted on an H200 host with torch 2.11 and shapes recorded, where Python outside "
+            "ops is not slowed: another host, torch version or profiler setting pays less or more"
         )
     if graph.mode == "period":
         notes.append("the step replayed twice in a row: its window in a steady loop")

@@ -172,8 +172,8 @@ def memory_breakdown(
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     before = float(torch.cuda.memory_allocated()) if gpu else None
-    if gpu:
-        cupti.ask_teardown(torch)  # nothing of the profiler left behind (capture/cupti.py)
+    # Nothing of the profiler left behind (capture/cupti.py); the breakdown says so if it set it.
+    teardown_note = cupti.ask_teardown(torch) if gpu else None
     with one_capture_deeper(), profiler_turn():
         profiler = torch.profiler.profile(
             activities=activities, profile_memory=True, record_shapes=True, with_stack=True
@@ -195,7 +195,7 @@ def memory_breakdown(
     allocator_peak = float(torch.cuda.max_memory_allocated()) if gpu else None
     capacity = _capacity() if gpu else None
     device = torch.cuda.get_device_name() if gpu else "CPU"
-    return breakdown_of(
+    result = breakdown_of(
         profiler,
         device=device,
         gpu=gpu,
@@ -204,6 +204,9 @@ def memory_breakdown(
         capacity=capacity,
         top=top,
     )
+    if teardown_note is not None:
+        result.notes.append(teardown_note)
+    return result
 
 
 def _capacity() -> float | None:
