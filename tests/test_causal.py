@@ -43,9 +43,12 @@ def test_the_what_if_of_a_gpu_bound_chain_is_amdahl_where_nothing_overlaps() -> 
     report = _gpu_bound()
     table = report.what_if()
     gemm = table[table["part"].str.startswith("aten::mm")].iloc[0]
-    # Kernels of 50 us, queued 1 us apart: 7 * 51 + 50 against 7 * 101 + 100.
-    assert gemm["speedup_at_2x"] == pytest.approx(807 / 407)
-    assert gemm["span_at_2x_s"] == pytest.approx(report.summary["span_s"] * 407 / 807)
+    # Kernels of 100 us, queued 1 us apart (the first 1 us after the step's start), 50 us at
+    # 2x: 8 * 51 - 1 against 8 * 101 - 1, each gap less the profiler's record of its kernel.
+    record = step_graph.PROFILER_PER_KERNEL_S / US
+    before, after = 807 - 8 * record, 407 - 8 * record
+    assert gemm["speedup_at_2x"] == pytest.approx(before / after)
+    assert gemm["span_at_2x_s"] == pytest.approx(report.summary["span_s"] * after / before)
     # The host's work does not set this span.
     assert table.loc[table["part"] == "idle", "speedup_at_2x"].iloc[0] == pytest.approx(1.0)
 

@@ -47,12 +47,12 @@ def test_no_band_is_narrower_than_the_drift_between_two_captures() -> None:
 
 
 def test_the_diffs_replay_row_carries_its_band_and_the_views_show_it() -> None:
-    """Four MLP blocks, eager to a CUDA graph, held out: the before capture's steady steps span
-    0.81-0.91 ms, the graphed ones 0.04 ms give or take a quarter. The replay predicted 14.3x
-    (16.3x before the profiler's call share was refitted), the CUDA events measured 12.7x
-    (12.2-13.2x over the rounds): 13% off, outside issue 23's 10%, yet inside what the captures'
-    own noise allows, where the plain error alone calls it a miss."""
-    folder = H200 / "causal_heldout2"
+    """Four MLP blocks, eager to a CUDA graph, held out (the tenth recording): the replay
+    predicts 8.8x, the CUDA events measured 7.9x (7.6-8.3x over the rounds): 11% off, outside
+    issue 23's 10%, yet inside what the captures' own noise allows (7.6-9.7x), where the plain
+    error alone calls it a miss. (The second recording's case, 13% off before the profiler's
+    cost per kernel was modelled, is now 5% off.)"""
+    folder = H200 / "causal_heldout10"
     before = jupyter_brrr.load(folder / "block_graph_before.json.gz")
     after = jupyter_brrr.load(folder / "block_graph_after.json.gz")
     assert isinstance(before, jupyter_brrr.Report) and isinstance(after, jupyter_brrr.Report)

@@ -166,10 +166,13 @@ def _busy(prediction: Prediction) -> float:
 
 def _gpu_floor(prediction: Prediction, changes: Mapping[str, Any]) -> float:
     """The least time a step can take per call once changed: its GPU work, replayed under the
-    change, back to back; a CUDA graph's kernels follow each other at ``GRAPH_GAP_S``."""
+    change, back to back; a CUDA graph's kernels follow each other at ``GRAPH_GAP_S``, less
+    the profiler's record of each (``prediction`` is replayed without the profiler, and its
+    replay takes that out of each gap too)."""
     busy = _busy(prediction)
     if changes.get("launch") == 0:
-        busy += prediction.graph.gpu_count * GRAPH_GAP_S
+        gap = max(GRAPH_GAP_S - sg.PROFILER_PER_KERNEL_S, 0.0)
+        busy += prediction.graph.gpu_count * gap
     return busy
 
 

@@ -24,7 +24,8 @@ The nodes and edges, and how each number is made:
   the time in ops (``launch``, ``cpu``), and of the time outside ops (``glue``, ``other``) at most
   ``RECORD_GAP_S`` for each op that starts in it (its records' unseen ends), plus each memory
   sample's ``PROFILER_PER_SAMPLE_S``; the parts shrink by as much. A call that is a node holds
-  the same share of its own duration.
+  the same share of its own duration. On the GPU, each kernel's record costs its stream
+  ``PROFILER_PER_KERNEL_S`` (what a chain of small kernels back to back pays).
   Fitted on H200 traces whose steps were also timed with CUDA events without the profiler
   (``bench/profiler_fit.py``; ``bench/causal_check.py`` measures it again).
 - **A full launch queue**: a host that runs ahead of the GPU fills the launch queue, and then
@@ -102,6 +103,17 @@ OUTSIDE_PARTS = (2, 3)
 RECORD_GAP_S = 5e-6
 # A memory sample (profile_memory=True) costs about this, on top.
 PROFILER_PER_SAMPLE_S = 0.6e-6
+# CUPTI's record of each kernel costs the GPU about this much of its stream's time, whatever the
+# kernel's size: kernels back to back ran 0.14-0.19 µs a kernel longer inside a capture than
+# outside (a CUDA graph of 200 mul_ of 1k or 4M floats, of mm 8x64x64 fp32 or 2048^3 bf16, and
+# eager mul_ behind a long sleep; H200, torch 2.11: bench/profiler_share.py).
+PROFILER_PER_KERNEL_S = 0.185e-6
+# A CUDA graph's launch records each node it launches: one cudaGraphLaunch of 200 kernels took
+# 36-45x as long inside a capture as outside (132-136 µs against 3.0-3.6 µs on one H200 host,
+# 253 against 6.6 on a slower one: the ratio holds where the time per node does; same script).
+# A launch of more than one node pays this share of its call (the share of other calls, at most
+# PROFILER_EVENT_CAP_S, would leave a graph-replaying step host-bound).
+GRAPH_LAUNCH_SHARE = 0.97
 # A pageable copy's call returns this share of the copy's time before it ends, at most (the
 # last chunk's transfer after it was staged).
 PAGEABLE_TAIL = 0.02
@@ -249,7 +261,9 @@ class StepGraph:
             else:
                 values[f.name] = raw
         if "h_kind" in values and "h_dur" in values:
-            values["h_call_profiler"] = call_profiler(values["h_kind"], values["h_dur"])
+            values["h_call_profiler"] = call_profiler(
+                values["h_kind"], values["h_dur"], _launched(values.get("g_host"), values["h_kind"])
+            )
         graph = cls(**values)
         graph.check()
         return graph
@@ -486,7 +500,7 @@ def build(
         h_kind=host.kind.astype(np.int64),
         h_start=host.start - origin,
         h_dur=h_dur,
-        h_call_profiler=call_profiler(host.kind, h_dur),
+        h_call_profiler=call_profiler(host.kind, h_dur, _launched(gpu.host, host.kind)),
         h_parts=parts,
         h_wake=h_wake,
         h_op=names.of(np.append(op_names, _NO_NAME)[top_of_time]),  # -1: no op
@@ -956,10 +970,28 @@ def _calibrated_lags(
     return g_lag, g_gap, wait_lag, latency, stream_gap
 
 
-def call_profiler(kind: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """The profiler's share of each call's own duration (none for the anchors)."""
+def call_profiler(
+    kind: np.ndarray, dur: np.ndarray, launched: np.ndarray | None = None
+) -> np.ndarray:
+    """The profiler's share of each call's own duration (none for the anchors). ``launched``
+    counts the GPU nodes each call launched: a launch of more than one is a CUDA graph's, whose
+    records of its nodes are nearly all of its time (``GRAPH_LAUNCH_SHARE``)."""
     is_call = (kind != BEGIN) & (kind != END)
-    return np.where(is_call, np.minimum(PROFILER_HOST_SHARE * dur, PROFILER_EVENT_CAP_S), 0.0)
+    cost = np.minimum(PROFILER_HOST_SHARE * dur, PROFILER_EVENT_CAP_S)
+    if launched is not None:
+        graph = (kind == LAUNCH) & (launched > 1)
+        cost = np.where(graph, np.maximum(cost, GRAPH_LAUNCH_SHARE * dur), cost)
+    return np.where(is_call, cost, 0.0)
+
+
+def _launched(g_host: np.ndarray | None, h_kind: np.ndarray) -> np.ndarray | None:
+    """How many GPU nodes each host node launched (its own, not the begin anchor's)."""
+    if g_host is None or not len(h_kind):
+        return None
+    g_host = np.asarray(g_host)
+    if len(g_host) and (g_host.min() < 0 or g_host.max() >= len(h_kind)):
+        return None  # a damaged graph: check() names the field
+    return np.bincount(g_host.astype(np.int64), minlength=len(h_kind))
 
 
 def host_drift(before: StepGraph, after: StepGraph) -> float | None:
