@@ -6,13 +6,15 @@ import glob
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..costs.peaks import Peaks
 from ..trace.events import read_trace
-from .job import JobReport, load_job
 from .report import Report
 from .trace_report import analyse_trace
+
+if TYPE_CHECKING:
+    from .job import JobReport
 
 
 def load(
@@ -35,6 +37,10 @@ def load(
     (``pip install "jupyter-brrr[dask]"``): each rank is one task on the cluster.
     """
     if not isinstance(path, (str, PathLike)) or _is_job(path):
+        # Imported here: a job's process pool (multiprocessing, sockets) costs one file's load
+        # about 12 ms.
+        from .job import load_job
+
         return load_job(path, device=device, peaks=peaks, workers=workers, executor=executor)
     return analyse_trace(read_trace(path), path, device=device, peaks=peaks)
 
