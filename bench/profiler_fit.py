@@ -7,7 +7,8 @@ case, and ``cases.json``, the CUDA-event times of each step outside the profiler
 rounds. For every host-bound capture (GPU idle over 30% of its span) this compares
 ``predict(profiler=0)`` with the median CUDA-event time of the round it was taken in, with the
 constants of ``analysis/step_graph.py`` as they are, and then over a grid of
-``PROFILER_HOST_SHARE`` and ``RECORD_GAP_S`` (set on the module for the grid, restored after),
+``PROFILER_HOST_SHARE`` and ``RECORD_GAP_S`` (set on the module for the grid, restored after;
+``PROFILER_PER_DRIVER_LAUNCH_S`` as set, "drv"),
 one folder at a time: what the constants were fitted on, and what they were checked on.
 No GPU needed.
 """
@@ -90,7 +91,10 @@ def main() -> int:
         traces = {path: read_trace(path) for _, _, path, _ in items}
         print(f"\n{folder.name}: {len(items)} captures; e = profiler=0 / CUDA events - 1")
         print(header)
-        now = f"as set: {step_graph.PROFILER_HOST_SHARE:g}, {step_graph.RECORD_GAP_S * 1e6:g} us"
+        now = (
+            f"as set: {step_graph.PROFILER_HOST_SHARE:g}, {step_graph.RECORD_GAP_S * 1e6:g} us, "
+            f"drv {step_graph.PROFILER_PER_DRIVER_LAUNCH_S * 1e6:g} us"
+        )
         print(line(now, *errors(traces, items)))
         saved = step_graph.PROFILER_HOST_SHARE, step_graph.RECORD_GAP_S
         try:

@@ -121,10 +121,15 @@ def test_the_recorded_item_loop_removes_its_syncs_before_a_cuda_graph() -> None:
     report = load_report(DATA / "advice" / "item_sync.slow.json.gz")
     causes = [r["cause"] for r in report.recommendations]
     assert causes[0] == "synchronisation"
-    # Its replayed saving: 1.15x predicted, 1.20x measured (bench/RESULTS.md; timed after
+    # Its replayed saving against the fixed loop's own capture, replayed without the profiler
+    # (1.11x against 1.09x), and against its CUDA events: 1.20x (bench/RESULTS.md), timed after
     # earlier captures in the same process, whose CUPTI callbacks slowed the slow side's
-    # launches more than the fixed side's).
-    assert report.recommendations[0]["speedup"] == pytest.approx(1.2, rel=0.05)
+    # launches more than the fixed side's: within 10%.
+    speedup = report.recommendations[0]["speedup"]
+    fixed = load_report(DATA / "advice" / "item_sync.fixed.json.gz")
+    replayed = report.predict(profiler=0).span_s / fixed.predict(profiler=0).span_s
+    assert speedup == pytest.approx(replayed, rel=0.03)
+    assert speedup == pytest.approx(1.2, rel=0.1)
     launch = report.recommendations[causes.index("launch overhead")]
     assert launch["requires"] == "synchronisation"
 
@@ -167,10 +172,10 @@ def _advice_pair(case: str) -> tuple[Path, Path, float]:
 @pytest.mark.parametrize(
     ("case", "tolerance"),
     [
-        ("item_sync", 0.03),  # .item() removed from the loop: syncs gone
-        # The loop as a CUDA graph is checked on a recording timed with CUPTI torn down after
-        # each capture (tests/test_replay_h200.py, loop_graph): advice/launch_bound_loop's
-        # CUDA-event times followed earlier captures, its eager launches paying their callbacks.
+        # .item() removed from the loop and the loop as a CUDA graph are checked on recordings
+        # timed with CUPTI torn down after each capture (tests/test_replay_h200.py,
+        # item_removed and loop_graph): advice/item_sync's and launch_bound_loop's CUDA-event
+        # times followed earlier captures, their eager launches paying their callbacks.
         ("host_copy_in_step", 0.10),  # the copy out of the step (pageable, blocking)
         ("fp32_matmul_tf32_off", 0.10),  # TF32 on: each op at its own speed-up
         ("odd_vocab_lm_head", 0.05),  # the padded vocabulary

@@ -86,8 +86,8 @@ def test_host_work_that_a_change_adds_is_replayed_as_the_after_side_measured_it(
     """Autocast on a TransformerEncoderLayer at batch 32 makes its GPU work 4.3x less and adds
     host work: more launches, each with its cast's dispatch and Python, taken as the after side
     measured it (its profiler's share out). Scaled by the launch count alone, the after step was
-    predicted host-bound and far faster than measured. Here (causal_heldout8) 2.43x predicted
-    against 2.75x measured (-11%), -12% on the ninth recording: the casts' records cost the
+    predicted host-bound and far faster than measured. Here (causal_heldout8) 2.50x predicted
+    against 2.75x measured (-9%), -11% on the ninth recording: the casts' records cost the
     after side more than the half of its host time the replay takes for the profiler."""
     predicted, measured = diff_predicted("encoder_bf16", TORN_DOWN)
     assert predicted == pytest.approx(measured, rel=0.15)
@@ -95,11 +95,21 @@ def test_host_work_that_a_change_adds_is_replayed_as_the_after_side_measured_it(
 
 def test_a_cuda_graph_keeps_its_own_launch_call() -> None:
     """Two hundred tiny elementwise kernels replayed from a CUDA graph: the launch path goes,
-    the graph's one launch call stays. 6.67x measured; 5.1x predicted: the graph's step, 200
-    kernels after one launch call, replays 13% above its CUDA events."""
+    the graph's one launch call stays. 6.67x measured; 5.9x predicted (5.1x before the
+    profiler's record of each kernel, 0.185 µs of its stream, and its share of the graph's
+    launch call were taken out: the graph's step replayed 13% above its CUDA events)."""
     predicted, measured = diff_predicted("loop_graph", TORN_DOWN)
-    assert predicted == pytest.approx(measured, rel=0.25)
+    assert predicted == pytest.approx(measured, rel=0.15)
     assert predicted < measured
+
+
+@pytest.mark.parametrize("recording", ["causal_heldout8", "causal_heldout9", "causal_heldout10"])
+def test_a_loop_without_its_item_calls_loses_its_syncs_and_keeps_its_work(recording: str) -> None:
+    """A loop of bf16 matmuls that reads ``.item()`` each iteration, and the same loop reading
+    once at the end: the host waits for the GPU 49 times less. 1.13x, 1.20x and 1.25x measured
+    on three recordings (the host's speed differs), 1.12x, 1.17x and 1.23x predicted."""
+    predicted, measured = diff_predicted("item_removed", RECORDINGS / recording)
+    assert predicted == pytest.approx(measured, rel=0.04)
 
 
 def test_the_hosts_drift_between_two_captures_is_not_the_change() -> None:

@@ -402,7 +402,15 @@ def collectives(
 
     ``args``: ``comm_args`` of the trace's file, where sizes are on the kernels only.
     """
-    args = args or {}
+    if args:
+        return _collectives(trace, args)
+    # Without args the calls are the trace's alone: found once per trace (a rank's analysis
+    # and its job's reading both ask), each caller given its own copy.
+    tables = (trace.ops, trace.kernels, trace.annotations)
+    return trace.derived("collectives", tables, lambda: _collectives(trace, {})).copy()
+
+
+def _collectives(trace: Trace, args: dict[tuple[str, float], _CommArgs]) -> pd.DataFrame:
     distributed = trace.metadata.get("distributedInfo") or {}
     group, group_size, group_ranks = _default_group(
         distributed if isinstance(distributed, dict) else {}

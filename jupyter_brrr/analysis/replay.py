@@ -271,9 +271,11 @@ def _not_modelled(graph: StepGraph, changes: Changes) -> list[str]:
     if changes.profiler != 1:
         notes.append(
             f"the profiler's cost is taken as {sg.PROFILER_HOST_SHARE:.0%} of the host's time in "
-            f"torch's ops and runtime calls (at most {sg.PROFILER_EVENT_CAP_S * 1e6:g} µs each) "
+            f"torch's ops and runtime calls (at most {sg.PROFILER_EVENT_CAP_S * 1e6:g} µs each), "
             f"its records' ends between ops (at most {sg.RECORD_GAP_S * 1e6:g} µs an op), "
-            f"{sg.GRAPH_LAUNCH_SHARE:.0%} of a CUDA graph's launch call, and "
+            f"{sg.PROFILER_PER_DRIVER_LAUNCH_S * 1e6:g} µs more an op for each launch through "
+            f"the driver API (cuDNN's, cuBLASLt's), {sg.GRAPH_LAUNCH_SHARE:.0%} of a CUDA graph's "
+            "launch call, and "
             f"{sg.PROFILER_PER_KERNEL_S * 1e6:g} µs of the GPU's time a kernel; fitted on an H200 "
             "host with torch 2.11 and shapes recorded, where Python outside ops is not slowed: "
             "another host, torch version or profiler setting pays less or more"
