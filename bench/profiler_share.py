@@ -10,8 +10,9 @@ capture, inside one (CPU and CUDA activities, ``record_shapes=True``: how jupyte
 bench/causal_check.py capture), and outside again (CUPTI torn down after the capture, as
 jupyter_brrr asks: ``capture/cupti.py``). The share is 1 - outside / inside, printed beside the
 constant. Kinds: a pure-Python loop, a sleep, 50 elementwise ops on a small CUDA tensor (a
-launch each), the same on a CPU tensor (no launch), a 20-layer Linear(64) MLP at batch 8, and
-one cuDNN attention call (SDPA at 1x16x128x64 bf16: a library that makes driver calls the trace
+launch each), the same on a CPU tensor (no launch), a 20-layer Linear(64) MLP at batch 8, the
+same in bf16 (cuBLASLt's matmuls, launched through the driver API: what the difference costs is
+``PROFILER_PER_DRIVER_LAUNCH_S`` a launch), and one cuDNN attention call (SDPA at 1x16x128x64 bf16: a library that makes driver calls the trace
 does not show).
 
 On a GPU it then measures the GPU's side: the time per kernel of 200 kernels that run back to
@@ -27,6 +28,7 @@ launch's share inside a capture what it takes out of a graph launch's call
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import sys
 import time
@@ -54,6 +56,9 @@ def kinds() -> dict[str, Step]:
     cpu = torch.randn(32, 32)
     mlp = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(20)]).to(DEVICE)
     x = torch.randn(8, 64, device=DEVICE)
+    # In bf16 the same layers' matmuls go through cuBLASLt, launched by the driver API.
+    mlp_bf16 = copy.deepcopy(mlp).to(torch.bfloat16)
+    x_bf16 = x.to(torch.bfloat16)
 
     def python() -> object:
         total = 0
@@ -78,6 +83,10 @@ def kinds() -> dict[str, Step]:
         with torch.no_grad():
             return mlp(x)
 
+    def linear_bf16() -> object:
+        with torch.no_grad():
+            return mlp_bf16(x_bf16)
+
     q = torch.randn(1, 16, 128, 64, device=DEVICE, dtype=torch.bfloat16)
 
     def attention() -> object:
@@ -89,6 +98,7 @@ def kinds() -> dict[str, Step]:
         "50 CUDA elementwise ops": elementwise(small),
         "50 CPU elementwise ops": elementwise(cpu),
         "20 x Linear(64) b8": linear,
+        "20 x Linear(64) b8 bf16": linear_bf16,
         "SDPA 1x16x128x64 bf16": attention,
     }
 
@@ -197,7 +207,7 @@ def main() -> int:
     print(f"torch {torch.__version__} on {device}; the host time per step, microseconds")
     print(
         f"{'work':26s} {'outside':>9s} {'inside':>9s} {'after':>9s} {'slowdown':>9s} "
-        f"{'share':>7s}  (PROFILER_HOST_SHARE {step_graph.PROFILER_HOST_SHARE:.2f} for torch's "
+        f"{'share':>7s} {'inside - outside':>17s}  (PROFILER_HOST_SHARE {step_graph.PROFILER_HOST_SHARE:.2f} for torch's "
         "work, 0 for Python outside ops)"
     )
     for name in steps:
@@ -205,7 +215,7 @@ def main() -> int:
         print(
             f"{name:26s} {before[name] * 1e6:9.1f} {inside[name] * 1e6:9.1f} "
             f"{after[name] * 1e6:9.1f} {inside[name] / outside:8.2f}x "
-            f"{1 - outside / inside[name]:7.2f}"
+            f"{1 - outside / inside[name]:7.2f} {(inside[name] - outside) * 1e6:17.1f}"
         )
     if DEVICE != "cuda":
         return 0

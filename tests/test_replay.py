@@ -204,6 +204,29 @@ def test_the_users_own_python_between_two_ops_keeps_its_length() -> None:
     assert cpu_saved < 3 * step_graph.PROFILER_EVENT_CAP_S
 
 
+def test_a_launch_through_the_driver_api_pays_the_calls_the_trace_does_not_show() -> None:
+    """cuDNN and cuBLASLt launch with cuLaunchKernelEx and make driver calls the trace leaves
+    out, each paying CUPTI's callbacks: without the profiler, the op that launched through the
+    driver loses PROFILER_PER_DRIVER_LAUNCH_S more than the same op launching through the
+    runtime."""
+
+    def saved(launch: str) -> float:
+        t = Timeline()
+        first = t.call("cudaLaunchKernel", 5, 5)
+        t.op("aten::mul", 0, 12)
+        t.kernel("mul_kernel", 11, 2, first)
+        # 17 us in ops before the second call (2 of the first op, 15 of this one): its share
+        # and the driver's 5 us both fit in it.
+        t.op("aten::_cudnn_attention_forward", 212, 30)
+        second = t.call(launch, 227, 5)
+        t.kernel("cudnn_fprop_kernel", 233, 2, second)
+        report = t.report()
+        return report.predict().span_s - report.predict(profiler=0).span_s
+
+    runtime, driver = saved("cudaLaunchKernel"), saved("cuLaunchKernelEx")
+    assert driver - runtime == pytest.approx(step_graph.PROFILER_PER_DRIVER_LAUNCH_S, abs=1e-12)
+
+
 def _gpu_bound(n: int = 8) -> Report:
     """Every 10 us an op [T, T+8] whose launch call [T+2, T+6] queues a 100 us kernel: kernel 0
     at 7 us, each next one 1 us after the one before."""
