@@ -224,7 +224,29 @@ def test_a_launch_through_the_driver_api_pays_the_calls_the_trace_does_not_show(
         return report.predict().span_s - report.predict(profiler=0).span_s
 
     runtime, driver = saved("cudaLaunchKernel"), saved("cuLaunchKernelEx")
+    assert driver - runtime > 1 * US
     assert driver - runtime == pytest.approx(step_graph.PROFILER_PER_DRIVER_LAUNCH_S, abs=1e-12)
+
+
+def test_a_cuda_graphs_launch_call_is_nearly_all_profiler() -> None:
+    """Two graph launches of three kernels each, 100 us a call, 5 us of Python between them:
+    inside a capture cudaGraphLaunch records every node it launches (36-45x its time outside
+    one, bench/profiler_share.py), so without the profiler each call keeps 3% of its time, and
+    the second graph's kernels follow the first's within the call's remainder and the Python,
+    where the share of other calls (half, at most 20 us) would keep 80 us between them."""
+    t = Timeline()
+    first = t.call("cudaGraphLaunch", 5, 100)
+    for k in range(3):
+        t.kernel("graph_kernel", 100 + 2 * k, 2, first)
+    second = t.call("cudaGraphLaunch", 110, 100)
+    for k in range(3):
+        t.kernel("graph_kernel", 205 + 2 * k, 2, second)
+    report = t.report()
+    assert report.predict().span_s == pytest.approx(111 * US)
+    # At most the kernels (6 x 2 us), the Python (5 us) and 3% of a call (3 us); the general
+    # share would give 80 + 12 us at least.
+    unprofiled = report.predict(profiler=0).span_s / US
+    assert 6 * 2 * 0.5 < unprofiled <= 6 * 2 + 5 + 3
 
 
 def _gpu_bound(n: int = 8) -> Report:
