@@ -502,8 +502,8 @@ def _effective(graph: StepGraph, changes: Changes) -> dict[str, np.ndarray]:
     if changes.profiler != 1:
         # CUPTI's record of each kernel took its stream's time: out of the gap before the
         # kernel first, then out of its own time (at most half of it). Measured in CUDA graphs
-        # and eager alike; the recorded kernels of a small graph's replay show less of it
-        # (mlp_graph's 44 µs as long as its CUDA events), a 200-kernel graph's all of it.
+        # and eager alike; a small graph's recorded replay shows less of it (mlp_graph's, 44
+        # µs profiled, is as long as by CUDA events), a 200-kernel graph's all of it.
         cost = np.where(graph.g_kind == 0, sg.PROFILER_PER_KERNEL_S * (1.0 - changes.profiler), 0)
         from_gap = np.where(g_gap > 0, np.minimum(cost, g_gap), 0.0)
         g_gap = g_gap - from_gap

@@ -37,8 +37,8 @@ def load(
     (``pip install "jupyter-brrr[dask]"``): each rank is one task on the cluster.
     """
     if not isinstance(path, (str, PathLike)) or _is_job(path):
-        # Imported here: a job's process pool (multiprocessing, sockets) costs one file's load
-        # about 12 ms.
+        # Imported here: a job's process pool (multiprocessing, sockets) costs one file's first
+        # load 7-9 ms, more where bytecode is not cached.
         from .job import load_job
 
         return load_job(path, device=device, peaks=peaks, workers=workers, executor=executor)
