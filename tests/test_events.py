@@ -233,3 +233,30 @@ def test_annotations_keep_their_shapes() -> None:
     ]
     assert len(nccl) and all(isinstance(d, list) and len(d) == 1 for d in nccl["dims"])
     assert set(nccl["types"].map(tuple)) == {("float",)}
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "msgspec"])
+def test_missing_and_negative_durations_are_zero(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, compiled: bool
+) -> None:
+    # The times are converted in place (_build): a missing or negative duration becomes 0 s
+    # on either reader, and the start is the same shift of ts.
+    if not compiled:
+        monkeypatch.setattr(events, "_scan", None)
+    ops = [
+        {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, **extra}
+        for name, ts, extra in [
+            ("aten::a", 100.0, {"dur": 10.0}),
+            ("aten::b", 200.5, {}),
+            ("aten::c", 300.0, {"dur": -4.0}),
+        ]
+    ]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": ops}))
+    trace = read_trace(path)
+    got = trace.ops.set_index("name")
+    assert got["dur_s"].to_dict() == pytest.approx({"aten::a": 1e-5, "aten::b": 0, "aten::c": 0})
+    assert got["start_s"].to_dict() == pytest.approx(
+        {"aten::a": 0.0, "aten::b": 100.5e-6, "aten::c": 200e-6}
+    )
+    assert (got["end_s"] == got["start_s"] + got["dur_s"]).all()

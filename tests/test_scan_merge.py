@@ -111,7 +111,7 @@ def _read_recording(monkeypatch: pytest.MonkeyPatch, path: Path) -> tuple:
 
 def _assert_same_columns(merged: events._Columns, reference: events._Columns) -> None:
     for kind in events._FIELDS:
-        ours, theirs = merged.arrays(kind), reference.arrays(kind)
+        ours, theirs = merged.take_arrays(kind), reference.take_arrays(kind)
         assert ours.keys() == theirs.keys()
         for name in ours:
             assert ours[name].dtype == theirs[name].dtype, (kind, name)

@@ -377,14 +377,20 @@ class _Columns:
                     column[scope] = _SCOPE
                 parts[name].append(column)
 
-    def arrays(self, kind: str, *, coded: bool = False) -> dict[str, Any]:
+    def take_arrays(self, kind: str, *, coded: bool = False) -> dict[str, Any]:
         """The fields of one kind of event, each as one array over all chunks; with ``coded``,
-        a raw field that the merger gave as codes stays a ``_Coded``."""
+        a raw field that the merger gave as codes stays a ``_Coded``. The kind's parts are
+        handed over, not kept: the caller alone then holds the columns and can let them go
+        (at a gigabyte a file, each column held until the tables are built is memory that the
+        load's peak adds up)."""
         self.finish()
-        return {
+        parts = self.parts[kind]
+        arrays = {
             name: _joined(chunks, coded) if chunks else np.empty(0, _empty_dtype(name))
-            for name, chunks in self.parts[kind].items()
+            for name, chunks in parts.items()
         }
+        self.parts[kind] = {name: [] for name in parts}
+        return arrays
 
 
 class _Coded:
@@ -1227,7 +1233,7 @@ def _read(blocks: Iterator[bytes], path: str | None) -> Trace:
 def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
     # Plain arrays until each table is final: pandas' per-operation cost would otherwise be a
     # good part of the load time.
-    events = {kind: _timed(columns.arrays(kind, coded=kind == "host")) for kind in _FIELDS}
+    events = {kind: _timed(columns.take_arrays(kind, coded=kind == "host")) for kind in _FIELDS}
     if not any(len(e["ts"]) for e in events.values()) and not columns.timed:
         raise TraceError(
             "the trace holds no timed events ('traceEvents' is empty or missing). Export it with "
@@ -1237,10 +1243,15 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         [float(e["ts"].min()) for e in events.values() if len(e["ts"])] + [columns.first_ts]
     )
     for e in events.values():
-        dur = np.maximum(np.nan_to_num(e.pop("dur"), nan=0.0), 0.0) * 1e-6
-        e["start_s"] = (e.pop("ts") - origin) * 1e-6
-        e["dur_s"] = dur
-        e["end_s"] = e["start_s"] + dur
+        # In place (the columns are this load's own): at a gigabyte a file, each temporary
+        # column is fresh memory to fault in. fmax: a missing (NaN) or negative duration is 0.
+        dur = _own(e.pop("dur"))
+        np.fmax(dur, 0.0, out=dur)
+        dur *= 1e-6
+        start = _own(e.pop("ts"))
+        start -= origin
+        start *= 1e-6
+        e["start_s"], e["dur_s"], e["end_s"] = start, dur, start + dur
     last = max((float(e["end_s"].max()) for e in events.values() if len(e["end_s"])), default=0.0)
     if not last <= LONGEST_S:
         # Times no run can have (a timestamp of 0 among epoch ones, a duration of 1e300 us)
@@ -1250,7 +1261,8 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
             "seconds to hours, so some timestamps or durations are damaged."
         )
 
-    ops, annotations = _host_hierarchy(events["host"])
+    # The host events' columns go once their tables are built: before the other tables'.
+    ops, annotations = _host_hierarchy(events.pop("host"))
     runtime = _frame(events["runtime"], ["pid", "tid", "external_id", "correlation"])
     gpu = ["pid", "tid", "stream", "device", "external_id", "correlation"]
     kernels = _frame(events["kernel"], [*gpu, *_KERNEL_EXTRAS])
@@ -1299,6 +1311,13 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         origin_us=origin,
         path=path,
     )
+
+
+def _own(column: np.ndarray) -> np.ndarray:
+    """A float64 column that may be changed in place: ``column`` itself where it can be."""
+    if column.dtype == np.float64 and column.flags.writeable:
+        return column
+    return np.array(column, dtype=np.float64)
 
 
 def _timed(events: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
