@@ -957,7 +957,11 @@ typedef struct {
 typedef struct {
     int field_count;
     int fields[MAX_KIND_FIELDS];
-    void *columns[MAX_KIND_FIELDS]; /* int32 codes or float64 numbers, `count` of each */
+    /* Each field's column is a bytearray, grown (with the GIL) before a chunk is sorted into it
+       and handed to Python by take as it is: no copy of a big file's columns. `columns` points
+       into each, `capacity` rows of int32 codes or float64 numbers, `count` of them used. */
+    PyObject *arrays[MAX_KIND_FIELDS];
+    void *columns[MAX_KIND_FIELDS];
     size_t count, capacity;
 } Kind;
 
@@ -975,7 +979,7 @@ static const char MERGER_NAME[] = "jupyter_brrr.trace._scan.merger";
 
 static void merger_free(Merger *m) {
     for (int k = 0; k < m->kind_count; k++)
-        for (int j = 0; j < m->kinds[k].field_count; j++) free(m->kinds[k].columns[j]);
+        for (int j = 0; j < m->kinds[k].field_count; j++) Py_XDECREF(m->kinds[k].arrays[j]);
     for (int f = 0; f < FIELD_COUNT; f++) {
         Py_XDECREF(m->distinct[f].texts);
         free(m->distinct[f].known);
@@ -1129,15 +1133,7 @@ static int sort_rows(Merger *m, const Chunk *c) {
         }
         if (kind < 0 || kind >= m->kind_count) continue;
         Kind *k = &m->kinds[kind];
-        if (k->count == k->capacity) {
-            size_t capacity = k->capacity ? k->capacity * 2 : 4096;
-            for (int j = 0; j < k->field_count; j++) {
-                void *moved = realloc(k->columns[j], capacity * field_size(k->fields[j]));
-                if (!moved) return -1;
-                k->columns[j] = moved;
-            }
-            k->capacity = capacity;
-        }
+        if (k->count == k->capacity) return -2; /* kinds_grow made room for every row */
         size_t at = k->count;
         for (int j = 0; j < k->field_count; j++) {
             int field = k->fields[j];
@@ -1150,6 +1146,29 @@ static int sort_rows(Merger *m, const Chunk *c) {
             }
         }
         k->count++;
+    }
+    return 0;
+}
+
+/* Room in every kind's columns for `n` more rows (the most a chunk of n events adds to one kind),
+   capacities doubling; with the GIL. -1 with MemoryError set when out of memory. */
+static int kinds_grow(Merger *m, size_t n) {
+    for (int k = 0; k < m->kind_count; k++) {
+        Kind *kind = &m->kinds[k];
+        if (kind->count + n <= kind->capacity) continue;
+        size_t capacity = kind->capacity ? kind->capacity : 4096;
+        while (capacity < kind->count + n) capacity *= 2;
+        for (int j = 0; j < kind->field_count; j++) {
+            Py_ssize_t size = (Py_ssize_t)(capacity * field_size(kind->fields[j]));
+            if (!kind->arrays[j]) {
+                kind->arrays[j] = PyByteArray_FromStringAndSize(NULL, size);
+                if (!kind->arrays[j]) return -1;
+            } else if (PyByteArray_Resize(kind->arrays[j], size) < 0) {
+                return -1;
+            }
+            kind->columns[j] = PyByteArray_AsString(kind->arrays[j]);
+        }
+        kind->capacity = capacity;
     }
     return 0;
 }
@@ -1218,6 +1237,7 @@ static PyObject *merge(PyObject *Py_UNUSED(module), PyObject *args) {
             c.remap[f][i + 1] = code;
         }
     }
+    if (kinds_grow(m, (size_t)c.n) < 0) goto done;
     int sorted;
     m->busy = 1;
     Py_INCREF(scanned); /* its bytes stay alive while the GIL is released */
@@ -1255,28 +1275,36 @@ static PyObject *take(PyObject *Py_UNUSED(module), PyObject *capsule) {
         PyTuple_SetItem(kinds, k, columns); /* steals the reference */
         for (int j = 0; j < kind->field_count; j++) {
             Py_ssize_t size = (Py_ssize_t)(kind->count * field_size(kind->fields[j]));
-            /* A bytearray: numpy's view of it is writable, so the tables can take it as is. */
-            PyObject *column = PyByteArray_FromStringAndSize(size ? kind->columns[j] : "", size);
-            if (!column) goto fail;
-            PyTuple_SetItem(columns, j, column);
+            /* A bytearray: numpy's view of it is writable, so the tables can take it as is. The
+               merger's own, cut to its rows (the room past them was never written: no memory
+               of the process's), or a new empty one. */
+            PyObject *column = kind->arrays[j];
+            if (column && PyByteArray_Resize(column, size) < 0) goto fail;
+            if (!column && !(column = PyByteArray_FromStringAndSize("", 0))) goto fail;
+            kind->arrays[j] = NULL;
+            kind->columns[j] = NULL;
+            PyTuple_SetItem(columns, j, column); /* steals the merger's reference */
         }
     }
     PyObject *result = Py_BuildValue("(Ond)", kinds, (Py_ssize_t)m->timed, m->first_ts);
     Py_DECREF(kinds);
     if (!result) return NULL;
-    for (int k = 0; k < m->kind_count; k++) {
-        Kind *kind = &m->kinds[k];
-        for (int j = 0; j < kind->field_count; j++) {
-            free(kind->columns[j]);
-            kind->columns[j] = NULL;
-        }
-        kind->count = kind->capacity = 0;
-    }
+    for (int k = 0; k < m->kind_count; k++) m->kinds[k].count = m->kinds[k].capacity = 0;
     m->timed = 0;
     m->first_ts = INFINITY;
     return result;
 fail:
+    /* Out of memory: the columns already handed over go with `kinds`; the merger starts again
+       empty rather than with rows whose columns are gone. */
     Py_DECREF(kinds);
+    for (int k = 0; k < m->kind_count; k++) {
+        Kind *kind = &m->kinds[k];
+        for (int j = 0; j < kind->field_count; j++) {
+            Py_CLEAR(kind->arrays[j]);
+            kind->columns[j] = NULL;
+        }
+        kind->count = kind->capacity = 0;
+    }
     return NULL;
 }
 
