@@ -21,7 +21,7 @@ def _host_events(monkeypatch: pytest.MonkeyPatch, path: Path) -> dict[str, np.nd
     hierarchy = events._host_hierarchy
 
     def recording(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataFrame]:
-        seen.append(host)
+        seen.append(dict(host))  # the hierarchy uses its dict up
         return hierarchy(host)
 
     monkeypatch.setattr(events, "_host_hierarchy", recording)

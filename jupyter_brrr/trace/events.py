@@ -1351,17 +1351,19 @@ def _integer_ids(ids: pd.Series, fallback: pd.Series, default: int) -> np.ndarra
 # --- the host hierarchy ------------------------------------------------------------------------------
 
 
-def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _host_hierarchy(host: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ops with their parent, depth, outermost op and module scope; and the host annotations.
 
     Host events on one thread nest: sorted by (thread, start, longest first), each one's
-    enclosing events come before it (see ``_nesting``).
+    enclosing events come before it (see ``_nesting``). ``host`` is used up: each column goes
+    once the tables have taken their rows of it, and each step's arrays once used (a big file's
+    columns, held to the end, would be memory that the load's peak adds up).
     """
     thread = _thread_codes(host["pid"], host["tid"])
     order = _nesting_order(thread, host["start_s"], host["dur_s"])
     # Only the columns the hierarchy needs are sorted; the tables take their rows through
     # ``order`` from the columns as they are.
-    category = host["cat"][order]
+    category = host.pop("cat")[order]
     n = len(category)
     is_op = category == "cpu_op"
     names = host["name"]  # not sorted: read through ``order``
@@ -1370,6 +1372,7 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     # the cheapest kind to record, named by a prefix, and not ops).
     is_frame = category == "python_function"
     is_annotation = category == "user_annotation"
+    annotations = _host_annotations(host, order[is_annotation])
     # The reader gave jupyter_brrr's ranges their own category (see _sort_scanned): neither an
     # op nor a Python frame nor an annotation.
     is_named_scope = is_annotation | is_frame
@@ -1388,41 +1391,42 @@ def _host_hierarchy(host: dict[str, np.ndarray]) -> tuple[pd.DataFrame, pd.DataF
     _, op_parent, module_row, source_row, depth, top = _nesting(
         thread[order], host["end_s"][order], (is_op, is_module, is_source)
     )
+    del _, thread, category, is_frame, is_annotation, is_named_scope, is_module, is_source
 
     # Renumber: ops keep their own row numbers, links point into the ops frame.
     op_rows = np.flatnonzero(is_op)
     new_index = np.full(n, -1)
     new_index[op_rows] = np.arange(len(op_rows))
-    module = _scope_names(module_row[op_rows], names[order], _module_path)
-    source = _scope_names(source_row[op_rows], names[order], _source_label)
+    sorted_names = names[order]
+    del names
+    module = _scope_names(module_row[op_rows], sorted_names, _module_path)
+    del module_row
+    source = _scope_names(source_row[op_rows], sorted_names, _source_label)
+    del source_row, sorted_names
     op_parent = _remap(new_index, op_parent[op_rows])
+    top = _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows))
+    depth = depth[op_rows]
     rows = order[op_rows]  # the ops' rows in ``host``
-    shapes, dims = _shared_values(host["dims"][rows])
-    dtypes, types = _shared_values(host["types"][rows])
-    ops = frame(
-        {
-            **{name: host[name][rows] for name in _OP_FIELDS},
-            "dims": dims,
-            "types": types,
-            "concrete": _shared_values(host["concrete"][rows])[1],
-            "strides": _shared_values(host["strides"][rows])[1],
-            "parent": op_parent,
-            "top": _remap(new_index, np.where(top[op_rows] >= 0, top[op_rows], op_rows)),
-            "depth": depth[op_rows],
-            "module": module,
-            "line": source,
-            "self_cpu_s": _self_time(host["dur_s"][rows], op_parent),
-            "shapes": shapes,
-            "dtypes": dtypes,
-        }
-    )
-    rows = order[is_annotation]
-    annotations = {name: values[rows] for name, values in host.items()}
+    del order, op_rows, new_index
+    columns: dict[str, Any] = {name: host.pop(name)[rows] for name in _OP_FIELDS}
+    shapes, columns["dims"] = _shared_values(host.pop("dims")[rows])
+    dtypes, columns["types"] = _shared_values(host.pop("types")[rows])
+    columns["concrete"] = _shared_values(host.pop("concrete")[rows])[1]
+    columns["strides"] = _shared_values(host.pop("strides")[rows])[1]
+    columns |= {"parent": op_parent, "top": top, "depth": depth, "module": module}
+    columns |= {"line": source, "self_cpu_s": _self_time(columns["dur_s"], op_parent)}
+    ops = frame({**columns, "shapes": shapes, "dtypes": dtypes})
+    return ops, annotations
+
+
+def _host_annotations(host: dict[str, Any], rows: np.ndarray) -> pd.DataFrame:
+    """The host annotations' table: ``host``'s ``rows`` (user_annotation events)."""
+    annotations = {name: host[name][rows] for name in (*_OP_FIELDS, "dims", "types")}
     annotations["where"] = np.full(len(rows), "host", dtype=object)
     # Kept for the collectives (comms.py): gloo and NCCL annotations carry the tensor's shape.
     annotations["dims"] = _shared_values(annotations["dims"])[1]
     annotations["types"] = _shared_values(annotations["types"])[1]
-    return ops, _frame(annotations, ["pid", "tid", "external_id", "where", "dims", "types"])
+    return _frame(annotations, ["pid", "tid", "external_id", "where", "dims", "types"])
 
 
 def _scope_names(
