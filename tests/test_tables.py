@@ -34,6 +34,27 @@ def test_group_codes_treat_missing_values_as_a_key() -> None:
     assert len(empty_codes) == 0 and len(empty_first) == 0
 
 
+def test_group_codes_of_integer_keys_of_any_range_match_groupby() -> None:
+    # Integer keys serve as their offset from the least where the combined number fits, and
+    # are factorized where it would not: ids as Kineto writes them (pids, thread ids near
+    # 2**31), negative numbers, and ranges too wide to combine all give groupby's numbering.
+    rng = np.random.default_rng(7)
+    n = 2000
+    keys = {
+        "pid": rng.choice([3101, 3102], n),
+        "tid": rng.choice([2**31 - 5, 140_000_123_456, 7], n),
+        "negative": rng.integers(-3, 3, n),
+        "wide": rng.choice([-(2**62), 0, 2**62], n),
+        "name": rng.choice(np.array(["a", None, "b"], dtype=object), n),
+    }
+    for columns in (["pid", "tid"], ["negative", "wide", "pid"], ["wide", "wide", "name", "tid"]):
+        table = pd.DataFrame({f"k{i}": keys[c] for i, c in enumerate(columns)})
+        codes, first = group_codes(*(keys[c] for c in columns))
+        expected = table.groupby(list(table.columns), sort=False, dropna=False).ngroup()
+        np.testing.assert_array_equal(codes, expected.to_numpy(), err_msg=str(columns))
+        np.testing.assert_array_equal(codes[first], np.arange(len(first)))
+
+
 def test_group_sums_keep_unknown_apart_from_zero() -> None:
     codes = np.array([0, 0, 1, 1, 2])
     values = np.array([1.0, np.nan, np.nan, np.nan, 0.0])

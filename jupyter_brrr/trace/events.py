@@ -1277,8 +1277,7 @@ def _build(meta: _File, columns: _Columns, path: str | None) -> Trace:
         ignore_index=True,
     )
     ops = _with_graph_replays(ops, runtime)
-    kernels["op"] = _launching_op(kernels, ops, runtime)
-    copies["op"] = _launching_op(copies, ops, runtime)
+    kernels["op"], copies["op"] = _launching_ops([kernels, copies], ops, runtime)
     kernels, copies = _normalise_gpu_ids(kernels), _normalise_gpu_ids(copies)
 
     memory = pd.DataFrame(columns.memory, columns=["ts", "device", "allocated_bytes"])
@@ -1695,17 +1694,34 @@ def _with_graph_replays(ops: pd.DataFrame, runtime: pd.DataFrame) -> pd.DataFram
     return frame({name: np.concatenate([ops[name].to_numpy(), rows[name]]) for name in ops.columns})
 
 
-def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -> np.ndarray:
-    """Row in ``ops`` of the op that launched each GPU event, or -1.
+def _launching_ops(
+    tables: list[pd.DataFrame], ops: pd.DataFrame, runtime: pd.DataFrame
+) -> list[np.ndarray]:
+    """For each table of GPU events (kernels, copies), the row in ``ops`` of the op that
+    launched each event, or -1: all tables in one pass over the ops."""
+    rows = _launching_op(
+        np.concatenate([table["correlation"].to_numpy() for table in tables]),
+        np.concatenate([table["external_id"].to_numpy() for table in tables]),
+        ops,
+        runtime,
+    )
+    return np.split(rows, np.cumsum([len(table) for table in tables])[:-1])
+
+
+def _launching_op(
+    correlation: np.ndarray, external_id: np.ndarray, ops: pd.DataFrame, runtime: pd.DataFrame
+) -> np.ndarray:
+    """Row in ``ops`` of the op that launched each GPU event (of these correlation and
+    External ids), or -1.
 
     The launch is the runtime call with the kernel's correlation id; the innermost op around
     that call on its thread launched the kernel. Where the runtime call is missing, the
     kernel's External id names the op (older traces reuse it for the correlation id, so it is
     only the fallback).
     """
-    rows = np.full(len(gpu), -1, dtype=np.int64)
+    rows = np.full(len(correlation), -1, dtype=np.int64)
     if len(runtime) and len(ops):
-        launch = _last_row_of(gpu["correlation"].to_numpy(), runtime["correlation"].to_numpy())
+        launch = _last_row_of(correlation, runtime["correlation"].to_numpy())
         found = launch >= 0
         if found.any():
             call = launch[found]
@@ -1717,8 +1733,7 @@ def _launching_op(gpu: pd.DataFrame, ops: pd.DataFrame, runtime: pd.DataFrame) -
             )
     missing = rows < 0
     if missing.any() and len(ops):
-        external = gpu["external_id"].to_numpy()[missing]
-        rows[missing] = _last_row_of(external, ops["external_id"].to_numpy())
+        rows[missing] = _last_row_of(external_id[missing], ops["external_id"].to_numpy())
     return rows
 
 

@@ -34,9 +34,14 @@ def group_codes(*keys: Sequence | np.ndarray | pd.Series) -> tuple[np.ndarray, n
     size = 1  # codes are below this
     for key in keys:
         key = np.asarray(key)
-        if key.dtype.kind in "iu" and key.min() >= 0 and key.max() < n:
-            # Small non-negative integers (codes from an earlier factorize) serve as they are.
-            key_codes, radix = key.astype(np.int64, copy=False), int(key.max()) + 1
+        low, high = (int(key.min()), int(key.max())) if key.dtype.kind in "iu" else (0, -1)
+        if low <= high < _MAX_CODE and size <= _MAX_CODE // (high - low + 1):
+            # Integers (ids, codes from an earlier factorize) serve as their offset from the
+            # least: no hashing of each key (the combined codes are factorized once, below).
+            key_codes = key.astype(np.int64, copy=False)
+            if low:
+                key_codes = key_codes - low
+            radix = high - low + 1
         else:
             key_codes, distinct = pd.factorize(key)
             # Missing values get code -1, made one more value here: pandas' own option for that
@@ -47,7 +52,8 @@ def group_codes(*keys: Sequence | np.ndarray | pd.Series) -> tuple[np.ndarray, n
             # Renumbered before the combined number could overflow: then it stays below n.
             codes, distinct_codes = pd.factorize(codes)
             size = len(distinct_codes)
-        codes = codes * radix + key_codes
+        codes *= radix  # in place: at a million rows a temporary is fresh memory to fault in
+        codes += key_codes
         size *= radix
     codes = pd.factorize(codes)[0]
     # Groups are numbered by first row, so a group's first row is where the code passes all
