@@ -1410,8 +1410,8 @@ def _host_hierarchy(host: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     columns: dict[str, Any] = {name: host.pop(name)[rows] for name in _OP_FIELDS}
     shapes, columns["dims"] = _shared_values(host.pop("dims")[rows])
     dtypes, columns["types"] = _shared_values(host.pop("types")[rows])
-    columns["concrete"] = _shared_values(host.pop("concrete")[rows])[1]
-    columns["strides"] = _shared_values(host.pop("strides")[rows])[1]
+    columns["concrete"] = _decoded_values(host.pop("concrete")[rows])
+    columns["strides"] = _decoded_values(host.pop("strides")[rows])
     columns |= {"parent": op_parent, "top": top, "depth": depth, "module": module}
     columns |= {"line": source, "self_cpu_s": _self_time(columns["dur_s"], op_parent)}
     ops = frame({**columns, "shapes": shapes, "dtypes": dtypes})
@@ -1423,8 +1423,8 @@ def _host_annotations(host: dict[str, Any], rows: np.ndarray) -> pd.DataFrame:
     annotations = {name: host[name][rows] for name in (*_OP_FIELDS, "dims", "types")}
     annotations["where"] = np.full(len(rows), "host", dtype=object)
     # Kept for the collectives (comms.py): gloo and NCCL annotations carry the tensor's shape.
-    annotations["dims"] = _shared_values(annotations["dims"])[1]
-    annotations["types"] = _shared_values(annotations["types"])[1]
+    annotations["dims"] = _decoded_values(annotations["dims"])
+    annotations["types"] = _decoded_values(annotations["types"])
     return _frame(annotations, ["pid", "tid", "external_id", "where", "dims", "types"])
 
 
@@ -1571,6 +1571,19 @@ def _thread_codes(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
 def _shared_values(raw: np.ndarray | _Coded) -> tuple[np.ndarray, np.ndarray]:
     """Decode raw JSON values once per distinct value: (their text, the values). Rows with the
     same text share one decoded object; missing values (b"" or None) give "" and None."""
+    codes, text, values = _distinct_decoded(raw)
+    return text[codes], values[codes]
+
+
+def _decoded_values(raw: np.ndarray | _Coded) -> np.ndarray:
+    """``_shared_values``' values alone: a column of texts not gathered where none is kept (a
+    gather of a million objects is tens of milliseconds)."""
+    codes, _, values = _distinct_decoded(raw)
+    return values[codes]
+
+
+def _distinct_decoded(raw: np.ndarray | _Coded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's code, and by code the text and the decoded value (code -1: missing)."""
     if isinstance(raw, _Coded):
         # Already factorized by the merger: each distinct text the rows use, decoded once.
         used = np.zeros(len(raw.texts), dtype=bool)
@@ -1582,7 +1595,7 @@ def _shared_values(raw: np.ndarray | _Coded) -> tuple[np.ndarray, np.ndarray]:
             value = distinct[i]
             text[i] = value.decode()
             values[i] = msgspec.json.decode(value) if value else None
-        return text[raw.codes], values[raw.codes]
+        return raw.codes, text, values
     codes, uniques = _factorize(raw)
     text = np.empty(len(uniques) + 1, dtype=object)
     values = np.empty(len(uniques) + 1, dtype=object)
@@ -1590,7 +1603,7 @@ def _shared_values(raw: np.ndarray | _Coded) -> tuple[np.ndarray, np.ndarray]:
     for i, value in enumerate(uniques):
         text[i] = value.decode()
         values[i] = msgspec.json.decode(value) if value else None
-    return text[codes], values[codes]
+    return codes, text, values
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, Any]:
