@@ -1396,8 +1396,7 @@ def _host_hierarchy(host: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     op_rows = np.flatnonzero(is_op)
     new_index = np.full(n, -1)
     new_index[op_rows] = np.arange(len(op_rows))
-    sorted_names = names[order]
-    del names
+    sorted_names = names[order]  # ``names`` itself goes with ``host``'s column, below
     module = _scope_names(module_row[op_rows], sorted_names, _module_path)
     del module_row
     source = _scope_names(source_row[op_rows], sorted_names, _source_label)
